@@ -1,0 +1,66 @@
+"""REST endpoints of the corpus: datasets (by name) and their videos."""
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+
+from . import services
+from .models import Dataset, Video
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    n_videos = serializers.IntegerField(read_only=True)
+    n_systems = serializers.IntegerField(read_only=True)
+    systems = serializers.SlugRelatedField(many=True, read_only=True, slug_field="name")
+
+    class Meta:
+        model = Dataset
+        fields = ["name", "description", "source_format", "created_at", "n_videos", "n_systems", "systems"]
+
+
+class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = DatasetSerializer
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        return services.datasets_with_counts().prefetch_related("systems")
+
+
+class VideoSerializer(serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
+    file = serializers.FileField(write_only=True, required=False)
+    playback_url = serializers.CharField(read_only=True)
+    thumbnail_url = serializers.SerializerMethodField()
+    kind = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Video
+        fields = ["id", "dataset", "external_id", "url", "file", "kind", "playback_url", "thumbnail_url",
+                  "duration", "width", "height", "status", "processing_error"]
+        read_only_fields = ["duration", "width", "height", "status", "processing_error"]
+        validators = []  # uniqueness is checked by services.add_video, with a clearer message
+
+    def get_thumbnail_url(self, video) -> str | None:
+        return video.thumbnail.url if video.thumbnail else None
+
+
+class VideoViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Videos; filter with ``?dataset=NAME``. POST a file (multipart) or a ``url`` to add one."""
+
+    serializer_class = VideoSerializer
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get_queryset(self):
+        queryset = Video.objects.select_related("dataset").order_by("dataset__name", "position", "external_id")
+        dataset = self.request.query_params.get("dataset")
+        return queryset.filter(dataset__name=dataset) if dataset else queryset
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        try:
+            serializer.instance = services.add_video(
+                data["dataset"], data["external_id"], file=data.get("file"), url=data.get("url", "")
+            )
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages) from None

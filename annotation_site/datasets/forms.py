@@ -1,0 +1,28 @@
+from django import forms
+
+from annotation_site.interchange import formats
+from annotation_site.interchange.services import DEFAULT_LABEL_SET
+
+
+class DatasetImportForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="Letters, digits, '.', '_' and '-'.")
+    format = forms.ChoiceField(choices=[("factvc", "FactVC folder (zip) or factuality_annotation.json"),
+                                        ("jsonl", "JSONL, one caption per line")])
+    file = forms.FileField()
+    labels = forms.CharField(max_length=100, initial=DEFAULT_LABEL_SET, required=False,
+                             help_text="Name for the imported factuality labels, if the file has any.")
+    replace = forms.BooleanField(required=False, help_text="Replace a dataset of the same name.")
+    youtube = forms.BooleanField(required=False, initial=True,
+                                 help_text="Register YouTube addresses for ids that look like YouTube ids.")
+
+    def clean_format(self):
+        value = self.cleaned_data["format"]
+        if value not in formats.FORMATS:
+            raise forms.ValidationError("Unknown format.")
+        return value
+
+
+class VideoAddForm(forms.Form):
+    external_id = forms.CharField(max_length=200, label="Video id")
+    file = forms.FileField(required=False, help_text="A video file (mp4, webm, ...).")
+    url = forms.URLField(required=False, max_length=1000, help_text="Or an address (YouTube links play embedded).")

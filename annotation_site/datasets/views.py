@@ -1,0 +1,111 @@
+"""Dataset pages. Thin: every operation is a service call; templates only display."""
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotation_site.corpus import services as corpus
+from annotation_site.corpus.models import Dataset, Video
+from annotation_site.factuality import labels
+from annotation_site.interchange import formats
+from annotation_site.interchange.api import import_upload
+from annotation_site.interchange.bundle import FormatError
+from annotation_site.interchange.services import ImportRefused, default_label_set, export_bundle
+
+from .forms import DatasetImportForm, VideoAddForm
+
+
+def _label_set(dataset, request):
+    name = request.GET.get("labels")
+    if name:
+        return get_object_or_404(dataset.label_sets, name=name)
+    return default_label_set(dataset)
+
+
+@login_required
+def home(request):
+    return render(request, "datasets/home.html", {"datasets": corpus.datasets_with_counts()})
+
+
+@staff_member_required
+def dataset_detail(request, name):
+    dataset = get_object_or_404(Dataset, name=name)
+    label_set = _label_set(dataset, request)
+    videos = Paginator(dataset.videos.order_by("position", "external_id"), 50).get_page(request.GET.get("page"))
+    return render(request, "datasets/dataset_detail.html", {
+        "dataset": dataset,
+        "systems": dataset.systems.order_by("position", "name"),
+        "videos": videos,
+        "label_sets": labels.label_sets(dataset),
+        "label_set": label_set,
+        "summary": labels.system_summary(label_set) if label_set else None,
+        "formats": formats.FORMATS,
+    })
+
+
+@staff_member_required
+def video_detail(request, name, external_id):
+    video = get_object_or_404(Video.objects.select_related("dataset"), dataset__name=name, external_id=external_id)
+    label_set = _label_set(video.dataset, request)
+    return render(request, "datasets/video_detail.html", {
+        "video": video,
+        "dataset": video.dataset,
+        "label_set": label_set,
+        "captions": labels.video_captions(video, label_set),
+        "references": video.references.all(),
+    })
+
+
+@staff_member_required
+def import_dataset(request):
+    form = DatasetImportForm(request.POST or None, request.FILES or None)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = import_upload(form.cleaned_data)
+        except FormatError as exc:
+            problems = [str(p) for p in exc.problems]
+        except ImportRefused as exc:
+            form.add_error("name", str(exc))
+        else:
+            for warning in result.warnings:
+                messages.warning(request, warning)
+            messages.success(request, f"Imported {result.dataset.name}: " +
+                             ", ".join(f"{n} {what}" for what, n in result.counts.items()))
+            return redirect("dataset-detail", name=result.dataset.name)
+    return render(request, "datasets/import.html", {"form": form, "problems": problems})
+
+
+@staff_member_required
+def export_dataset(request, name, fmt):
+    dataset = get_object_or_404(Dataset, name=name)
+    if fmt not in formats.FORMATS:
+        raise Http404("unknown format")
+    label_set = _label_set(dataset, request)
+    if fmt == "factvc" and label_set is None:
+        messages.error(request, "This dataset has no factuality labels to export in the FactVC format.")
+        return redirect("dataset-detail", name=name)
+    response = HttpResponse(formats.render(fmt, export_bundle(dataset, label_set=label_set)),
+                            content_type=formats.content_type(fmt))
+    response["Content-Disposition"] = f'attachment; filename="{formats.filename(fmt, dataset.name)}"'
+    return response
+
+
+@staff_member_required
+def add_video(request, name):
+    dataset = get_object_or_404(Dataset, name=name)
+    form = VideoAddForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            video = corpus.add_video(dataset, form.cleaned_data["external_id"], file=form.cleaned_data.get("file"),
+                                     url=form.cleaned_data.get("url") or "")
+        except ValidationError as exc:
+            for message in exc.messages:
+                form.add_error(None, message)
+        else:
+            messages.success(request, f"Added video {video.external_id}.")
+            return redirect("video-detail", name=name, external_id=video.external_id)
+    return render(request, "datasets/video_add.html", {"form": form, "dataset": dataset})

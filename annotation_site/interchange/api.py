@@ -1,0 +1,75 @@
+"""REST endpoints for dataset import (upload) and export (download), in both formats."""
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation_site.corpus.models import Dataset
+
+from . import formats
+from .bundle import FormatError
+from .services import DEFAULT_LABEL_SET, ImportRefused, default_label_set, export_bundle, import_bundle
+
+
+class DatasetImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="factvc: a zip of the folder or factuality_annotation.json; jsonl: the file")
+    format = serializers.ChoiceField(choices=formats.FORMATS)
+    name = serializers.CharField(max_length=100)
+    replace = serializers.BooleanField(default=False)
+    labels = serializers.CharField(default=DEFAULT_LABEL_SET, max_length=100)
+    youtube = serializers.BooleanField(default=True)
+
+
+def import_upload(data):
+    """Shared by the API and the import page: read the upload, write it; raises FormatError / ImportRefused."""
+    uploaded = data["file"]
+    try:
+        bundle = formats.read_upload(data["format"], uploaded, youtube=data.get("youtube", True))
+    except UnicodeDecodeError as exc:
+        raise FormatError([f"{uploaded.name}: not UTF-8 text ({exc.reason})"]) from None
+    return import_bundle(bundle, name=data["name"], source_format=data["format"], replace=data.get("replace", False),
+                         label_set_name=data.get("labels") or DEFAULT_LABEL_SET, label_source=uploaded.name)
+
+
+class DatasetImportView(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request={"multipart/form-data": DatasetImportSerializer})
+    def post(self, request):
+        serializer = DatasetImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            result = import_upload(serializer.validated_data)
+        except FormatError as exc:
+            return Response({"detail": "invalid file, nothing was imported",
+                             "problems": [str(p) for p in exc.problems]}, status=status.HTTP_400_BAD_REQUEST)
+        except ImportRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(
+            {"dataset": result.dataset.name, "counts": result.counts,
+             "label_set": result.label_set.name if result.label_set else None, "warnings": result.warnings},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class DatasetExportView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("format", enum=list(formats.FORMATS)), OpenApiParameter("labels", str)],
+        responses={200: bytes},
+    )
+    def get(self, request, name):
+        dataset = get_object_or_404(Dataset, name=name)
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in formats.FORMATS:
+            return Response({"detail": f"format must be one of {', '.join(formats.FORMATS)}"}, status=400)
+        labels = request.query_params.get("labels")
+        label_set = get_object_or_404(dataset.label_sets, name=labels) if labels else default_label_set(dataset)
+        if fmt == "factvc" and label_set is None:
+            return Response({"detail": "this dataset has no factuality labels to export as factvc"}, status=400)
+        text = formats.render(fmt, export_bundle(dataset, label_set=label_set))
+        response = HttpResponse(text, content_type=formats.content_type(fmt))
+        response["Content-Disposition"] = f'attachment; filename="{formats.filename(fmt, dataset.name)}"'
+        return response
