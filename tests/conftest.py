@@ -1,0 +1,117 @@
+"""Shared test fixtures.
+
+- Strict mode (``CAPTIONEVAL_STRICT=1``, set by CI): a test that would be skipped fails instead, so a missing
+  part (Chromium, PostgreSQL, the shared datasets...) can never pass unnoticed.
+- Media go to a temporary folder for the whole session (live servers included).
+- ``celery_worker``: when ``CELERY_BROKER_URL`` is set, a real Celery worker consuming from that broker runs
+  for the session (tests that use it need ``transactional_db`` so the worker sees their rows); on the
+  embedded default tasks run eagerly and the fixture yields None.
+- ``browser`` / ``page``: Playwright driving Debian's /usr/bin/chromium (never a downloaded browser).
+"""
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# Playwright's sync API runs an event loop in the test thread; Django would refuse ORM calls next to it.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+STRICT = os.environ.get("CAPTIONEVAL_STRICT", "") not in ("", "0", "false")
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATASETS = Path(os.environ.get("CAPTIONEVAL_SHARED_DATASETS", REPO.parent / "shared" / "datasets"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CHROMIUM = os.environ.get("CAPTIONEVAL_CHROMIUM", "/usr/bin/chromium")
+
+
+def require(available, what):
+    """Skip (fail, in strict mode) when an outside part is truly absent, saying which."""
+    if not available:
+        pytest.skip(f"needs {what}, which is not available here")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if STRICT and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped in strict mode (CAPTIONEVAL_STRICT=1): {reason}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_media_root():
+    from django.test.utils import override_settings
+
+    media = tempfile.mkdtemp(prefix="captioneval-media-")
+    with override_settings(MEDIA_ROOT=Path(media)):
+        yield Path(media)
+    shutil.rmtree(media, ignore_errors=True)
+
+
+@pytest.fixture
+def shared_datasets():
+    """The FactVC release folder beside the repository (skips when absent)."""
+    path = SHARED_DATASETS / "factvc"
+    require((path / "activitynet" / "factuality_annotation.json").is_file(), f"the shared datasets at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    from django.conf import settings
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        yield None
+        return
+    from celery.contrib.testing.worker import start_worker
+    from celery.signals import task_postrun
+    from django.db import connections
+
+    from annotation_site.celery import app
+
+    def close_connections(**kwargs):
+        connections.close_all()  # the test database is dropped at the end; leave no connection open to it
+
+    task_postrun.connect(close_connections, weak=False)
+    with django_db_blocker.unblock():
+        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30) as worker:
+            yield worker
+    task_postrun.disconnect(close_connections)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    require(Path(CHROMIUM).is_file(), f"Chromium at {CHROMIUM} (Debian packages chromium, chromium-driver)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--autoplay-policy=no-user-gesture-required"],
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def staff_user(django_user_model):
+    return django_user_model.objects.create_user("researcher", "r@example.org", "pw-researcher-1", is_staff=True)
+
+
+@pytest.fixture
+def staff_client(client, staff_user):
+    client.force_login(staff_user)
+    return client
