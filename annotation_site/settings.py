@@ -122,6 +122,12 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env("STATIC_ROOT", default=str(VAR_DIR / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+try:  # WhiteNoise indexes STATIC_ROOT at start-up and warns when it is missing (before the first collectstatic)
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+except OSError:
+    pass
+# Development serves static files straight from the app folders; production serves collectstatic output.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
