@@ -17,7 +17,7 @@ def datasets_with_counts():
     ).order_by("name")
 
 
-def _safe_filename(name):
+def safe_filename(name):
     base = posixpath.basename(name.replace("\\", "/"))
     stem, dot, suffix = base.rpartition(".")
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem or suffix).strip("._") or "video"
@@ -44,7 +44,7 @@ def add_video(dataset, external_id, *, file=None, url=""):
                       position=0 if last is None else last + 1,
                       status=Video.Status.PENDING if file else Video.Status.EXTERNAL)
         if file:
-            video.file.save(_safe_filename(file.name), file, save=False)
+            video.file.save(safe_filename(file.name), file, save=False)
         video.save()
         if file:
             from .tasks import process_video

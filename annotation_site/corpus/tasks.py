@@ -22,3 +22,22 @@ def probe_pending_videos(limit=100):
     for video_id in ids:
         process_video.delay(video_id)
     return len(ids)
+
+
+@shared_task(acks_late=True)
+def process_videos(job_id, video_ids):
+    """Process many videos as one job, reporting progress after each (safe to rerun: each step is idempotent)."""
+    from annotation_site.jobs import services as jobs
+
+    jobs.mark_running(job_id, total=len(video_ids), message="processing videos")
+    try:
+        failed = 0
+        for done, video in enumerate(Video.objects.filter(pk__in=video_ids).order_by("position"), start=1):
+            video_processing.process_video(video)
+            failed += video.status == Video.Status.FAILED
+            jobs.report_progress(job_id, done, message=f"{video.external_id}: {video.status}")
+        jobs.mark_succeeded(job_id, {"processed": len(video_ids), "failed": failed},
+                            message=f"{len(video_ids) - failed} ready, {failed} failed")
+    except Exception as exc:  # recorded for the page; the task itself is not retried
+        jobs.mark_failed(job_id, exc)
+        raise

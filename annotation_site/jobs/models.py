@@ -14,6 +14,8 @@ class Job(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=100)
+    scope = models.CharField(max_length=200, blank=True, db_index=True,
+                             help_text="What the job works on, e.g. 'dataset:12', so its page can show it.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(null=True, blank=True)

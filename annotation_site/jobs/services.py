@@ -6,8 +6,15 @@ from django.utils import timezone
 from .models import Job
 
 
-def create_job(kind, *, user=None, total=None, message=""):
-    return Job.objects.create(kind=kind, total=total, message=message, created_by=user)
+def create_job(kind, *, scope="", user=None, total=None, message=""):
+    return Job.objects.create(kind=kind, scope=scope, total=total, message=message, created_by=user)
+
+
+def latest_job(scope, kind=None):
+    jobs = Job.objects.filter(scope=scope)
+    if kind:
+        jobs = jobs.filter(kind=kind)
+    return jobs.order_by("-created_at").first()
 
 
 def enqueue(job, task, *args):
