@@ -76,6 +76,7 @@ def celery_worker(django_db_setup, django_db_blocker):
         connections.close_all()  # the test database is dropped at the end; leave no connection open to it
 
     task_postrun.connect(close_connections, weak=False)
+    app.control.purge()  # messages left by an interrupted earlier run point at rows of another test database
     with django_db_blocker.unblock():
         with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30) as worker:
             yield worker
@@ -115,3 +116,17 @@ def staff_user(django_user_model):
 def staff_client(client, staff_user):
     client.force_login(staff_user)
     return client
+
+
+def wait_until(predicate, *, timeout=60.0, interval=0.1, what="condition"):
+    """Poll ``predicate`` until it returns something truthy (work done by a Celery worker shows up in the DB)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)

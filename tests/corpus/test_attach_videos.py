@@ -9,6 +9,7 @@ from annotation_site.corpus.synthetic import make_video
 from annotation_site.interchange import jsonl
 from annotation_site.interchange.services import import_bundle
 from annotation_site.jobs.models import Job
+from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -28,22 +29,23 @@ def run(*args):
     return out.getvalue()
 
 
-def test_attaches_by_id_with_or_without_v_prefix_and_processes(dataset, tmp_path, django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_attaches_by_id_with_or_without_v_prefix_and_processes(dataset, tmp_path, celery_worker):
+    """Runs the processing job eagerly on the embedded default, on a real worker when a broker is configured."""
     make_video(tmp_path / "v_AAAAAAAAAAA.webm", seconds=1.5)
     make_video(tmp_path / "BBBBBBBBBBB.webm", seconds=2.5)
     (tmp_path / "notes.txt").write_text("not a video")
     make_video(tmp_path / "v_ZZZZZZZZZZZ.webm", seconds=1.0)
-    with django_capture_on_commit_callbacks(execute=True):  # the job is queued when the transaction commits
-        out = run(str(tmp_path), "--name", "clips")
+    out = run(str(tmp_path), "--name", "clips")
     assert "2 files match, 1 videos have no file, 1 files match no video" in out
+    job = wait_until(lambda: Job.objects.filter(scope=f"dataset:{dataset.pk}", status="succeeded").first(),
+                     what="the processing job")
+    assert (job.done, job.total, job.result) == (2, 2, {"processed": 2, "failed": 0})
     videos = {v.external_id: v for v in Video.objects.filter(dataset=dataset)}
     a, b, c = videos["v_AAAAAAAAAAA"], videos["v_BBBBBBBBBBB"], videos["v_CCCCCCCCCCC"]
     assert a.file and a.url == "" and a.status == Video.Status.READY and a.duration == pytest.approx(1.5, abs=0.1)
     assert b.file and b.duration == pytest.approx(2.5, abs=0.1)
     assert not c.file and c.kind == "youtube"
-    job = Job.objects.get(scope=f"dataset:{dataset.pk}")
-    assert (job.status, job.done, job.total) == ("succeeded", 2, 2)
-    assert job.result == {"processed": 2, "failed": 0}
 
 
 def test_dry_run_changes_nothing(dataset, tmp_path):
