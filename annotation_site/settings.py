@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation_site.jobs",
     "annotation_site.corpus",
     "annotation_site.factuality",
@@ -174,6 +175,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# With Redis and acks_late, a task still unacknowledged after the visibility timeout is handed to another worker:
+# keep it longer than the longest task.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=6 * 3600)}
 CELERY_BEAT_SCHEDULE = {
     "probe-videos-missing-metadata": {
         "task": "annotation_site.corpus.tasks.probe_pending_videos",
@@ -198,6 +202,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "CaptionEval API",
     "DESCRIPTION": "Datasets, human judgments of video captions and their analysis.",
     "VERSION": "0.1.0",
+    # Swagger UI assets come from the drf-spectacular-sidecar package, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Production hardening ---------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """REST endpoints for dataset import (upload) and export (download), in both formats."""
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -37,7 +38,10 @@ def import_upload(data):
 class DatasetImportView(APIView):
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": DatasetImportSerializer})
+    @extend_schema(
+        request={"multipart/form-data": DatasetImportSerializer},
+        responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+    )
     def post(self, request):
         serializer = DatasetImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
