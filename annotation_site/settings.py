@@ -54,10 +54,13 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation_site.jobs",
+    "annotation_site.annotators",
     "annotation_site.corpus",
     "annotation_site.factuality",
     "annotation_site.interchange",
     "annotation_site.datasets",
+    "assessment",
+    "metrics_eval",
 ]
 
 MIDDLEWARE = [

@@ -14,6 +14,12 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation_site.api_urls")),
+    path("api/factuality/", include("annotation_site.factuality.api_urls")),
+    path("api/da/", include("assessment.api_urls")),
+    path("api/metrics/", include("metrics_eval.api_urls")),
+    path("factuality/", include("annotation_site.factuality.urls")),
+    path("da/", include("assessment.urls")),
+    path("metrics/", include("metrics_eval.urls")),
     path("healthz", healthz, name="healthz"),
     path("", include("annotation_site.datasets.urls")),
 ]

@@ -1,0 +1,2 @@
+"""REST endpoints of this app (mounted under /api/ by annotation_site/api_urls.py)."""
+urlpatterns = []

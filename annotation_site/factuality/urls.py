@@ -1,0 +1,2 @@
+"""Pages of this app (mounted by annotation_site/urls.py)."""
+urlpatterns = []
