@@ -147,6 +147,7 @@ if USE_S3:
         "access_key": env("AWS_ACCESS_KEY_ID", default="") or None,
         "secret_key": env("AWS_SECRET_ACCESS_KEY", default="") or None,
         "addressing_style": env("AWS_S3_ADDRESSING_STYLE", default="path"),
+        "signature_version": "s3v4",  # presigned URLs signed with SigV4 (SigV2 is refused by newer regions)
         "querystring_auth": True,  # presigned URLs: the browser fetches videos (with Range) from S3 itself
         "querystring_expire": env.int("AWS_QUERYSTRING_EXPIRE", default=6 * 3600),
         "file_overwrite": False,

@@ -16,8 +16,9 @@ from whitenoise.middleware import WhiteNoiseMiddleware
 SERVED_SUFFIXES = {".mp4", ".m4v", ".webm", ".ogv", ".ogg", ".mov", ".mkv", ".jpg", ".jpeg", ".png", ".webp"}
 
 
-def _nosniff(headers, path, url):
+def _media_headers(headers, path, url):
     headers["X-Content-Type-Options"] = "nosniff"
+    headers["Accept-Ranges"] = "bytes"  # WhiteNoise answers Range requests but does not advertise it
 
 
 class MediaFilesMiddleware(WhiteNoise):
@@ -26,7 +27,7 @@ class MediaFilesMiddleware(WhiteNoise):
         self.prefix = settings.MEDIA_URL
         self.active = not settings.USE_S3
         super().__init__(application=None, autorefresh=True, max_age=3600, allow_all_origins=False,
-                         add_headers_function=_nosniff)
+                         add_headers_function=_media_headers)
         if self.active:
             os.makedirs(settings.MEDIA_ROOT, exist_ok=True)
             self.add_files(str(settings.MEDIA_ROOT), prefix=self.prefix)

@@ -8,11 +8,12 @@ class DatasetImportForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="Letters, digits, '.', '_' and '-'.")
     format = forms.ChoiceField(choices=[("factvc", "FactVC folder (zip) or factuality_annotation.json"),
                                         ("jsonl", "JSONL, one caption per line")])
-    file = forms.FileField()
+    file = forms.FileField(widget=forms.FileInput(attrs={"accept": ".zip,.json,.jsonl,.ndjson,.txt"}))
     labels = forms.CharField(max_length=100, initial=DEFAULT_LABEL_SET, required=False,
                              help_text="Name for the imported factuality labels, if the file has any.")
-    replace = forms.BooleanField(required=False, help_text="Replace a dataset of the same name.")
-    youtube = forms.BooleanField(required=False, initial=True,
+    replace = forms.BooleanField(required=False, label="Replace an existing dataset",
+                                 help_text="Replace a dataset of the same name.")
+    youtube = forms.BooleanField(required=False, initial=True, label="YouTube addresses",
                                  help_text="Register YouTube addresses for ids that look like YouTube ids.")
 
     def clean_format(self):
@@ -24,5 +25,7 @@ class DatasetImportForm(forms.Form):
 
 class VideoAddForm(forms.Form):
     external_id = forms.CharField(max_length=200, label="Video id")
-    file = forms.FileField(required=False, help_text="A video file (mp4, webm, ...).")
-    url = forms.URLField(required=False, max_length=1000, help_text="Or an address (YouTube links play embedded).")
+    file = forms.FileField(required=False, help_text="A video file (mp4, webm, ...).",
+                           widget=forms.FileInput(attrs={"accept": "video/*,.mkv,.mov"}))
+    url = forms.URLField(required=False, max_length=1000, assume_scheme="https",
+                         help_text="Or an address (YouTube links play embedded).")

@@ -67,7 +67,7 @@ def import_dataset(request):
         try:
             result = import_upload(form.cleaned_data)
         except FormatError as exc:
-            problems = [str(p) for p in exc.problems]
+            problems = exc.problems  # Problem objects (file, line, where, message), or plain strings
         except ImportRefused as exc:
             form.add_error("name", str(exc))
         else:
@@ -103,8 +103,7 @@ def add_video(request, name):
             video = corpus.add_video(dataset, form.cleaned_data["external_id"], file=form.cleaned_data.get("file"),
                                      url=form.cleaned_data.get("url") or "")
         except ValidationError as exc:
-            for message in exc.messages:
-                form.add_error(None, message)
+            form.add_error(None, exc)  # a dict of field errors goes to those fields, a message to the form
         else:
             messages.success(request, f"Added video {video.external_id}.")
             return redirect("video-detail", name=name, external_id=video.external_id)

@@ -1,0 +1,71 @@
+"""Django admin of factuality labels: browsing label sets and single labels; related rows by id, relations
+selected in the list query, so the pages stay fast on large label sets."""
+from django.contrib import admin
+
+from .models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
+
+
+class LabelSetFilter(admin.RelatedFieldListFilter):
+    """Filter by label set; its choices name the dataset too, read in one query."""
+
+    def field_choices(self, field, request, model_admin):
+        return [(label_set.pk, str(label_set))
+                for label_set in LabelSet.objects.select_related("dataset").order_by("dataset__name", "name")]
+
+
+@admin.register(LabelSet)
+class LabelSetAdmin(admin.ModelAdmin):
+    list_display = ("name", "dataset", "origin", "source", "created_at")
+    list_select_related = ("dataset",)
+    list_filter = ("origin", "dataset")
+    search_fields = ("name", "source", "dataset__name")
+    autocomplete_fields = ("dataset",)
+    readonly_fields = ("created_at",)
+
+
+@admin.register(ParagraphLabel)
+class ParagraphLabelAdmin(admin.ModelAdmin):
+    list_display = ("id", "label_set", "caption", "score")
+    list_select_related = ("label_set__dataset", "caption__system", "caption__video")
+    list_filter = ("score", ("label_set", LabelSetFilter))
+    search_fields = ("caption__video__external_id", "caption__system__name")
+    raw_id_fields = ("label_set", "caption")
+
+
+class ErrorSpanInline(admin.TabularInline):
+    model = ErrorSpan
+    fields = ("start", "end", "words")
+    readonly_fields = ("words",)
+    extra = 0
+
+    @admin.display(description="erroneous words")
+    def words(self, span):
+        if span.pk is None:
+            return ""
+        return " ".join(span.sentence_label.sentence.tokens[span.start:span.end])
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("sentence_label__sentence")
+
+
+@admin.register(SentenceLabel)
+class SentenceLabelAdmin(admin.ModelAdmin):
+    list_display = ("id", "label_set", "sentence", "error")
+    list_select_related = ("label_set__dataset", "sentence")
+    list_filter = ("error", ("label_set", LabelSetFilter))
+    search_fields = ("sentence__text", "sentence__caption__video__external_id")
+    raw_id_fields = ("label_set", "sentence")
+    inlines = [ErrorSpanInline]
+
+
+@admin.register(ErrorSpan)
+class ErrorSpanAdmin(admin.ModelAdmin):
+    list_display = ("id", "sentence_label", "start", "end", "sentence")
+    list_select_related = ("sentence_label__sentence",)
+    list_filter = (("sentence_label__label_set", LabelSetFilter),)
+    search_fields = ("sentence_label__sentence__text",)
+    raw_id_fields = ("sentence_label",)
+
+    @admin.display(description="sentence")
+    def sentence(self, span):
+        return span.sentence_label.sentence.text
