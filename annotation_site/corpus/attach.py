@@ -75,6 +75,11 @@ def attach(plan, *, progress=None):
     return updated
 
 
+def videos_to_process(dataset):
+    """Video files never probed, or whose probing failed (e.g. after a worker was lost, or a bad upload)."""
+    return dataset.videos.exclude(file="").filter(status__in=(Video.Status.PENDING, Video.Status.FAILED))
+
+
 def start_processing(dataset, video_ids, *, user=None):
     """Queue one job that probes these videos and makes their thumbnails (progress in ``jobs.Job``)."""
     from .tasks import process_videos

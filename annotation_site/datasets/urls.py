@@ -9,6 +9,7 @@ urlpatterns = [
     path("datasets/<str:name>/", views.dataset_detail, name="dataset-detail"),
     path("datasets/<str:name>/export/<str:fmt>/", views.export_dataset, name="dataset-export"),
     path("datasets/<str:name>/add-video/", views.add_video, name="video-add"),
+    path("datasets/<str:name>/process-videos/", views.process_videos, name="dataset-process-videos"),
     # path: video ids may contain "/"
     path("datasets/<str:name>/videos/<path:external_id>/", views.video_detail, name="video-detail"),
 ]

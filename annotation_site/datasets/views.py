@@ -6,7 +6,9 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
+from annotation_site.corpus import attach
 from annotation_site.corpus import services as corpus
 from annotation_site.corpus.models import Dataset, Video
 from annotation_site.factuality import labels
@@ -14,6 +16,7 @@ from annotation_site.interchange import formats
 from annotation_site.interchange.api import import_upload
 from annotation_site.interchange.bundle import FormatError
 from annotation_site.interchange.services import ImportRefused, default_label_set, export_bundle
+from annotation_site.jobs.services import latest_job
 
 from .forms import DatasetImportForm, VideoAddForm
 
@@ -43,7 +46,22 @@ def dataset_detail(request, name):
         "label_set": label_set,
         "summary": labels.system_summary(label_set) if label_set else None,
         "formats": formats.FORMATS,
+        "processing_job": latest_job(f"dataset:{dataset.pk}", attach.PROCESS_KIND),
+        "unprocessed": attach.videos_to_process(dataset).count(),
     })
+
+
+@staff_member_required
+@require_POST
+def process_videos(request, name):
+    dataset = get_object_or_404(Dataset, name=name)
+    video_ids = list(attach.videos_to_process(dataset).values_list("pk", flat=True))
+    if video_ids:
+        attach.start_processing(dataset, video_ids, user=request.user)
+        messages.success(request, f"Processing {len(video_ids)} videos.")
+    else:
+        messages.info(request, "Every video file is already processed.")
+    return redirect("dataset-detail", name=name)
 
 
 @staff_member_required

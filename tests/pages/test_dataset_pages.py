@@ -446,7 +446,8 @@ def _count(client, url):
     return len(queries), response
 
 
-DATASET_PAGE_QUERIES = 11  # session, user, dataset, label sets (2), systems (2), page count + rows, summary (2)
+DATASET_PAGE_QUERIES = 13  # session, user, dataset, label sets (2), systems (2), page count + rows, summary (2),
+#                           latest processing job, count of unprocessed files
 VIDEO_PAGE_QUERIES = 10  # session, user, video, label sets, captions, sentences, 3 label tables, references
 
 
