@@ -30,6 +30,8 @@ def _label_set(dataset, request):
 
 @login_required
 def home(request):
+    if not request.user.is_staff:
+        return redirect("factuality-home")  # annotators work in their queue; the dataset pages are for staff
     return render(request, "datasets/home.html", {"datasets": corpus.datasets_with_counts()})
 
 

@@ -69,3 +69,90 @@ class ErrorSpanAdmin(admin.ModelAdmin):
     @admin.display(description="sentence")
     def sentence(self, span):
         return span.sentence_label.sentence.text
+
+
+# --- projects and judgments ---------------------------------------------------------------------------------
+from .models import (  # noqa: E402
+    Aggregation, Assignment, CaptionRating, ParagraphJudgment, Project, ProjectMember, ProjectVideo, ScaleAnchor,
+    SentenceJudgment, SpanJudgment, Submission,
+)
+
+
+class ScaleAnchorInline(admin.TabularInline):
+    model = ScaleAnchor
+    extra = 0
+
+
+class ProjectMemberInline(admin.TabularInline):
+    model = ProjectMember
+    raw_id_fields = ("annotator",)
+    extra = 0
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "dataset", "kind", "status", "annotators_per_video", "shuffle_systems", "created_at")
+    list_select_related = ("dataset",)
+    list_filter = ("kind", "status")
+    search_fields = ("name", "dataset__name")
+    raw_id_fields = ("dataset", "label_set", "created_by")
+    filter_horizontal = ("systems",)
+    inlines = [ScaleAnchorInline, ProjectMemberInline]
+
+
+@admin.register(ProjectVideo)
+class ProjectVideoAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "video", "position", "assigned")
+    list_select_related = ("project", "video")
+    list_filter = ("project",)
+    raw_id_fields = ("project", "video")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "project_video", "annotator", "status", "created_at", "submitted_at")
+    list_select_related = ("project", "project_video__video", "annotator__user")
+    list_filter = ("status", "project")
+    raw_id_fields = ("project", "project_video", "annotator")
+
+
+class SpanJudgmentInline(admin.TabularInline):
+    model = SpanJudgment
+    extra = 0
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ("id", "assignment", "annotator", "is_current", "source", "time_spent", "video_played",
+                    "confirmed_incomplete", "created_at")
+    list_select_related = ("assignment", "annotator__user")
+    list_filter = ("is_current", "source", "confirmed_incomplete", "assignment__project")
+    search_fields = ("client_uuid",)
+    raw_id_fields = ("assignment", "annotator")
+
+
+@admin.register(ParagraphJudgment)
+class ParagraphJudgmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "submission", "caption", "score")
+    raw_id_fields = ("submission", "caption")
+
+
+@admin.register(SentenceJudgment)
+class SentenceJudgmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "submission", "sentence", "error")
+    raw_id_fields = ("submission", "sentence")
+    inlines = [SpanJudgmentInline]
+
+
+@admin.register(CaptionRating)
+class CaptionRatingAdmin(admin.ModelAdmin):
+    list_display = ("id", "submission", "caption", "score")
+    raw_id_fields = ("submission", "caption")
+
+
+@admin.register(Aggregation)
+class AggregationAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "label_set", "ties", "captions", "sentences", "spans", "errors_without_spans",
+                    "created_at")
+    list_select_related = ("project", "label_set")
+    raw_id_fields = ("project", "label_set", "created_by")

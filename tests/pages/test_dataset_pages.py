@@ -80,11 +80,15 @@ def test_dataset_pages_are_staff_only(user_client, client, sample_dataset, url_n
     assert anonymous.status_code == 302 and "login" in anonymous["Location"]
 
 
-def test_non_staff_home_lists_datasets_without_staff_links(user_client, sample_dataset):
-    html = user_client.get(reverse("home")).content.decode()
-    assert "sample" in html
-    assert reverse("dataset-import") not in html
-    assert reverse("admin:index") not in html
+def test_non_staff_home_goes_to_the_annotation_queue_without_staff_links(user_client, sample_dataset):
+    response = user_client.get(reverse("home"))
+    assert response.status_code == 302 and response["Location"] == reverse("factuality-home")
+    html = user_client.get(response["Location"]).content.decode()
+    nav = re.search(r'<nav class="site-nav".*?</nav>', html, re.S).group(0)
+    assert reverse("factuality-home") in nav
+    assert ">Datasets<" not in nav
+    for staff_only in (reverse("dataset-import"), reverse("admin:index")):
+        assert staff_only not in nav
     assert reverse("dataset-detail", args=["sample"]) not in html
 
 

@@ -1,0 +1,286 @@
+"""REST endpoints (DRF) of factuality projects. Annotator endpoints (next video, draft, submit) need a login
+and serve only the annotator's own assignments; every researcher endpoint is staff-only (the default)."""
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation_site.annotators.services import annotator_for_user, invitation_path
+from annotation_site.corpus.models import Dataset
+from annotation_site.interchange.bundle import FormatError
+
+from . import agreement, aggregation, exports, judgments, projects, raw_labels
+from .assignment import ProjectClosed, assignment_for, next_assignment, presented_captions
+from .models import Project
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    label_set = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Project
+        fields = ["name", "dataset", "kind", "status", "description", "annotators_per_video", "shuffle_systems",
+                  "question", "scale_min", "scale_max", "rationale", "label_set", "created_at", "closed_at"]
+
+
+class ProjectCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    dataset = serializers.CharField(max_length=100)
+    kind = serializers.ChoiceField(choices=Project.Kind.values, default=Project.Kind.FACTUALITY)
+    systems = serializers.ListField(child=serializers.CharField(), required=False)
+    videos = serializers.ListField(child=serializers.CharField(), required=False)
+    annotators_per_video = serializers.IntegerField(default=3, min_value=1, max_value=50)
+    shuffle_systems = serializers.BooleanField(default=True)
+    instructions = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    preset = serializers.CharField(required=False, allow_blank=True, default="")
+    question = serializers.CharField(required=False, allow_blank=True, default="")
+    scale = serializers.ListField(child=serializers.ListField(min_length=2, max_length=2), required=False)
+    rationale = serializers.ChoiceField(choices=Project.Rationale.values, default=Project.Rationale.OFF)
+    annotators = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+
+
+class ProjectUpdateSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Project.Status.values, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    instructions = serializers.CharField(required=False)
+    annotators_per_video = serializers.IntegerField(required=False, min_value=1, max_value=50)
+    question = serializers.CharField(required=False, allow_blank=True)
+    rationale = serializers.ChoiceField(choices=Project.Rationale.values, required=False)
+    anchors = serializers.DictField(child=serializers.CharField(), required=False,
+                                    help_text="Rating projects: {scale value: anchor label}.")
+
+
+def _errors(exc):
+    return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
+
+
+class ProjectListView(APIView):
+    @extend_schema(responses=ProjectSerializer(many=True))
+    def get(self, request):
+        return Response(ProjectSerializer(Project.objects.select_related("dataset", "label_set"), many=True).data)
+
+    @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
+    def post(self, request):
+        data = ProjectCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
+        usernames = values.pop("annotators")
+        try:
+            project = projects.create_project(projects.ProjectSpec(dataset=dataset, usernames=[], **values),
+                                              created_by=request.user)
+            invited = [projects.invite_to_project(project, name) for name in usernames]
+        except ValidationError as exc:
+            return Response(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+        body = ProjectSerializer(project).data
+        body["invitations"] = {i.annotator.user.get_username(): request.build_absolute_uri(
+            invitation_path(i.annotator.user)) for i in invited if i.created_account}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, name):
+        project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
+        progress = projects.progress(project)
+        body = ProjectSerializer(project).data
+        body["progress"] = {k: v for k, v in progress.items() if k != "annotators"}
+        body["annotators"] = [{"annotator": row["annotator"].name, "assigned": row["assigned"],
+                               "submitted": row["submitted"], "median_seconds": row["median_seconds"]}
+                              for row in progress["annotators"]]
+        return Response(body)
+
+    @extend_schema(request=ProjectUpdateSerializer, responses=ProjectSerializer)
+    def patch(self, request, name):
+        """Change what may change after creation (status, description, instructions, overlap; rating: question,
+        rationale, anchor labels)."""
+        project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
+        data = ProjectUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        status_value = values.pop("status", None)
+        if "anchors" in values:
+            try:
+                values["anchors"] = {int(k): v for k, v in values["anchors"].items()}
+            except ValueError:
+                return Response({"anchors": "keys must be scale values"}, status=400)
+        try:
+            projects.update_project(project, **values)
+            if status_value:
+                projects.set_status(project, status_value)
+        except ValidationError as exc:
+            return Response(_errors(exc), status=400)
+        return Response(ProjectSerializer(project).data)
+
+
+class InviteView(APIView):
+    @extend_schema(request={"application/json": {"type": "object", "properties": {
+        "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
+    def post(self, request, name):
+        project = get_object_or_404(Project, name=name)
+        names = request.data.get("usernames")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
+            return Response({"usernames": "a non-empty list of user names"}, status=400)
+        result = {}
+        try:
+            for username in names:
+                invited = projects.invite_to_project(project, username)
+                result[username] = (request.build_absolute_uri(invitation_path(invited.annotator.user))
+                                    if invited.created_account else None)
+        except ValidationError as exc:
+            return Response(_errors(exc), status=400)
+        return Response({"invited": result})
+
+
+class AggregateView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("ties", enum=list(aggregation.TIES))], request=None,
+                   responses=OpenApiTypes.OBJECT)
+    def post(self, request, name):
+        project = get_object_or_404(Project, name=name, kind=Project.Kind.FACTUALITY)
+        ties = request.data.get("ties") or request.query_params.get("ties") or "error"
+        try:
+            run = aggregation.write_label_set(project, aggregation.aggregate_project(project, ties=ties),
+                                              created_by=request.user)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        except aggregation.LabelSetNameTaken as exc:
+            return Response({"detail": str(exc)}, status=409)
+        return Response({"label_set": run.label_set.name, "ties": run.ties, "captions": run.captions,
+                         "sentences": run.sentences, "spans": run.spans,
+                         "errors_without_spans": run.errors_without_spans})
+
+
+class AgreementView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("word_units", enum=["tokens", "words"]),
+                               OpenApiParameter("ties", enum=list(aggregation.TIES))],
+                   responses=OpenApiTypes.OBJECT)
+    def get(self, request, name):
+        project = get_object_or_404(Project, name=name)
+        parameters = {}
+        if not project.is_rating:
+            parameters = {"word_units": request.query_params.get("word_units", "tokens"),
+                          "ties": request.query_params.get("ties", "error")}
+        try:
+            report = agreement.project_report(project, **parameters)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        return Response(agreement.jsonable(report))
+
+
+class LabelsView(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(parameters=[OpenApiParameter("anonymise", bool)], responses={200: bytes})
+    def get(self, request, name):
+        project = get_object_or_404(Project, name=name)
+        anonymise = request.query_params.get("anonymise", "1") not in ("0", "false", "no")
+        return exports.attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
+                           "application/x-ndjson")
+
+    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
+        "file": {"type": "string", "format": "binary"}, "dataset": {"type": "string"}}}},
+        responses=OpenApiTypes.OBJECT)
+    def post(self, request, name):
+        upload = request.FILES.get("file")
+        project = Project.objects.filter(name=name).first()
+        dataset_name = request.data.get("dataset") or (project.dataset.name if project else None)
+        if upload is None or not dataset_name:
+            return Response({"detail": "send the file (and the dataset, for a new project)"}, status=400)
+        dataset = get_object_or_404(Dataset, name=dataset_name)
+        try:
+            project, counts = raw_labels.import_lines(upload.read().decode("utf-8"), project_name=name,
+                                                      dataset=dataset, filename=upload.name)
+        except UnicodeDecodeError:
+            return Response({"detail": "not UTF-8 text, nothing was imported"}, status=400)
+        except FormatError as exc:
+            return Response({"detail": "invalid file, nothing was imported",
+                             "problems": [str(p) for p in exc.problems]}, status=400)
+        return Response({"project": project.name, **counts}, status=201)
+
+
+class FactvcExportView(APIView):
+    @extend_schema(responses={200: bytes})
+    def get(self, request, name):
+        project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
+        try:
+            return exports.attachment(exports.factvc_text(project), exports.FACTVC_FILENAME, "application/json")
+        except exports.NothingToExport as exc:
+            return Response({"detail": str(exc)}, status=404)
+
+
+# --- annotator endpoints ----------------------------------------------------------------------------------
+
+class NextVideoView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, name):
+        project = get_object_or_404(Project, name=name)
+        try:
+            found = next_assignment(project, annotator_for_user(request.user))
+        except ProjectClosed as exc:
+            return Response({"detail": str(exc)}, status=409)
+        except PermissionDenied as exc:
+            return Response({"detail": str(exc)}, status=403)
+        if found is None:
+            return Response({"assignment": None, "detail": "no video left for you"}, status=200)
+        return Response({"assignment": found.pk, "url": reverse("factuality-annotate", args=[found.pk])})
+
+
+class _AssignmentView(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
+
+    def assignment(self, request, pk):
+        found = assignment_for(annotator_for_user(request.user, create=False), pk)
+        if found is None:
+            raise NotFound("no such assignment")
+        return found
+
+
+class DraftView(_AssignmentView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def put(self, request, pk):
+        found = self.assignment(request, pk)
+        try:
+            saved = judgments.save_draft(found, request.data)
+        except ProjectClosed as exc:
+            return Response({"detail": str(exc)}, status=409)
+        except judgments.AnswerInvalid as exc:
+            return Response({"problems": [p.as_dict() for p in exc.problems]}, status=400)
+        return Response({"saved_at": saved.isoformat()})
+
+
+class SubmitView(_AssignmentView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT,
+                                                          400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    def post(self, request, pk):
+        found = self.assignment(request, pk)
+        data = request.data if isinstance(request.data, dict) else {}
+        try:
+            result = judgments.submit(
+                found, presented_captions(found), data.get("answer"), client_uuid=data.get("submission_uuid"),
+                confirm=bool(data.get("confirm")), time_spent=data.get("time_spent", 0),
+                video_played=data.get("video_played"))
+        except judgments.AnswerInvalid as exc:
+            return Response({"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]},
+                            status=400)
+        except judgments.NeedsConfirmation as exc:
+            return Response({"detail": "please confirm", "needs_confirmation": True,
+                             "problems": [p.as_dict() for p in exc.problems]}, status=409)
+        except (ProjectClosed, judgments.SubmissionConflict) as exc:
+            return Response({"detail": str(exc)}, status=409)
+        submission = result.submission
+        return Response({"submission_uuid": str(submission.client_uuid), "stored_at": submission.created_at.isoformat(),
+                         "current": submission.is_current, "confirmed_incomplete": submission.confirmed_incomplete,
+                         "created": result.created},
+                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

@@ -1,0 +1,135 @@
+"""Handing out videos: each annotator gets whole videos (every included caption of a video together), never
+the same video twice, until every video has ``annotators_per_video`` annotators.
+
+Concurrency. The annotator's ProjectMember row is locked first (``select_for_update``), so one annotator's
+simultaneous requests (a double click, two tabs) are served one after the other. The next video is then
+chosen with ``select_for_update(skip_locked=True)`` on PostgreSQL: a video row another annotator is taking at
+this moment is skipped, so annotators arriving together take different videos without queueing. Only when
+every free video is locked does a request wait, for the first one (and then looks again). A slot counter is
+only ever incremented by a conditional UPDATE (``assigned < overlap``) on the locked row, so two annotators
+arriving at once can never both take the last slot. On SQLite (no row locks) the IMMEDIATE transactions of
+the settings serialise writers, which gives the same guarantee. The unique constraint (video, annotator) is
+the last line of defence.
+"""
+import random
+import secrets
+import string
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F
+
+from annotation_site.corpus.models import Caption, Sentence
+
+from .models import Assignment, Project, ProjectMember, ProjectVideo
+
+
+class ProjectClosed(Exception):
+    """The project is closed: no new videos, no new answers."""
+
+
+def _after_lock():
+    """Called inside the transaction once the rows are locked (tests use it to hold a transaction open)."""
+
+
+def open_assignment(project, annotator):
+    return (Assignment.objects.filter(project=project, annotator=annotator, status=Assignment.Status.OPEN)
+            .order_by("created_at", "id").first())
+
+
+def next_assignment(project, annotator):
+    """The annotator's assignment in progress, else a newly claimed video; None when nothing is left for them.
+
+    Raises PermissionDenied for annotators not invited to the project and ProjectClosed once it is closed.
+    A constant number of queries (5 when a video is claimed)."""
+    if project.status != Project.Status.OPEN:
+        raise ProjectClosed(f"project {project.name} is closed")
+    with transaction.atomic():
+        member = (ProjectMember.objects.select_for_update(of=("self",))
+                  .filter(project=project, annotator=annotator).order_by("pk").first())
+        if member is None:
+            raise PermissionDenied("you are not invited to this project")
+        current = open_assignment(project, annotator)
+        if current is not None:
+            return current
+        free = (ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
+                .exclude(assignments__annotator=annotator).order_by("position", "id").values_list("pk", flat=True))
+        for _ in range(50):  # each round either claims a slot or sees one fewer free video
+            candidate = free.select_for_update(skip_locked=True, of=("self",)).first()
+            if candidate is None:
+                # Every free video is being handed to someone else right now (or none is left): wait for the
+                # first one's lock, then look again (its last slot may be gone by then).
+                candidate = free.first()
+                if candidate is None:
+                    return None
+                if free.filter(pk=candidate).select_for_update(of=("self",)).first() is None:
+                    continue
+            _after_lock()
+            taken = (ProjectVideo.objects.filter(pk=candidate, assigned__lt=project.annotators_per_video)
+                     .update(assigned=F("assigned") + 1))
+            if taken:
+                return Assignment.objects.create(project=project, project_video_id=candidate, annotator=annotator,
+                                                 shuffle_seed=secrets.randbits(62))
+    return None
+
+
+def assignable_count(project, annotator):
+    """Videos this annotator could still be handed (one query)."""
+    return (ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
+            .exclude(assignments__annotator=annotator).count())
+
+
+def position_of(assignment):
+    """("video 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
+    (theirs plus the videos still open to them). Two queries."""
+    mine = list(Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
+                .order_by("created_at", "id").values_list("pk", flat=True))
+    number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
+    return number, len(mine) + assignable_count(assignment.project, assignment.annotator)
+
+
+def paragraph_letter(index):
+    """0 -> "A", 25 -> "Z", 26 -> "AA": the names paragraphs get on the page instead of system names."""
+    letters = string.ascii_uppercase
+    name = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        name = letters[rest] + name
+    return name
+
+
+def presented_captions(assignment):
+    """The captions of an assignment's video, in the order this annotator sees them, with their sentences:
+    ``[(caption, [sentence, ...]), ...]``. Two queries. The order is fixed by the assignment's seed (a shuffle
+    of the captions in system order), so a reload or a draft finds the same paragraph at the same place."""
+    project = assignment.project
+    captions = list(Caption.objects.filter(video_id=assignment.project_video.video_id,
+                                           system__in=project.systems.all())
+                    .select_related("system").order_by("system__position", "system__name", "pk"))
+    if project.shuffle_systems:
+        random.Random(assignment.shuffle_seed).shuffle(captions)
+    sentences = {}
+    for sentence in Sentence.objects.filter(caption__in=[c.pk for c in captions]).order_by("caption_id", "index"):
+        sentences.setdefault(sentence.caption_id, []).append(sentence)
+    return [(caption, sentences.get(caption.pk, [])) for caption in captions]
+
+
+def assignment_for(annotator, pk):
+    """An assignment of this annotator (others' are invisible: None)."""
+    if annotator is None:
+        return None
+    return (Assignment.objects.select_related("project__dataset", "project_video__video")
+            .filter(pk=pk, annotator=annotator).first())
+
+
+def release(assignment):
+    """Give an unsubmitted video back (its slot returns to the pool)."""
+    with transaction.atomic():
+        if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.OPEN,
+                                     submissions__isnull=True).delete()[0]:
+            ProjectVideo.objects.filter(pk=assignment.project_video_id, assigned__gt=0).update(
+                assigned=F("assigned") - 1)
+            return True
+    return False
+

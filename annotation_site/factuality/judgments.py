@@ -1,0 +1,274 @@
+"""Storing answers: checking an answer against the video's presented captions, idempotent submission, drafts.
+
+The answer of a video, as the page and the API send it (paragraphs in the order the annotator saw them):
+
+    {"paragraphs": [{"score": 1-5 | null,
+                     "sentences": [{"error": 0 | 1, "spans": [[start, end], ...]}, ...],   # factuality
+                     "rationale": "..."}, ...]}                                            # rating (optional)
+
+Hard problems (wrong shape, a score off the scale, spans outside the sentence or on an unflagged sentence, a
+required rationale missing) refuse the answer. Soft problems (a paragraph without a score, a flagged sentence
+without spans) refuse it unless the annotator confirms; the submission records that they did.
+"""
+import json
+import uuid as uuid_module
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation_site.corpus.tokens import validate_spans
+
+from .assignment import ProjectClosed, paragraph_letter
+from .models import (
+    Assignment, CaptionRating, ParagraphJudgment, Project, SentenceJudgment, SpanJudgment, Submission,
+)
+
+MAX_DRAFT_BYTES = 256 * 1024
+MAX_SECONDS = 7 * 24 * 3600
+
+
+@dataclass
+class Problem:
+    message: str
+    code: str = "invalid"
+    paragraph: int | None = None  # index in the presented order
+    sentence: int | None = None
+
+    def as_dict(self):
+        return {"code": self.code, "message": self.message, "paragraph": self.paragraph, "sentence": self.sentence}
+
+
+@dataclass
+class SentenceAnswer:
+    sentence_id: int
+    error: bool
+    spans: list = field(default_factory=list)
+
+
+@dataclass
+class ParagraphAnswer:
+    caption_id: int
+    score: int | None
+    sentences: list = field(default_factory=list)
+    rationale: str = ""
+
+
+class AnswerInvalid(Exception):
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("; ".join(p.message for p in problems))
+
+
+class NeedsConfirmation(Exception):
+    """Only soft problems: the annotator may confirm and submit anyway."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("; ".join(p.message for p in problems))
+
+
+class SubmissionConflict(Exception):
+    """The client UUID was already used for another assignment."""
+
+
+@dataclass
+class SubmitResult:
+    submission: Submission
+    created: bool
+
+
+def _is_score(value, low, high):
+    return type(value) is int and low <= value <= high
+
+
+def check_answer(project, presented, data):
+    """Check an answer; return ``(paragraphs, problems, soft_problems)`` with ``paragraphs`` a list of
+    ParagraphAnswer (only meaningful when ``problems`` is empty)."""
+    problems, soft, cleaned = [], [], []
+    paragraphs = data.get("paragraphs") if isinstance(data, dict) else None
+    if not isinstance(paragraphs, list) or len(paragraphs) != len(presented):
+        return [], [Problem(f"the answer must list {len(presented)} paragraphs", code="shape")], []
+    low, high = (project.scale_min, project.scale_max) if project.is_rating else (1, 5)
+    for p_index, ((caption, sentences), entry) in enumerate(zip(presented, paragraphs)):
+        name = f"Paragraph {paragraph_letter(p_index)}"
+        if not isinstance(entry, dict):
+            problems.append(Problem(f"{name}: must be an object", code="shape", paragraph=p_index))
+            continue
+        score = entry.get("score")
+        if score is None:
+            soft.append(Problem(f"{name} has no score yet.", code="missing_score", paragraph=p_index))
+        elif not _is_score(score, low, high):
+            problems.append(Problem(f"{name}: the score must be a whole number from {low} to {high}, not {score!r}",
+                                    code="score", paragraph=p_index))
+            score = None
+        rationale = entry.get("rationale") or ""
+        if not isinstance(rationale, str) or len(rationale) > 5000:
+            problems.append(Problem(f"{name}: the rationale must be text of at most 5000 characters",
+                                    code="rationale", paragraph=p_index))
+            rationale = ""
+        if project.is_rating:
+            if project.rationale == Project.Rationale.REQUIRED and not rationale.strip():
+                problems.append(Problem(f"{name}: please give a short reason for your rating.",
+                                        code="missing_rationale", paragraph=p_index))
+            cleaned.append(ParagraphAnswer(caption_id=caption.pk, score=score, rationale=rationale.strip()))
+            continue
+        raw_sentences = entry.get("sentences")
+        if not isinstance(raw_sentences, list) or len(raw_sentences) != len(sentences):
+            problems.append(Problem(f"{name}: must list its {len(sentences)} sentences", code="shape",
+                                    paragraph=p_index))
+            continue
+        answers = []
+        for s_index, (sentence, raw) in enumerate(zip(sentences, raw_sentences)):
+            where = f"{name}, sentence {s_index + 1}"
+            spot = {"paragraph": p_index, "sentence": s_index}
+            if not isinstance(raw, dict) or raw.get("error") not in (0, 1, True, False):
+                problems.append(Problem(f"{where}: error must be 0 or 1", code="shape", **spot))
+                continue
+            error = bool(raw["error"])
+            try:
+                spans = validate_spans(raw.get("spans") or [], len(sentence.tokens))
+            except ValueError as exc:
+                problems.append(Problem(f"{where}: {exc}", code="spans", **spot))
+                continue
+            if spans and not error:
+                problems.append(Problem(f"{where}: words are marked but the sentence is not flagged",
+                                        code="spans", **spot))
+            elif error and not spans:
+                soft.append(Problem(f"{where} is flagged as erroneous but no words are marked.",
+                                    code="flagged_without_spans", **spot))
+            answers.append(SentenceAnswer(sentence_id=sentence.pk, error=error, spans=spans))
+        cleaned.append(ParagraphAnswer(caption_id=caption.pk, score=score, sentences=answers))
+    return cleaned, problems, soft
+
+
+def _seconds(value):
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return min(max(seconds, 0.0), MAX_SECONDS) if seconds == seconds else 0.0
+
+
+def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spent=0, video_played=None):
+    """Store an annotator's answer for their assignment, once per ``client_uuid``.
+
+    A retry with the same UUID returns the stored submission (``created=False``) without checking or writing
+    anything again. A new UUID for an assignment already submitted replaces the current answer (the earlier
+    one stays, no longer current). Constant number of queries whatever the number of captions."""
+    try:
+        client_uuid = uuid_module.UUID(str(client_uuid))
+    except ValueError:
+        raise AnswerInvalid([Problem("submission_uuid must be a UUID", code="uuid")]) from None
+    stored = _stored(client_uuid, assignment)
+    if stored is not None:
+        return SubmitResult(stored, created=False)
+    if not assignment.project.is_open:
+        raise ProjectClosed(f"project {assignment.project.name} is closed: answers can no longer change")
+    paragraphs, problems, soft = check_answer(assignment.project, presented, data)
+    if problems:
+        raise AnswerInvalid(problems)
+    if soft and not confirm:
+        raise NeedsConfirmation(soft)
+    try:
+        with transaction.atomic():
+            Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("pk").first()
+            stored = _stored(client_uuid, assignment)  # a concurrent retry may have committed meanwhile
+            if stored is not None:
+                return SubmitResult(stored, created=False)
+            [submission] = write_submissions([dict(
+                assignment=assignment, paragraphs=paragraphs, client_uuid=client_uuid,
+                time_spent=_seconds(time_spent), video_played=video_played if video_played in (True, False) else None,
+                confirmed_incomplete=bool(soft), source=Submission.Source.WEB)], rating=assignment.project.is_rating)
+    except IntegrityError:
+        stored = _stored(client_uuid, assignment)
+        if stored is None:
+            raise
+        return SubmitResult(stored, created=False)
+    return SubmitResult(submission, created=True)
+
+
+def _stored(client_uuid, assignment):
+    stored = Submission.objects.filter(client_uuid=client_uuid).first()
+    if stored is not None and stored.assignment_id != assignment.pk:
+        raise SubmissionConflict("this submission id was already used for another video")
+    return stored
+
+
+def write_submissions(items, *, rating=False):
+    """Write submissions in bulk (the web submit passes one; a raw import many): each item a dict with
+    assignment, paragraphs (ParagraphAnswer list), client_uuid, time_spent, video_played, confirmed_incomplete,
+    source. Marks earlier submissions of those assignments as history. Seven queries for any number."""
+    now = timezone.now()
+    assignment_ids = [item["assignment"].pk for item in items]
+    Submission.objects.filter(assignment_id__in=assignment_ids, is_current=True).update(is_current=False)
+    submissions = Submission.objects.bulk_create([
+        Submission(assignment_id=item["assignment"].pk, annotator_id=item["assignment"].annotator_id,
+                   client_uuid=item["client_uuid"], time_spent=item.get("time_spent", 0),
+                   video_played=item.get("video_played"), confirmed_incomplete=item.get("confirmed_incomplete", False),
+                   source=item.get("source", Submission.Source.WEB))
+        for item in items], batch_size=1000)
+    if rating:
+        CaptionRating.objects.bulk_create([
+            CaptionRating(submission=submission, caption_id=p.caption_id, score=p.score, rationale=p.rationale)
+            for submission, item in zip(submissions, items) for p in item["paragraphs"]], batch_size=2000)
+    else:
+        ParagraphJudgment.objects.bulk_create([
+            ParagraphJudgment(submission=submission, caption_id=p.caption_id, score=p.score)
+            for submission, item in zip(submissions, items) for p in item["paragraphs"]], batch_size=2000)
+        pairs = [(submission, s) for submission, item in zip(submissions, items)
+                 for p in item["paragraphs"] for s in p.sentences]
+        rows = SentenceJudgment.objects.bulk_create(
+            [SentenceJudgment(submission=submission, sentence_id=s.sentence_id, error=s.error) for submission, s in pairs],
+            batch_size=2000)
+        SpanJudgment.objects.bulk_create(
+            [SpanJudgment(sentence_judgment=row, start=start, end=end)
+             for row, (_, s) in zip(rows, pairs) for start, end in s.spans], batch_size=2000)
+    Assignment.objects.filter(pk__in=assignment_ids).update(
+        status=Assignment.Status.SUBMITTED, submitted_at=now, draft=None, draft_saved_at=None)
+    return submissions
+
+
+def save_draft(assignment, data):
+    """Keep the page's unsaved state (one query). ``data``: {"answer": {...}, "time_spent": s,
+    "video_played": bool}, stored as sent (a draft is never a judgment); refused when too large."""
+    if not assignment.project.is_open:
+        raise ProjectClosed(f"project {assignment.project.name} is closed")
+    if not isinstance(data, dict) or not isinstance(data.get("answer", {}), dict):
+        raise AnswerInvalid([Problem("a draft must be an object with an answer object", code="shape")])
+    draft = {"answer": data.get("answer") or {}, "time_spent": _seconds(data.get("time_spent")),
+             "video_played": bool(data.get("video_played"))}
+    if len(json.dumps(draft)) > MAX_DRAFT_BYTES:
+        raise AnswerInvalid([Problem("the draft is too large", code="size")])
+    now = timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(draft=draft, draft_saved_at=now)
+    assignment.draft, assignment.draft_saved_at = draft, now
+    return now
+
+
+def current_answer(assignment, presented):
+    """The annotator's current submitted answer for the page, in the page's shape (2 queries), or None."""
+    submission = (Submission.objects.filter(assignment=assignment, is_current=True)
+                  .values_list("pk", "time_spent", "video_played").first())
+    if submission is None:
+        return None
+    pk, time_spent, played = submission
+    if assignment.project.is_rating:
+        scores = {c: (s, r) for c, s, r in CaptionRating.objects.filter(submission_id=pk)
+                  .values_list("caption_id", "score", "rationale")}
+        paragraphs = [{"score": scores.get(c.pk, (None, ""))[0], "rationale": scores.get(c.pk, (None, ""))[1]}
+                      for c, _ in presented]
+        return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played)}
+    scores = dict(ParagraphJudgment.objects.filter(submission_id=pk).values_list("caption_id", "score"))
+    sentences = {}
+    for sentence_id, error, start, end in (SentenceJudgment.objects.filter(submission_id=pk)
+                                           .values_list("sentence_id", "error", "spans__start", "spans__end")):
+        entry = sentences.setdefault(sentence_id, {"error": int(error), "spans": []})
+        if start is not None:
+            entry["spans"].append([start, end])
+    paragraphs = []
+    for caption, caption_sentences in presented:
+        paragraphs.append({"score": scores.get(caption.pk), "sentences": [
+            {"error": sentences.get(s.pk, {}).get("error", 0),
+             "spans": sorted(sentences.get(s.pk, {}).get("spans", []))} for s in caption_sentences]})
+    return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played)}

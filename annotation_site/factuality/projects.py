@@ -1,0 +1,232 @@
+"""Projects: creating them (dataset, systems, videos, overlap, shuffling, scale), inviting annotators, editing,
+closing, and the progress figures of the project pages (a fixed number of queries each)."""
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from annotation_site.annotators.models import Annotator
+from annotation_site.annotators.services import invite
+from annotation_site.corpus.models import DATASET_NAME, Caption, System, Video
+
+from . import protocol
+from .models import Assignment, Project, ProjectMember, ProjectVideo, ScaleAnchor, Submission
+
+
+@dataclass
+class Invited:
+    annotator: Annotator
+    created_account: bool
+
+
+@dataclass
+class ProjectSpec:
+    """What a researcher chooses when creating a project (the form, the API and the commands fill it)."""
+
+    name: str
+    dataset: object
+    kind: str = Project.Kind.FACTUALITY
+    systems: list = None  # System rows or names; None: every system of the dataset
+    videos: list = None  # Video rows or external ids; None: every video with a caption of those systems
+    annotators_per_video: int = 3
+    shuffle_systems: bool = True
+    instructions: str = ""  # empty: the protocol's (or the rating preset's) default text
+    description: str = ""
+    preset: str = ""  # rating: a key of protocol.RATING_PRESETS
+    question: str = ""
+    scale: list = None  # rating: [(value, anchor label)], consecutive integers
+    rationale: str = Project.Rationale.OFF
+    usernames: list = field(default_factory=list)  # accounts to invite
+
+
+def _resolve(dataset, model, items, key, what):
+    rows = [item for item in items if isinstance(item, model)]
+    names = [item for item in items if not isinstance(item, model)]
+    if any(row.dataset_id != dataset.pk for row in rows):
+        raise ValidationError({what: f"every {what[:-1]} must belong to dataset {dataset.name}"})
+    if names:
+        found = {getattr(row, key): row for row in model.objects.filter(dataset=dataset, **{f"{key}__in": names})}
+        unknown = [n for n in names if n not in found]
+        if unknown:
+            raise ValidationError({what: f"dataset {dataset.name} has no {what[:-1]} " +
+                                   ", ".join(repr(u) for u in unknown[:10])})
+        rows += [found[n] for n in names]
+    return list(dict.fromkeys(rows))
+
+
+def _scale(spec):
+    if spec.kind != Project.Kind.RATING:
+        return None
+    preset = protocol.RATING_PRESETS.get(spec.preset or protocol.DEFAULT_RATING_PRESET)
+    if preset is None:
+        raise ValidationError({"preset": f"unknown preset {spec.preset!r}; choose from "
+                               + ", ".join(protocol.RATING_PRESETS)})
+    scale = [(int(v), str(label).strip()) for v, label in (spec.scale or preset["scale"])]
+    values = [v for v, _ in scale]
+    if len(scale) < 2 or values != list(range(values[0], values[0] + len(values))):
+        raise ValidationError({"scale": "a scale needs at least two consecutive integer points, in order"})
+    if len(scale) > 11:
+        raise ValidationError({"scale": "a scale has at most 11 points"})
+    return scale, preset
+
+
+def create_project(spec, *, created_by=None):
+    """Create a project from a ProjectSpec; raises ValidationError naming the field at fault."""
+    try:
+        DATASET_NAME(spec.name)
+    except ValidationError as exc:
+        raise ValidationError({"name": exc.messages}) from None
+    if Project.objects.filter(name=spec.name).exists():
+        raise ValidationError({"name": f"a project named {spec.name!r} already exists"})
+    if spec.kind not in Project.Kind.values:
+        raise ValidationError({"kind": f"kind must be one of {', '.join(Project.Kind.values)}"})
+    if not 1 <= int(spec.annotators_per_video) <= 50:
+        raise ValidationError({"annotators_per_video": "annotators per video must be between 1 and 50"})
+    if spec.rationale not in Project.Rationale.values:
+        raise ValidationError({"rationale": f"rationale must be one of {', '.join(Project.Rationale.values)}"})
+    dataset = spec.dataset
+    systems = (_resolve(dataset, System, spec.systems, "name", "systems") if spec.systems
+               else list(System.objects.filter(dataset=dataset)))
+    if not systems:
+        raise ValidationError({"systems": f"dataset {dataset.name} has no systems (no captions) to judge"})
+    with_captions = set(Caption.objects.filter(video__dataset=dataset, system__in=systems)
+                        .values_list("video_id", flat=True).distinct())
+    if spec.videos:
+        videos = _resolve(dataset, Video, spec.videos, "external_id", "videos")
+        empty = [v.external_id for v in videos if v.pk not in with_captions]
+        if empty:
+            raise ValidationError({"videos": "no caption of the chosen systems for video " +
+                                   ", ".join(repr(e) for e in empty[:10])})
+    else:
+        videos = [v for v in Video.objects.filter(dataset=dataset).order_by("position", "external_id")
+                  if v.pk in with_captions]
+    if not videos:
+        raise ValidationError({"videos": "no video has a caption of the chosen systems"})
+    scale = _scale(spec)
+    if scale:
+        default_instructions, question = scale[1]["instructions"], spec.question or scale[1]["question"]
+    else:
+        default_instructions, question = protocol.DEFAULT_INSTRUCTIONS, ""
+    with transaction.atomic():
+        project = Project.objects.create(
+            name=spec.name, dataset=dataset, kind=spec.kind, description=spec.description,
+            annotators_per_video=int(spec.annotators_per_video), shuffle_systems=bool(spec.shuffle_systems),
+            instructions=spec.instructions.strip() or default_instructions, question=question,
+            scale_min=scale[0][0][0] if scale else 1, scale_max=scale[0][-1][0] if scale else 5,
+            rationale=spec.rationale, created_by=created_by,
+        )
+        project.systems.set(systems)
+        ProjectVideo.objects.bulk_create(
+            [ProjectVideo(project=project, video=v, position=i) for i, v in enumerate(videos)], batch_size=2000)
+        if scale:
+            ScaleAnchor.objects.bulk_create([ScaleAnchor(project=project, value=v, label=l) for v, l in scale[0]])
+        for username in spec.usernames:
+            add_member(project, invite(username)[0])
+    return project
+
+
+def add_member(project, annotator):
+    ProjectMember.objects.get_or_create(project=project, annotator=annotator)
+    return annotator
+
+
+def invite_to_project(project, username, *, email=""):
+    annotator, created = invite(username, email=email)
+    add_member(project, annotator)
+    return Invited(annotator=annotator, created_account=created)
+
+
+def remove_member(project, annotator):
+    """Stop inviting an annotator; their judgments stay (the statistics still count them)."""
+    ProjectMember.objects.filter(project=project, annotator=annotator).delete()
+
+
+def is_member(project, annotator):
+    return annotator is not None and ProjectMember.objects.filter(project=project, annotator=annotator).exists()
+
+
+def update_project(project, *, instructions=None, description=None, annotators_per_video=None, question=None,
+                   anchors=None, rationale=None):
+    """Change what may change after creation; the systems, videos and kind stay as created."""
+    if annotators_per_video is not None and not 1 <= int(annotators_per_video) <= 50:
+        raise ValidationError({"annotators_per_video": "annotators per video must be between 1 and 50"})
+    with transaction.atomic():
+        for name, value in (("instructions", instructions), ("description", description),
+                            ("annotators_per_video", annotators_per_video), ("question", question),
+                            ("rationale", rationale)):
+            if value is not None:
+                setattr(project, name, value)
+        project.full_clean(exclude=["systems", "annotators", "label_set", "created_by", "dataset"])
+        project.save()
+        if anchors is not None and project.is_rating:
+            for anchor in ScaleAnchor.objects.filter(project=project):
+                if anchor.value in anchors:
+                    anchor.label = anchors[anchor.value].strip() or anchor.label
+                    anchor.save(update_fields=["label"])
+    return project
+
+
+def set_status(project, status):
+    if status not in Project.Status.values:
+        raise ValidationError({"status": f"status must be one of {', '.join(Project.Status.values)}"})
+    project.status = status
+    project.closed_at = timezone.now() if status == Project.Status.CLOSED else None
+    project.save(update_fields=["status", "closed_at"])
+    return project
+
+
+def scale_of(project):
+    """``[(value, anchor label)]`` of a project's scale, best last (factuality: the protocol's, 1..5)."""
+    if not project.is_rating:
+        return sorted(protocol.FACTUALITY_SCALE)
+    return list(ScaleAnchor.objects.filter(project=project).order_by("value").values_list("value", "label"))
+
+
+def projects_for(annotator):
+    """The open and closed projects an annotator is invited to, with their own counts (one query)."""
+    if annotator is None:
+        return []
+    return list(Project.objects.filter(members__annotator=annotator).select_related("dataset").annotate(
+        mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
+        mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
+                                                assignments__status=Assignment.Status.SUBMITTED), distinct=True),
+    ).order_by("-created_at"))
+
+
+def progress(project):
+    """Counts of a project and per annotator (4 queries whatever the size)."""
+    videos = ProjectVideo.objects.filter(project=project).aggregate(
+        n_videos=Count("id"), n_assigned=Sum("assigned"),
+        n_full=Count("id", filter=Q(assigned__gte=project.annotators_per_video)))
+    per_annotator = {
+        row["annotator_id"]: row for row in Assignment.objects.filter(project=project).values("annotator_id").annotate(
+            assigned=Count("id"), submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))
+    }
+    times = {}
+    for annotator_id, seconds, played in (Submission.objects.filter(assignment__project=project, is_current=True)
+                                          .values_list("annotator_id", "time_spent", "video_played")):
+        entry = times.setdefault(annotator_id, {"seconds": [], "played": 0})
+        entry["seconds"].append(seconds)
+        entry["played"] += bool(played)
+    members = list(ProjectMember.objects.filter(project=project).select_related("annotator__user"))
+    known = {m.annotator_id for m in members}
+    extra = list(Annotator.objects.filter(pk__in=set(per_annotator) - known).select_related("user"))
+    rows = []
+    for annotator, invited in [(m.annotator, True) for m in members] + [(a, False) for a in extra]:
+        counts = per_annotator.get(annotator.pk, {})
+        seconds = sorted(times.get(annotator.pk, {}).get("seconds", []))
+        rows.append({
+            "annotator": annotator, "invited": invited, "assigned": counts.get("assigned", 0),
+            "submitted": counts.get("submitted", 0),
+            "median_seconds": seconds[len(seconds) // 2] if seconds else None,
+            "played": times.get(annotator.pk, {}).get("played", 0),
+        })
+    total = videos["n_videos"] * project.annotators_per_video
+    submitted = sum(r["submitted"] for r in rows)
+    return {
+        "videos": videos["n_videos"], "full_videos": videos["n_full"], "slots": total,
+        "assigned": videos["n_assigned"] or 0, "submitted": submitted,
+        "share": (min(submitted, total) / total) if total else 0.0, "annotators": rows,
+    }

@@ -1,0 +1,219 @@
+"""Researcher pages of a project: creating it, its overview (progress, annotators, invitations), settings,
+aggregation, the agreement report with its charts, downloads and the raw-labels import. Staff only."""
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation_site.annotators.services import invitation_path
+from annotation_site.corpus.models import Dataset
+from annotation_site.interchange.bundle import FormatError
+
+from . import agreement, aggregation, charts, exports, projects, raw_labels
+from .forms import InviteForm, ProjectCreateForm, ProjectSettingsForm, RawImportForm
+from .models import Aggregation, Project
+
+
+def _project(name):
+    return get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
+
+
+def _invited_messages(request, invited):
+    for entry in invited:
+        user = entry.annotator.user
+        if entry.created_account:
+            link = request.build_absolute_uri(invitation_path(user))
+            messages.info(request, f"New account {user.get_username()}: send them this one-time link to set a "
+                                   f"password: {link}")
+        else:
+            messages.success(request, f"Invited {user.get_username()}.")
+
+
+@staff_member_required
+def project_create(request):
+    dataset = Dataset.objects.filter(name=request.POST.get("dataset") or request.GET.get("dataset")).first()
+    form = ProjectCreateForm(request.POST or None, dataset=dataset)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        spec = projects.ProjectSpec(
+            name=data["name"], dataset=data["dataset"], kind=data["kind"], systems=list(data["systems"]) or None,
+            videos=data["videos"] or None, annotators_per_video=data["annotators_per_video"],
+            shuffle_systems=data["shuffle_systems"], description=data["description"],
+            preset=data.get("preset") or "", rationale=data.get("rationale") or Project.Rationale.OFF)
+        try:
+            project = projects.create_project(spec, created_by=request.user)
+            invited = [projects.invite_to_project(project, name) for name in data["annotators"]]
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Created project {project.name} with {project.project_videos.count()} "
+                                      "videos.")
+            _invited_messages(request, invited)
+            return redirect("factuality-project", name=project.name)
+    return render(request, "factuality/project_create.html", {"form": form, "dataset": dataset})
+
+
+def project_detail(request, name):
+    if not request.user.is_authenticated or not request.user.is_staff:
+        return redirect("factuality-work", name=name)
+    return _project_detail(request, name)
+
+
+@staff_member_required
+def _project_detail(request, name):
+    project = _project(name)
+    return render(request, "factuality/project_detail.html", {
+        "project": project, "progress": projects.progress(project), "invite_form": InviteForm(),
+        "import_form": RawImportForm(), "aggregation": Aggregation.objects.filter(project=project).first(),
+        "systems": project.systems.order_by("position", "name"), "scale": projects.scale_of(project),
+    })
+
+
+@staff_member_required
+@require_POST
+def project_invite(request, name):
+    project = _project(name)
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        invited = []
+        for username in form.cleaned_data["usernames"]:
+            try:
+                invited.append(projects.invite_to_project(project, username))
+            except ValidationError as exc:
+                messages.error(request, f"{username}: {' '.join(exc.messages)}")
+        _invited_messages(request, invited)
+    else:
+        messages.error(request, " ".join(form.errors.get("usernames", ["Invalid input."])))
+    return redirect("factuality-project", name=name)
+
+
+@staff_member_required
+def project_settings(request, name):
+    project = _project(name)
+    anchors = projects.scale_of(project) if project.is_rating else ()
+    initial = {"description": project.description, "annotators_per_video": project.annotators_per_video,
+               "instructions": project.instructions, "question": project.question, "rationale": project.rationale}
+    form = ProjectSettingsForm(request.POST or None, initial=initial, anchors=anchors)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            projects.update_project(project, instructions=data["instructions"], description=data["description"],
+                                    annotators_per_video=data["annotators_per_video"],
+                                    question=data["question"] if project.is_rating else None,
+                                    rationale=(data["rationale"] or None) if project.is_rating else None,
+                                    anchors=form.anchors())
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect("factuality-project", name=name)
+    return render(request, "factuality/project_settings.html", {"project": project, "form": form})
+
+
+@staff_member_required
+@require_POST
+def project_status(request, name):
+    project = _project(name)
+    try:
+        projects.set_status(project, request.POST.get("status", ""))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"Project {project.name} is {project.status}.")
+    return redirect("factuality-project", name=name)
+
+
+@staff_member_required
+@require_POST
+def project_aggregate(request, name):
+    project = _project(name)
+    if project.is_rating:
+        raise Http404("rating projects have no aggregated label set")
+    ties = request.POST.get("ties", "error")
+    try:
+        result = aggregation.aggregate_project(project, ties=ties)
+        run = aggregation.write_label_set(project, result, created_by=request.user)
+    except (ValueError, aggregation.LabelSetNameTaken) as exc:
+        messages.error(request, str(exc))
+    else:
+        text = (f"Aggregated {run.captions} captions and {run.sentences} sentences ({run.spans} spans) into "
+                f"label set “{run.label_set.name}”.")
+        if run.errors_without_spans:
+            text += (f" {run.errors_without_spans} sentences are erroneous by majority with no word marked by a "
+                     "majority: the FactVC export cannot show them.")
+        messages.success(request, text)
+    return redirect("factuality-project", name=name)
+
+
+@staff_member_required
+def project_report(request, name):
+    project = _project(name)
+    report = agreement.project_report(project)
+    names = {row["annotator"].pk: row["annotator"].name for row in projects.progress(project)["annotators"]}
+    for row in report["annotators"]:
+        row["name"] = names.get(row["annotator_id"], f"#{row['annotator_id']}")
+    return render(request, "factuality/report.html", {
+        "project": project, "report": report, "scale": projects.scale_of(project)})
+
+
+@staff_member_required
+def project_chart(request, name, chart):
+    project = _project(name)
+    if chart not in ("scores", "errors") or (chart == "errors" and project.is_rating):
+        raise Http404("no such chart")
+    systems = agreement.project_systems(project)
+    if chart == "scores":
+        title = "Ratings per system" if project.is_rating else "Paragraph scores per system"
+        svg = charts.score_distribution(systems, projects.scale_of(project), title=title)
+    elif chart == "errors":
+        svg = charts.error_shares(systems)
+    else:
+        raise Http404("no such chart")
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+@staff_member_required
+def export_factvc(request, name):
+    project = _project(name)
+    try:
+        text = exports.factvc_text(project)
+    except exports.NothingToExport as exc:
+        messages.error(request, str(exc))
+        return redirect("factuality-project", name=name)
+    return exports.attachment(text, exports.FACTVC_FILENAME, "application/json")
+
+
+@staff_member_required
+def export_raw(request, name):
+    project = _project(name)
+    anonymise = request.GET.get("anonymise", "1") not in ("0", "false", "no")
+    return exports.attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
+                       "application/x-ndjson")
+
+
+@staff_member_required
+@require_POST
+def import_raw(request, name):
+    project = _project(name)
+    form = RawImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a file to import.")
+        return redirect("factuality-project", name=name)
+    upload = form.cleaned_data["file"]
+    try:
+        text = upload.read().decode("utf-8")
+        _, counts = raw_labels.import_lines(text, project_name=project.name, dataset=project.dataset,
+                                            filename=upload.name)
+    except UnicodeDecodeError:
+        messages.error(request, f"{upload.name}: not UTF-8 text; nothing was imported.")
+    except FormatError as exc:
+        return render(request, "factuality/import_problems.html",
+                      {"project": project, "problems": exc.problems, "filename": upload.name}, status=400)
+    else:
+        messages.success(request, f"Imported {counts['lines']} labelled captions ({counts['submissions']} "
+                                  f"submissions from {counts['annotators']} annotators).")
+    return redirect("factuality-project", name=name)

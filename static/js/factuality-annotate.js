@@ -1,0 +1,443 @@
+// CaptionEval annotation page (factuality and rating projects). Markup: templates/factuality/annotate.html;
+// configuration and starting state in the #annotation-config JSON. The player is static/js/video-player.js.
+//
+// State: {paragraphs: [{score, rationale, sentences: [{error: 0|1, spans: [[start, end]]}]}]}, in the order the
+// paragraphs are shown. Every change re-renders the affected paragraph and schedules a draft save (PUT to the
+// draft endpoint); submitting POSTs the answer with a client UUID (kept for retries of the same answer), the
+// time spent on the page and whether the video was played.
+import "./video-player.js";
+import {SpanMarker, addSpan, spanAt} from "./factuality-spans.js";
+
+const config = JSON.parse(document.getElementById("annotation-config").textContent);
+const form = document.getElementById("annotation");
+const problemsBox = document.getElementById("problems");
+const confirmButton = document.getElementById("confirm-submit");
+const submitButton = document.getElementById("submit");
+const saveStatus = document.getElementById("save-status");
+const dialog = document.getElementById("clear-dialog");
+const factuality = config.kind === "factuality";
+const paragraphs = Array.from(document.querySelectorAll(".fact-paragraph"));
+const DRAFT_DELAY_MS = 1200;
+
+function csrfToken() {
+  const input = document.querySelector("#next-form input[name=csrfmiddlewaretoken]");
+  return input ? input.value : "";
+}
+
+function uuid4() {
+  if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+// --- state ---------------------------------------------------------------------------------------------------
+function emptyState() {
+  return {paragraphs: config.paragraphs.map((p) => ({
+    score: null, rationale: "", sentences: p.sentences.map(() => ({error: 0, spans: []})),
+  }))};
+}
+
+function restore(answer) {
+  const state = emptyState();
+  const given = answer && Array.isArray(answer.paragraphs) ? answer.paragraphs : [];
+  state.paragraphs.forEach((paragraph, i) => {
+    const saved = given[i];
+    if (!saved || typeof saved !== "object") return;
+    if (Number.isInteger(saved.score)) paragraph.score = saved.score;
+    if (typeof saved.rationale === "string") paragraph.rationale = saved.rationale;
+    (saved.sentences || []).forEach((sentence, j) => {
+      if (!paragraph.sentences[j] || !sentence) return;
+      paragraph.sentences[j].error = sentence.error ? 1 : 0;
+      paragraph.sentences[j].spans = Array.isArray(sentence.spans) ? sentence.spans.map(([s, e]) => [s, e]) : [];
+    });
+  });
+  return state;
+}
+
+const initial = config.state || {};
+let state = restore(initial.answer);
+let videoPlayed = Boolean(initial.video_played);
+let spentMs = (Number(initial.time_spent) || 0) * 1000;
+let visibleSince = document.visibilityState === "visible" ? performance.now() : null;
+let current = {paragraph: 0, sentence: 0};
+let editable = config.open;
+
+function timeSpent() {
+  const running = visibleSince === null ? 0 : performance.now() - visibleSince;
+  return Math.round((spentMs + running) / 100) / 10;
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") {
+    visibleSince = performance.now();
+  } else {
+    if (visibleSince !== null) spentMs += performance.now() - visibleSince;
+    visibleSince = null;
+    saveDraft({keepalive: true});
+  }
+});
+
+const video = document.querySelector("#player video");
+if (video) video.addEventListener("play", () => { if (!videoPlayed) { videoPlayed = true; scheduleDraft(); } });
+
+// --- rendering -----------------------------------------------------------------------------------------------
+function paragraphStatus(p, index) {
+  const missing = [];
+  if (p.score === null) missing.push("no score yet");
+  const flagged = p.sentences.filter((s) => s.error).length;
+  const bare = p.sentences.filter((s) => s.error && !s.spans.length).length;
+  if (bare) missing.push(`${bare} flagged sentence${bare > 1 ? "s" : ""} without marked words`);
+  if (config.rationale === "required" && !p.rationale.trim()) missing.push("no reason given");
+  if (missing.length) return {done: false, text: missing.join(" · ")};
+  return {done: true, text: factuality ? `done · ${flagged} flagged` : "done"};
+}
+
+function render(index) {
+  const p = state.paragraphs[index];
+  const root = paragraphs[index];
+  root.querySelectorAll(".fact-sentence").forEach((item, j) => {
+    const sentence = p.sentences[j];
+    const flag = item.querySelector('[data-action="flag"]');
+    flag.setAttribute("aria-pressed", String(Boolean(sentence.error)));
+    flag.querySelector('[data-role="flag-text"]').textContent = sentence.error ? "Error" : "Error?";
+    item.classList.toggle("fact-sentence--error", Boolean(sentence.error));
+    const marked = new Set();
+    sentence.spans.forEach(([s, e]) => { for (let t = s; t < e; t += 1) marked.add(t); });
+    item.querySelectorAll(".tok").forEach((token) => {
+      const t = Number(token.dataset.t);
+      token.classList.toggle("tok--marked", marked.has(t));
+      token.classList.toggle("tok--span-start", sentence.spans.some(([s]) => s === t));
+      token.classList.toggle("tok--span-end", sentence.spans.some(([, e]) => e - 1 === t));
+    });
+    const list = item.querySelector('[data-role="spans"]');
+    list.replaceChildren(...sentence.spans.map(([s, e], k) => {
+      const words = Array.from(item.querySelectorAll(".tok")).slice(s, e).map((x) => x.textContent).join(" ");
+      const chip = document.createElement("li");
+      chip.className = "fact-span";
+      const text = document.createElement("span");
+      text.textContent = words;
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "fact-span__remove";
+      remove.dataset.action = "remove-span";
+      remove.dataset.span = String(k);
+      remove.disabled = !editable;
+      remove.setAttribute("aria-label", `Remove marked words “${words}”`);
+      remove.textContent = "×";
+      chip.append(text, remove);
+      return chip;
+    }));
+  });
+  root.querySelectorAll('input[type="radio"]').forEach((input) => {
+    input.checked = Number(input.value) === p.score;
+    input.disabled = !editable;
+  });
+  const rationale = root.querySelector("textarea");
+  if (rationale && rationale.value !== p.rationale) rationale.value = p.rationale;
+  if (rationale) rationale.disabled = !editable;
+  root.querySelectorAll('[data-action="flag"]').forEach((b) => { b.disabled = !editable; });
+  const status = paragraphStatus(p, index);
+  const label = root.querySelector('[data-role="status"]');
+  label.textContent = status.text;
+  root.classList.toggle("fact-paragraph--done", status.done);
+}
+
+function renderAll() {
+  state.paragraphs.forEach((_, i) => render(i));
+  setCurrent(current.paragraph, current.sentence, false);
+}
+
+function setCurrent(paragraph, sentence = 0, scroll = false) {
+  current = {paragraph, sentence};
+  paragraphs.forEach((root, i) => root.classList.toggle("is-current", i === paragraph));
+  document.querySelectorAll(".fact-sentence.is-current").forEach((el) => el.classList.remove("is-current"));
+  const item = paragraphs[paragraph] && paragraphs[paragraph].querySelectorAll(".fact-sentence")[sentence];
+  if (item) item.classList.add("is-current");
+  if (scroll && paragraphs[paragraph]) paragraphs[paragraph].scrollIntoView({block: "nearest", behavior: "smooth"});
+}
+
+function locate(element) {
+  const root = element.closest(".fact-paragraph");
+  const item = element.closest(".fact-sentence");
+  return {paragraph: root ? Number(root.dataset.paragraph) : null, sentence: item ? Number(item.dataset.sentence) : 0};
+}
+
+// --- changes -------------------------------------------------------------------------------------------------
+function changed(index) {
+  render(index);
+  scheduleDraft();
+  if (!problemsBox.hidden) showProblems(clientProblems(), false);
+}
+
+function setFlag(p, s, error) {
+  const sentence = state.paragraphs[p].sentences[s];
+  sentence.error = error ? 1 : 0;
+  if (!error) sentence.spans = [];
+  changed(p);
+}
+
+function askStillErroneous(p, s) {
+  const text = dialog.querySelector('[data-role="text"]');
+  text.textContent = `No words of paragraph ${config.paragraphs[p].letter}, sentence ${s + 1} are marked any more. `
+    + "Is the sentence still erroneous?";
+  dialog.returnValue = "";
+  const focusBack = document.activeElement;
+  dialog.addEventListener("close", function onClose() {
+    dialog.removeEventListener("close", onClose);
+    if (dialog.returnValue === "unflag") setFlag(p, s, false);
+    if (focusBack && focusBack.isConnected) focusBack.focus();
+  });
+  dialog.showModal();
+}
+
+function removeSpan(p, s, k) {
+  const sentence = state.paragraphs[p].sentences[s];
+  sentence.spans.splice(k, 1);
+  changed(p);
+  if (!sentence.spans.length && sentence.error) askStillErroneous(p, s);
+}
+
+function setScore(p, value) {
+  state.paragraphs[p].score = value;
+  changed(p);
+}
+
+if (factuality) {
+  new SpanMarker(form, {
+    isEnabled: () => editable,
+    onFocus: (group) => { const at = locate(group); setCurrent(at.paragraph, at.sentence); },
+    onMark: (group, start, end) => {
+      const {paragraph, sentence} = locate(group);
+      const target = state.paragraphs[paragraph].sentences[sentence];
+      target.spans = addSpan(target.spans, start, end);
+      target.error = 1; // marking words flags the sentence
+      setCurrent(paragraph, sentence);
+      changed(paragraph);
+    },
+    onRemoveAt: (group, index) => {
+      const {paragraph, sentence} = locate(group);
+      const k = spanAt(state.paragraphs[paragraph].sentences[sentence].spans, index);
+      if (k >= 0) removeSpan(paragraph, sentence, k);
+    },
+  });
+}
+
+form.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-action]");
+  if (!button || !editable) return;
+  const {paragraph, sentence} = locate(button);
+  setCurrent(paragraph, sentence);
+  if (button.dataset.action === "flag") {
+    setFlag(paragraph, sentence, !state.paragraphs[paragraph].sentences[sentence].error);
+  } else if (button.dataset.action === "remove-span") {
+    const item = button.closest(".fact-sentence");
+    removeSpan(paragraph, sentence, Number(button.dataset.span));
+    const next = item.querySelector(".fact-span__remove") || item.querySelector('.tok[tabindex="0"]');
+    if (next && !dialog.open) next.focus();
+  }
+});
+
+form.addEventListener("change", (event) => {
+  const input = event.target;
+  if (input.type === "radio") {
+    const {paragraph} = locate(input);
+    setCurrent(paragraph);
+    setScore(paragraph, Number(input.value));
+  }
+});
+
+form.addEventListener("input", (event) => {
+  if (event.target.tagName === "TEXTAREA") {
+    const {paragraph} = locate(event.target);
+    state.paragraphs[paragraph].rationale = event.target.value;
+    scheduleDraft();
+    render(paragraph);
+  }
+});
+
+form.addEventListener("focusin", (event) => {
+  const {paragraph, sentence} = locate(event.target);
+  if (paragraph !== null && (paragraph !== current.paragraph || sentence !== current.sentence)) {
+    setCurrent(paragraph, sentence);
+  }
+});
+
+// --- keyboard shortcuts --------------------------------------------------------------------------------------
+function typing(target) {
+  return target instanceof Element && (target.closest("textarea, select") || target.isContentEditable
+    || (target.closest("input") && !["radio", "checkbox", "range", "button", "submit"].includes(target.type)));
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented || dialog.open) return;
+  if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+    event.preventDefault();
+    attemptSubmit(false);
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+  const values = config.scale.map(([value]) => value);
+  if (/^[0-9]$/.test(event.key) && values.includes(Number(event.key)) && editable) {
+    event.preventDefault();
+    setScore(current.paragraph, Number(event.key));
+    const radio = paragraphs[current.paragraph].querySelector(`input[type="radio"][value="${event.key}"]`);
+    if (radio && document.activeElement && document.activeElement.type === "radio") radio.focus();
+  } else if (event.key === "n" || event.key === "p") {
+    event.preventDefault();
+    const next = Math.max(0, Math.min(paragraphs.length - 1, current.paragraph + (event.key === "n" ? 1 : -1)));
+    setCurrent(next, 0, true);
+    const focusable = paragraphs[next].querySelector('[data-action="flag"], input[type="radio"]');
+    if (focusable) focusable.focus({preventScroll: true});
+  } else if (event.key === "e" && factuality && editable) {
+    event.preventDefault();
+    const sentence = state.paragraphs[current.paragraph].sentences[current.sentence];
+    if (sentence) setFlag(current.paragraph, current.sentence, !sentence.error);
+  }
+});
+
+// --- drafts --------------------------------------------------------------------------------------------------
+let draftTimer = null;
+let lastSaved = null;
+
+function scheduleDraft() {
+  if (!editable) return;
+  clearTimeout(draftTimer);
+  saveStatus.textContent = "Unsaved changes";
+  draftTimer = setTimeout(() => saveDraft(), DRAFT_DELAY_MS);
+}
+
+async function saveDraft({keepalive = false} = {}) {
+  if (!editable) return;
+  clearTimeout(draftTimer);
+  const body = JSON.stringify({answer: state, time_spent: timeSpent(), video_played: videoPlayed});
+  if (body === lastSaved && !keepalive) return;
+  try {
+    const response = await fetch(config.draftUrl, {
+      method: "PUT", keepalive, credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()}, body,
+    });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    lastSaved = body;
+    const time = new Date().toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
+    saveStatus.textContent = `Draft saved at ${time}`;
+  } catch (error) {
+    saveStatus.textContent = "The draft could not be saved; it will be tried again.";
+    draftTimer = setTimeout(() => saveDraft(), 10 * DRAFT_DELAY_MS);
+  }
+}
+
+setInterval(() => { if (editable && document.visibilityState === "visible") saveDraft({keepalive: true}); }, 60000);
+
+// --- submitting ----------------------------------------------------------------------------------------------
+function clientProblems() {
+  const problems = [];
+  state.paragraphs.forEach((p, i) => {
+    const name = `${factuality ? "Paragraph" : "Caption"} ${config.paragraphs[i].letter}`;
+    if (p.score === null) problems.push({paragraph: i, sentence: null, message: `${name} has no score yet.`});
+    p.sentences.forEach((s, j) => {
+      if (s.error && !s.spans.length) {
+        problems.push({paragraph: i, sentence: j,
+          message: `${name}, sentence ${j + 1} is flagged as erroneous but no words are marked.`});
+      }
+    });
+  });
+  return problems;
+}
+
+function showProblems(problems, canConfirm, title) {
+  if (!problems.length) {
+    problemsBox.hidden = true;
+    return;
+  }
+  problemsBox.hidden = false;
+  problemsBox.querySelector(".fact-problems__title").textContent = title
+    || "Not submitted yet: please complete these, or submit anyway if you mean it.";
+  problemsBox.querySelector(".fact-problems__list").replaceChildren(...problems.map((problem) => {
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    const letter = problem.paragraph !== null && problem.paragraph !== undefined
+      ? config.paragraphs[problem.paragraph].letter : null;
+    link.href = letter ? `#paragraph-${letter}` : "#annotation";
+    link.textContent = problem.message;
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      if (problem.paragraph === null || problem.paragraph === undefined) return;
+      setCurrent(problem.paragraph, problem.sentence || 0, true);
+      const root = paragraphs[problem.paragraph];
+      const target = problem.sentence !== null && problem.sentence !== undefined
+        ? root.querySelectorAll(".fact-sentence")[problem.sentence].querySelector(".tok")
+        : root.querySelector('input[type="radio"]');
+      if (target) target.focus({preventScroll: true});
+    });
+    item.append(link);
+    return item;
+  }));
+  confirmButton.hidden = !canConfirm;
+}
+
+let pending = null; // {uuid, body}: the submission being sent (a retry of the same answer keeps its UUID)
+
+async function attemptSubmit(confirm) {
+  if (!editable) return;
+  const problems = clientProblems();
+  if (problems.length && !confirm) {
+    showProblems(problems, true);
+    problemsBox.querySelector("a, button:not([hidden])").focus();
+    return;
+  }
+  const answer = JSON.stringify(state);
+  if (!pending || pending.answer !== answer) pending = {uuid: uuid4(), answer};
+  submitButton.disabled = true;
+  confirmButton.disabled = true;
+  submitButton.textContent = "Submitting…";
+  try {
+    const response = await fetch(config.submitUrl, {
+      method: "POST", credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
+      body: JSON.stringify({submission_uuid: pending.uuid, answer: state, confirm: Boolean(confirm),
+        time_spent: timeSpent(), video_played: videoPlayed}),
+    });
+    const body = await response.json().catch(() => ({}));
+    if (response.ok) {
+      editable = false;
+      clearTimeout(draftTimer);
+      saveStatus.textContent = "Submitted";
+      showProblems([], false);
+      submitButton.textContent = "Submitted: opening the next video…";
+      document.getElementById("next-form").submit();
+      return;
+    }
+    if (response.status === 409 && body.needs_confirmation) {
+      showProblems(body.problems || [], true);
+    } else {
+      showProblems(body.problems && body.problems.length ? body.problems
+        : [{paragraph: null, message: body.detail || `The server refused the answer (HTTP ${response.status}).`}],
+      false, "Not submitted:");
+    }
+  } catch (error) {
+    showProblems([{paragraph: null, message: "No connection to the server: your answer is kept; try again."}],
+      false, "Not submitted:");
+  }
+  submitButton.disabled = false;
+  confirmButton.disabled = false;
+  submitButton.textContent = "Submit and go to the next video";
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  attemptSubmit(false);
+});
+confirmButton.addEventListener("click", () => attemptSubmit(true));
+
+// --- start ---------------------------------------------------------------------------------------------------
+const live = document.createElement("p");
+live.id = "span-live";
+live.className = "visually-hidden";
+live.setAttribute("aria-live", "polite");
+document.body.append(live);
+if (initial.source === "draft") saveStatus.textContent = "Draft restored";
+renderAll();
+window.captionEvalAnnotation = {state: () => state, timeSpent, videoPlayed: () => videoPlayed};

@@ -1,0 +1,158 @@
+"""The command-line contracts: factuality_agreement --format json, factuality_labels --export / --import
+(validated up front, one transaction, problems named by file, line and field) and factuality_project."""
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation_site.annotators.models import Annotator
+from annotation_site.factuality.models import Assignment, Project, ProjectVideo, SpanJudgment, Submission
+
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_agreement_json_has_exactly_the_contract_shape(completed):
+    out, err = run("factuality_agreement", "--project", "anet-mini", "--format", "json")
+    data = json.loads(out)
+    assert list(data) == ["paragraph", "sentence", "word"]
+    assert list(data["paragraph"]) == ["ordinal", "interval", "units", "annotators"]
+    assert list(data["sentence"]) == ["nominal", "units", "annotators"] == list(data["word"])
+    assert data["paragraph"]["units"] == 9 and data["word"]["annotators"] == 3
+    assert all(isinstance(data[level][k], float) for level, k in
+               (("paragraph", "ordinal"), ("paragraph", "interval"), ("sentence", "nominal"), ("word", "nominal")))
+    assert "warning: paragraph: alpha rests on only 9 units" in err
+    words, _ = run("factuality_agreement", "--project", "anet-mini", "--format", "json", "--word-units", "words")
+    assert json.loads(words)["word"]["units"] == 84 - 15  # the 15 full stops are not words
+    text, _ = run("factuality_agreement", "--project", "anet-mini")
+    assert text.startswith("paragraph: ordinal 0.")
+    with pytest.raises(CommandError, match="no project"):
+        run("factuality_agreement", "--project", "nope", "--format", "json")
+
+
+def test_raw_labels_export_lines(completed, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    run("factuality_labels", "--project", "anet-mini", "--export", str(path))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(rows) == 27  # 3 annotators x 9 captions
+    assert list(rows[0]) == ["video_id", "system", "annotator", "paragraph_score", "sentences"]
+    assert {r["annotator"] for r in rows} == {"A1", "A2", "A3"}  # anonymised by default
+    beta = next(r for r in rows if (r["video_id"], r["system"], r["annotator"]) == ("v1", "Beta", "A1"))
+    assert beta == {"video_id": "v1", "system": "Beta", "annotator": "A1", "paragraph_score": 1,
+                    "sentences": [{"error": 1, "spans": [[1, 2], [4, 6]]}]}
+    real, _ = run("factuality_labels", "--project", "anet-mini", "--export", "-", "--real-ids")
+    assert {json.loads(line)["annotator"] for line in real.splitlines()} == {"ann1", "ann2", "ann3"}
+
+
+def test_raw_labels_round_trip_into_a_new_project(completed, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    run("factuality_labels", "--project", "anet-mini", "--export", str(path), "--real-ids")
+    out, _ = run("factuality_labels", "--project", "copy", "--dataset", "small", "--import", str(path))
+    assert "27 labelled captions" in out and "9 submissions from 3 annotators" in out
+    project = Project.objects.get(name="copy")
+    assert project.dataset.name == "small" and project.annotators_per_video == 3
+    assert set(project.systems.values_list("name", flat=True)) == {"Alpha", "Beta", "Gamma"}
+    assert list(ProjectVideo.objects.filter(project=project).values_list("assigned", flat=True)) == [3, 3, 3]
+    assert set(Annotator.objects.filter(kind="imported").values_list("external_id", flat=True)) == {
+        "ann1", "ann2", "ann3"}
+    again, _ = run("factuality_labels", "--project", "copy", "--export", "-", "--real-ids")
+    assert again == path.read_text()
+    anonymous = [run("factuality_labels", "--project", name, "--export", "-")[0] for name in ("anet-mini", "copy")]
+    assert anonymous[0] == anonymous[1]
+    summary = [json.loads(run("factuality_agreement", "--project", name, "--format", "json")[0])
+               for name in ("anet-mini", "copy")]
+    assert summary[0] == summary[1]
+    # importing the same file again replaces each annotator's answer, keeping the history
+    run("factuality_labels", "--project", "copy", "--dataset", "small", "--import", str(path))
+    assert Submission.objects.filter(assignment__project=project).count() == 18
+    assert Submission.objects.filter(assignment__project=project, is_current=True).count() == 9
+    assert Assignment.objects.filter(project=project).count() == 9
+
+
+BAD_LINES = "\n".join([
+    json.dumps({"video_id": "v1", "system": "Alpha", "annotator": "x", "paragraph_score": 4,
+                "sentences": [{"error": 0, "spans": []}, {"error": 1, "spans": [[1, 2]]}]}),
+    json.dumps({"video_id": "v1", "system": "Alpha", "annotator": "y", "paragraph_score": 6,
+                "sentences": [{"error": 0}, {"error": 0}]}),
+    '{"video_id": "v1", ',
+    json.dumps({"video_id": "v9", "system": "Alpha", "annotator": "x", "paragraph_score": 4, "sentences": []}),
+    json.dumps({"video_id": "v1", "system": "Beta", "annotator": "x", "paragraph_score": 2,
+                "sentences": [{"error": 0, "spans": [[0, 1]]}]}),
+    json.dumps({"video_id": "v1", "system": "Beta", "annotator": "y", "paragraph_score": 2, "colour": "red",
+                "sentences": [{"error": 1, "spans": [[0, 99]]}]}),
+    json.dumps({"video_id": "v1", "system": "Alpha", "annotator": "x", "paragraph_score": 3,
+                "sentences": [{"error": 0}, {"error": 0}]}),
+    json.dumps({"video_id": "v2", "system": "Alpha", "annotator": "x", "paragraph_score": 3,
+                "sentences": [{"error": 0}]}),
+]) + "\n"
+
+
+def test_a_bad_file_lists_every_problem_and_imports_nothing(small_dataset, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(BAD_LINES)
+    with pytest.raises(CommandError) as refused:
+        run("factuality_labels", "--project", "fresh", "--dataset", "small", "--import", str(path))
+    message = str(refused.value)
+    assert message.startswith("7 problems found, nothing was imported:")
+    for expected in [
+        "bad.jsonl, line 2, paragraph_score: must be an integer from 1 to 5 (or null), not 6",
+        "bad.jsonl, line 3: invalid JSON",
+        "bad.jsonl, line 4, video_id: dataset small has no caption of system 'Alpha' for video 'v9'",
+        "bad.jsonl, line 5, sentences[0].spans: spans are given but error is 0",
+        "bad.jsonl, line 6, colour: unknown field",
+        "bad.jsonl, line 7, annotator: annotator 'x' already labelled this caption on line 1",
+        "bad.jsonl, line 8, sentences: must list the caption's 2 sentences",
+    ]:
+        assert expected in message, expected
+    assert not Project.objects.exists() and not Submission.objects.exists() and not Annotator.objects.exists()
+
+
+def test_import_into_an_existing_project_checks_its_videos_and_dataset(make_project, small_dataset, tmp_path):
+    make_project(name="only-v1", videos=["v1"], systems=["Alpha"])
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps({"video_id": "v1", "system": "Beta", "annotator": "x", "paragraph_score": 2,
+                                "sentences": [{"error": 1, "spans": [[1, 2]]}]}) + "\n")
+    with pytest.raises(CommandError, match="not part of project only-v1"):
+        run("factuality_labels", "--project", "only-v1", "--dataset", "small", "--import", str(path))
+    from .conftest import import_jsonl, lines
+
+    import_jsonl(lines({"video_id": "v1", "system": "Beta", "sentences": ["a b ."]}), "other")
+    with pytest.raises(CommandError, match="exists on dataset small, not other"):
+        run("factuality_labels", "--project", "only-v1", "--dataset", "other", "--import", str(path))
+    with pytest.raises(CommandError, match="needs --dataset"):
+        run("factuality_labels", "--project", "only-v1", "--import", str(path))
+
+
+def test_import_keeps_spans_and_incomplete_answers(small_dataset, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps({"video_id": "v2", "system": "Beta", "annotator": "lab-7", "paragraph_score": None,
+                                "sentences": [{"error": 1, "spans": [[0, 2], [3, 4]]}]}) + "\n")
+    run("factuality_labels", "--project", "outside", "--dataset", "small", "--import", str(path))
+    submission = Submission.objects.get()
+    assert submission.source == "import" and submission.confirmed_incomplete and submission.video_played is None
+    assert sorted(SpanJudgment.objects.values_list("start", "end")) == [(0, 2), (3, 4)]
+    exported, _ = run("factuality_labels", "--project", "outside", "--export", "-", "--real-ids")
+    assert json.loads(exported) == json.loads(path.read_text())
+
+
+def test_project_command_creates_invites_aggregates_and_closes(small_dataset, django_user_model):
+    django_user_model.objects.create_user("known", password="pw-known-123")
+    out, _ = run("factuality_project", "create", "--name", "cli", "--dataset", "small", "--systems", "Alpha", "Beta",
+                 "--per-video", "2", "--annotators", "known", "newcomer", "--base-url", "https://lab.example")
+    assert "Created project cli: 3 videos, 2 systems" in out
+    assert "Invited known\n" in out and "Invited newcomer (new account): https://lab.example/factuality/invitations/" in out
+    project = Project.objects.get(name="cli")
+    assert project.annotators_per_video == 2 and project.members.count() == 2
+    out, _ = run("factuality_project", "aggregate", "--name", "cli")
+    assert "Label set 'cli': 0 captions" in out
+    run("factuality_project", "close", "--name", "cli")
+    assert Project.objects.get(name="cli").status == "closed"
+    with pytest.raises(CommandError, match="already exists"):
+        run("factuality_project", "create", "--name", "cli", "--dataset", "small")

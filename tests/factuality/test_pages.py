@@ -1,0 +1,172 @@
+"""The pages: what annotators and researchers see, who may see it, and constant query counts."""
+import json
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation_site.factuality import projects
+from annotation_site.factuality.assignment import next_assignment
+from annotation_site.factuality.models import Project
+
+from .conftest import import_jsonl, lines
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def member(client, make_project, annotator_accounts):
+    [annotator] = annotator_accounts(1)
+    project = make_project(annotators=[annotator])
+    client.force_login(annotator.user)
+    client.annotator, client.project = annotator, project
+    return client
+
+
+def test_an_annotator_sees_their_projects_and_starts_a_video(member):
+    home = member.get(reverse("factuality-home"))
+    assert home.status_code == 200 and b'id="my-projects"' in home.content and b"all-projects" not in home.content
+    response = member.post(reverse("factuality-start", args=["fact"]))
+    found = member.project.assignments.get()
+    assert response.status_code == 302 and response.url == reverse("factuality-annotate", args=[found.pk])
+    work = member.get(reverse("factuality-work", args=["fact"]))
+    assert b"Continue video" in work.content and b"Continue video 1" in work.content
+    assert member.get(reverse("factuality-project", args=["fact"])).url == reverse("factuality-work", args=["fact"])
+
+
+def test_annotators_see_only_their_projects(member, make_project):
+    make_project(name="secret")
+    assert member.get(reverse("factuality-work", args=["secret"])).status_code == 404
+    assert member.get(reverse("factuality-instructions", args=["secret"])).status_code == 404
+    assert member.post(reverse("factuality-start", args=["secret"])).status_code == 404
+    for name in ("factuality-settings", "factuality-report", "factuality-export-raw"):
+        assert member.get(reverse(name, args=["fact"])).status_code == 302  # to the staff login
+
+
+def test_the_annotation_page_hides_systems_and_escapes_captions(client, annotator_accounts):
+    dataset = import_jsonl(lines({"video_id": "x1", "system": "SecretNet<b>", "sentences": [
+        "<script>alert(1)</script> walks . ", "a [b] c ."]}), "hostile")
+    [annotator] = annotator_accounts(1)
+    project = projects.create_project(projects.ProjectSpec(name="h", dataset=dataset))
+    projects.add_member(project, annotator)
+    found = next_assignment(project, annotator)
+    client.force_login(annotator.user)
+    page = client.get(reverse("factuality-annotate", args=[found.pk])).content.decode()
+    assert "SecretNet" not in page
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "Paragraph A" in page and "Video 1 <span class=\"muted\">of 1</span>" in page
+    config = json.loads(re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>',
+                                  page, re.S).group(1))
+    assert config["paragraphs"] == [{"letter": "A", "sentences": [3, 4]}]
+    assert config["state"]["source"] == "new" and config["kind"] == "factuality"
+    assert [v for v, _ in config["scale"]] == [1, 2, 3, 4, 5]
+    assert "A lot of severe errors" in page and 'name="score-0"' in page
+
+
+def _page_queries(client, annotator_accounts, django_assert_max_num_queries, captions, sentences):
+    dataset = import_jsonl(lines(*[{"video_id": "w", "system": f"S{c}", "sentences": [
+        f"sentence {s} ." for s in range(sentences)]} for c in range(captions)]), f"d{captions}")
+    [annotator] = annotator_accounts(1, prefix=f"q{captions}-")
+    project = projects.create_project(projects.ProjectSpec(name=f"p{captions}", dataset=dataset))
+    projects.add_member(project, annotator)
+    found = next_assignment(project, annotator)
+    client.force_login(annotator.user)
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as context:
+        assert client.get(reverse("factuality-annotate", args=[found.pk])).status_code == 200
+    return len(context)
+
+
+def test_the_annotation_page_uses_a_constant_number_of_queries(client, annotator_accounts,
+                                                               django_assert_max_num_queries):
+    small = _page_queries(client, annotator_accounts, django_assert_max_num_queries, 2, 1)
+    large = _page_queries(client, annotator_accounts, django_assert_max_num_queries, 12, 10)
+    assert small == large <= 12
+
+
+def test_instructions_render_and_are_editable(staff_client, make_project):
+    make_project()
+    page = staff_client.get(reverse("factuality-instructions", args=["fact"])).content.decode()
+    assert '<mark class="error-span">cat</mark>' in page and "<h2>Worked examples</h2>" in page
+    assert "UNK" in page and "completeness does not count" in page
+    response = staff_client.post(reverse("factuality-settings", args=["fact"]), {
+        "description": "pilot", "annotators_per_video": 2,
+        "instructions": "## Our rules\nJudge [carefully] <em>now</em>."})
+    assert response.status_code == 302
+    page = staff_client.get(reverse("factuality-instructions", args=["fact"])).content.decode()
+    assert "<h2>Our rules</h2>" in page and '<mark class="error-span">carefully</mark>' in page
+    assert "&lt;em&gt;now&lt;/em&gt;" in page
+    assert Project.objects.get(name="fact").annotators_per_video == 2
+
+
+def test_staff_creates_a_project_from_the_form(staff_client, small_dataset):
+    chooser = staff_client.get(reverse("factuality-project-create"))
+    assert b'id="choose-dataset"' in chooser.content
+    form = staff_client.get(reverse("factuality-project-create") + "?dataset=small")
+    assert b"Alpha" in form.content and b'id="project-form"' in form.content
+    alpha = small_dataset.systems.get(name="Alpha")
+    response = staff_client.post(reverse("factuality-project-create"), {
+        "dataset": "small", "name": "from-form", "kind": "factuality", "systems": [alpha.pk], "videos": "v2\nv3\n",
+        "annotators_per_video": 3, "shuffle_systems": "on", "annotators": "new-one\n", "rationale": "off",
+        "preset": "vatex-eval"}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("factuality-project", args=["from-form"])
+    page = response.content.decode()
+    assert "Created project from-form with 2 videos." in page
+    assert re.search(r"New account new-one: send them this one-time link to set a password: "
+                     r"http://testserver/factuality/invitations/[^/]+/[^/]+/", page)
+    bad = staff_client.post(reverse("factuality-project-create"), {
+        "dataset": "small", "name": "bad", "kind": "factuality", "videos": "v9", "annotators_per_video": 3,
+        "rationale": "off", "preset": "vatex-eval"})
+    assert b"no video" in bad.content or b"has no video" in bad.content
+
+
+def test_an_invitation_link_sets_the_password_once(client, staff_client, make_project):
+    make_project()
+    response = staff_client.post(reverse("factuality-invite", args=["fact"]), {"usernames": "invitee"}, follow=True)
+    link = re.search(r"http://testserver(/factuality/invitations/[^/]+/[^/]+/)", response.content.decode()).group(1)
+    assert client.get(link).status_code == 200
+    done = client.post(link, {"new_password1": "a-long-password-42", "new_password2": "a-long-password-42"})
+    assert done.status_code == 302 and done.url == reverse("factuality-home")
+    assert b"fact" in client.get(reverse("factuality-home")).content  # logged in, sees the project
+    client.logout()
+    assert client.get(link).status_code == 400  # used up
+    assert client.login(username="invitee", password="a-long-password-42")
+
+
+def test_project_page_report_charts_and_downloads(staff_client, completed):
+    page = staff_client.get(reverse("factuality-project", args=["anet-mini"])).content.decode()
+    assert 'id="progress"' in page and "ann1" in page and "Not aggregated yet." in page
+    staff_client.post(reverse("factuality-aggregate", args=["anet-mini"]), {"ties": "error"})
+    page = staff_client.get(reverse("factuality-project", args=["anet-mini"])).content.decode()
+    assert "Download factuality_annotation.json" in page and "9 captions, 15 sentences" in page
+    report = staff_client.get(reverse("factuality-report", args=["anet-mini"])).content.decode()
+    assert report.count('data-level="paragraph"') == 2 and 'data-level="word"' in report
+    assert "alpha rests on only 9 units" in report and "ann3" in report
+    for chart in ("scores", "errors"):
+        svg = staff_client.get(reverse("factuality-chart", args=["anet-mini", chart]))
+        assert svg["Content-Type"] == "image/svg+xml" and svg.content.startswith(b"<?xml")
+        assert b"Beta" in svg.content
+    assert staff_client.get(reverse("factuality-chart", args=["anet-mini", "pie"])).status_code == 404
+    download = staff_client.get(reverse("factuality-export-factvc", args=["anet-mini"]))
+    assert json.loads(download.content)["v1"]["Beta"]["sentences"] == ["a [woman] is riding [a horse] ."]
+    raw = staff_client.get(reverse("factuality-export-raw", args=["anet-mini"]) + "?anonymise=0")
+    assert b'"annotator": "ann1"' in raw.content
+    dataset = staff_client.get(reverse("dataset-detail", args=["small"]) + "?labels=anet-mini")
+    assert b"anet-mini (Aggregated)" in dataset.content
+
+
+def test_the_import_form_shows_every_problem(staff_client, make_project):
+    make_project()
+    upload = SimpleUploadedFile("bad.jsonl", b'{"video_id": "v1", "system": "Alpha"}\nnot json\n')
+    response = staff_client.post(reverse("factuality-import-raw", args=["fact"]), {"file": upload})
+    assert response.status_code == 400
+    assert response.content.decode().count('class="problem"') == 4  # 3 missing fields + invalid JSON
+
+
+def test_closed_projects_hand_out_nothing(member):
+    projects.set_status(member.project, Project.Status.CLOSED)
+    response = member.post(reverse("factuality-start", args=["fact"]), follow=True)
+    assert b"This project is closed." in response.content
