@@ -44,7 +44,7 @@ class ProjectCreateSerializer(serializers.Serializer):
     preset = serializers.CharField(required=False, allow_blank=True, default="")
     question = serializers.CharField(required=False, allow_blank=True, default="")
     scale = serializers.ListField(child=serializers.ListField(min_length=2, max_length=2), required=False)
-    rationale = serializers.ChoiceField(choices=Project.Rationale.values, default=Project.Rationale.OFF)
+    rationale = serializers.ChoiceField(choices=Project.Rationale.choices, default=Project.Rationale.OFF)
     annotators = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
 
@@ -54,7 +54,7 @@ class ProjectUpdateSerializer(serializers.Serializer):
     instructions = serializers.CharField(required=False)
     annotators_per_video = serializers.IntegerField(required=False, min_value=1, max_value=50)
     question = serializers.CharField(required=False, allow_blank=True)
-    rationale = serializers.ChoiceField(choices=Project.Rationale.values, required=False)
+    rationale = serializers.ChoiceField(choices=Project.Rationale.choices, required=False)
     anchors = serializers.DictField(child=serializers.CharField(), required=False,
                                     help_text="Rating projects: {scale value: anchor label}.")
 
