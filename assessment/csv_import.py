@@ -1,0 +1,317 @@
+"""Importing DA judgments collected elsewhere (``manage.py da_import_judgments --campaign NAME FILE.csv``).
+
+One row per judgment, header ``worker_id,hit_id,item_id,system,video_id,item_type,control_of,score``:
+
+- ``item_type`` is ``system``, ``original``, ``degraded`` or ``repeat``; ``control_of`` names the ``item_id`` (in
+  the same HIT) a control item pairs with: a degraded copy its original, an original its degraded copy, a repeat
+  the system item it repeats; empty for system items.
+- Items are identified by ``(hit_id, item_id)``; every row of one item must agree on its system, video, type and
+  ``control_of``. ``score`` is an integer from 0 to 100. A worker rates an item once.
+- Originals and degraded copies belong to the human caption set: their ``system`` names it (empty: ``human``),
+  one name for the whole file. It is created as a human system when missing and becomes the campaign's human
+  system.
+
+The whole file is validated first; any problem (reported with file, line and field) means nothing is written.
+Then everything is written in one transaction with bulk inserts: a missing campaign is created with a dataset
+of the same name (an existing dataset of that name is used), and missing systems, videos, captions (empty: the
+text was shown elsewhere), HITs, items, workers and assignments are created. An existing campaign is extended:
+HITs and items are matched by their ids, and a judgment that is already stored is a problem. Finally the QC of
+the campaign's workers is computed and stored.
+"""
+import csv
+import io
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max, OuterRef, Subquery
+from django.utils import timezone
+
+from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, System, Video
+from annotation_site.interchange.bundle import ProblemList
+
+from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
+
+HEADER = ("worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score")
+DEFAULT_HUMAN = "human"
+PARTNER_TYPE = {"degraded": "original", "original": "degraded", "repeat": "system"}
+_BATCH = 5000
+
+
+@dataclass
+class Row:
+    line: int
+    worker: str
+    hit: str
+    item: str
+    system: str
+    video: str
+    item_type: str
+    control_of: str
+    score: int
+
+
+def _score(text):
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() and 0 <= value <= 100 else None
+
+
+def read_rows(stream, filename, problems):
+    """Rows of a CSV text stream, checked field by field (problems go to ``problems``)."""
+    reader = csv.reader(stream)
+    header = next(reader, None)
+    if header is None:
+        problems.add(filename, "the file is empty; expected the header " + ",".join(HEADER), line=1)
+        return []
+    header = [name.strip() for name in header]
+    missing = [name for name in HEADER if name not in header]
+    unknown = [name for name in header if name not in HEADER]
+    if missing or unknown or len(set(header)) != len(header):
+        problems.add(filename, f"the header must be {','.join(HEADER)}"
+                     + (f"; missing {', '.join(missing)}" if missing else "")
+                     + (f"; unknown {', '.join(unknown)}" if unknown else ""), line=1)
+        return []
+    index = {name: header.index(name) for name in HEADER}
+    rows = []
+    for fields in reader:
+        line = reader.line_num
+        if not any(field.strip() for field in fields):
+            continue
+        if len(fields) != len(header):
+            problems.add(filename, f"expected {len(header)} fields, found {len(fields)}", line=line)
+            continue
+        value = {name: fields[i].strip() for name, i in index.items()}
+        bad = False
+        for name, limit in (("worker_id", 200), ("hit_id", 200), ("item_id", 200), ("video_id", 200)):
+            if not value[name] or len(value[name]) > limit:
+                problems.add(filename, f"{name} must be 1 to {limit} characters", line=line, where=f"field '{name}'")
+                bad = True
+        if value["item_type"] not in ItemType.values:
+            problems.add(filename, f"item_type must be one of {'|'.join(ItemType.values)}, not {value['item_type']!r}",
+                         line=line, where="field 'item_type'")
+            bad = True
+        elif value["item_type"] == "system" and value["control_of"]:
+            problems.add(filename, "a system item controls nothing: leave control_of empty", line=line,
+                         where="field 'control_of'")
+            bad = True
+        elif value["item_type"] != "system" and not value["control_of"]:
+            problems.add(filename, f"a {value['item_type']} item must name the item it pairs with", line=line,
+                         where="field 'control_of'")
+            bad = True
+        if value["item_type"] in ("system", "repeat") and not value["system"]:
+            problems.add(filename, f"a {value['item_type']} item needs its system", line=line, where="field 'system'")
+            bad = True
+        if len(value["system"]) > 100:
+            problems.add(filename, "system names have at most 100 characters", line=line, where="field 'system'")
+            bad = True
+        score = _score(value["score"])
+        if score is None:
+            problems.add(filename, f"score must be an integer from 0 to 100, not {value['score']!r}", line=line,
+                         where="field 'score'")
+            bad = True
+        if not bad:
+            system = value["system"] or (DEFAULT_HUMAN if value["item_type"] in ("original", "degraded") else "")
+            rows.append(Row(line, value["worker_id"], value["hit_id"], value["item_id"], system, value["video_id"],
+                            value["item_type"], value["control_of"], score))
+    return rows
+
+
+def check_rows(rows, filename, problems):
+    """Cross-row rules; returns (items: (hit, item) -> first Row, human system name or None)."""
+    items, seen = {}, {}
+    for row in rows:
+        key = (row.hit, row.item)
+        first = items.setdefault(key, row)
+        for field, attribute in (("system", "system"), ("video_id", "video"), ("item_type", "item_type"),
+                                 ("control_of", "control_of")):
+            if getattr(row, attribute) != getattr(first, attribute):
+                problems.add(filename, f"item {row.item!r} of HIT {row.hit!r} has {field} "
+                             f"{getattr(first, attribute)!r} on line {first.line}, not {getattr(row, attribute)!r}",
+                             line=row.line, where=f"field '{field}'")
+        judged = (row.worker, row.hit, row.item)
+        if judged in seen:
+            problems.add(filename, f"worker {row.worker!r} rated item {row.item!r} of HIT {row.hit!r} already on "
+                         f"line {seen[judged]}", line=row.line, where="field 'item_id'")
+        else:
+            seen[judged] = row.line
+    for (hit, _), row in items.items():
+        if row.item_type == "system":
+            continue
+        partner = items.get((hit, row.control_of))
+        where = "field 'control_of'"
+        if partner is None:
+            problems.add(filename, f"control_of names item {row.control_of!r}, which is not in HIT {hit!r}",
+                         line=row.line, where=where)
+        elif partner.item_type != PARTNER_TYPE[row.item_type]:
+            problems.add(filename, f"a {row.item_type} item pairs with a {PARTNER_TYPE[row.item_type]} item; item "
+                         f"{row.control_of!r} is a {partner.item_type} item", line=row.line, where=where)
+        elif partner.video != row.video:
+            problems.add(filename, f"item {row.control_of!r} is of video {partner.video!r}, not {row.video!r}",
+                         line=row.line, where=where)
+        elif row.item_type == "repeat" and partner.system != row.system:
+            problems.add(filename, f"a repeat shows the same system as item {row.control_of!r} ({partner.system!r})",
+                         line=row.line, where="field 'system'")
+        elif row.item_type == "original" and partner.control_of != row.item:
+            problems.add(filename, f"item {row.control_of!r} pairs with {partner.control_of!r}, not with this item",
+                         line=row.line, where=where)
+    humans = sorted({row.system for row in items.values() if row.item_type in ("original", "degraded")})
+    if len(humans) > 1:
+        problems.add(filename, f"originals and degraded copies come from one human caption set, found "
+                     f"{', '.join(map(repr, humans))}", where="field 'system'")
+    return items, (humans[0] if humans else None)
+
+
+def _check_existing(campaign, items, rows, filename, problems):
+    """Against an existing campaign: stored items must agree, stored judgments must not be repeated."""
+    stored_items = {
+        (hit, item): (item_type, system, video)
+        for hit, item, item_type, system, video in Item.objects.filter(hit__campaign=campaign).exclude(external_id="")
+        .values_list("hit__external_id", "external_id", "item_type", "caption__system__name", "caption__video__external_id")
+    }
+    for key, row in items.items():
+        stored = stored_items.get(key)
+        if stored is not None and stored != (row.item_type, row.system, row.video):
+            problems.add(filename, f"item {row.item!r} of HIT {row.hit!r} is stored as {stored[0]} of {stored[1]!r} "
+                         f"on video {stored[2]!r}", line=row.line, where="field 'item_id'")
+    stored_judgments = set(Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
+        "assignment__worker__external_id", "assignment__hit__external_id", "item__external_id"))
+    for row in rows:
+        if (row.worker, row.hit, row.item) in stored_judgments:
+            problems.add(filename, f"worker {row.worker!r}'s judgment of item {row.item!r} of HIT {row.hit!r} is "
+                         "stored already", line=row.line, where="field 'item_id'")
+
+
+def validate(stream, filename, campaign_name):
+    """Read and check everything; returns (rows, items, human name, existing campaign) or raises FormatError."""
+    problems = ProblemList()
+    try:
+        DATASET_NAME(campaign_name)
+    except ValidationError as exc:
+        problems.add(filename, f"invalid campaign name {campaign_name!r}: {exc.messages[0]}")
+        problems.raise_if_any()
+    rows = read_rows(stream, filename, problems)
+    if not rows and not problems:
+        problems.add(filename, "the file has no judgments", line=2)
+    items, human = check_rows(rows, filename, problems)
+    campaign = Campaign.objects.select_related("dataset", "human_system").filter(name=campaign_name).first()
+    if campaign is not None:
+        if human and campaign.human_system_id and campaign.human_system.name != human:
+            problems.add(filename, f"campaign {campaign_name}'s human caption set is {campaign.human_system.name!r}, "
+                         f"not {human!r}", where="field 'system'")
+        _check_existing(campaign, items, rows, filename, problems)
+    problems.raise_if_any()
+    return rows, items, human, campaign
+
+
+def import_judgments(campaign_name, source, filename=None):
+    """Import a judgments CSV (a path, or a text stream with ``filename``) into campaign ``campaign_name``."""
+    if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
+        filename = filename or str(source)
+        with open(source, encoding="utf-8-sig", newline="") as handle:
+            return _import(campaign_name, handle, filename)
+    if isinstance(source, io.TextIOBase) or hasattr(source, "read"):
+        return _import(campaign_name, source, filename or "judgments.csv")
+    raise TypeError("source must be a path or a text stream")
+
+
+def _get_or_create_rows(model, existing, wanted, make):
+    """``existing``: key -> pk; create ``make(key)`` for the wanted keys that are missing; returns key -> pk."""
+    missing = [key for key in wanted if key not in existing]
+    created = model.objects.bulk_create([make(key) for key in missing], batch_size=_BATCH)
+    return {**existing, **{key: row.pk for key, row in zip(missing, created)}}
+
+
+def _import(campaign_name, stream, filename):
+    rows, items, human, campaign = validate(stream, filename, campaign_name)
+    now = timezone.now()
+    with transaction.atomic():
+        if campaign is None:
+            dataset, _ = Dataset.objects.get_or_create(name=campaign_name, defaults={
+                "description": f"Created by importing DA judgments from {filename}.", "source_format": "da-csv"})
+        else:
+            dataset = campaign.dataset
+        names = {row.system for row in items.values()}
+        systems = dict(System.objects.filter(dataset=dataset, name__in=names).values_list("name", "pk"))
+        last = System.objects.filter(dataset=dataset).aggregate(m=Max("position"))["m"] or 0
+        systems = _get_or_create_rows(System, systems, sorted(names), lambda name: System(
+            dataset=dataset, name=name, is_human=name == human, position=last + 1))
+        video_names = sorted({row.video for row in items.values()})
+        videos = dict(Video.objects.filter(dataset=dataset, external_id__in=video_names).values_list("external_id", "pk"))
+        last = Video.objects.filter(dataset=dataset).aggregate(m=Max("position"))["m"] or 0
+        positions = iter(range(last + 1, last + 1 + len(video_names)))
+        videos = _get_or_create_rows(Video, videos, video_names, lambda name: Video(
+            dataset=dataset, external_id=name, position=next(positions), status=Video.Status.EXTERNAL))
+        pairs = sorted({(videos[row.video], systems[row.system]) for row in items.values()})
+        captions = {(v, s): pk for pk, v, s in Caption.objects.filter(video__dataset=dataset)
+                    .values_list("pk", "video_id", "system_id")}
+        captions = _get_or_create_rows(Caption, captions, pairs, lambda key: Caption(video_id=key[0], system_id=key[1]))
+
+        if campaign is None:
+            per_hit = defaultdict(int)
+            for hit, _ in items:
+                per_hit[hit] += 1
+            campaign = Campaign.objects.create(
+                name=campaign_name, dataset=dataset, source=Campaign.Source.IMPORTED,
+                human_system_id=systems.get(human), hit_size=max(per_hit.values()),
+                description=f"Judgments imported from {filename}.")
+        elif human and not campaign.human_system_id:
+            Campaign.objects.filter(pk=campaign.pk).update(human_system_id=systems[human])
+        campaign.systems.add(*{systems[row.system] for row in items.values() if row.item_type == "system"
+                               and row.system != human})
+
+        hit_names = list(dict.fromkeys(hit for hit, _ in items))
+        hits = dict(HIT.objects.filter(campaign=campaign, external_id__in=hit_names).values_list("external_id", "pk"))
+        number = (HIT.objects.filter(campaign=campaign).aggregate(m=Max("number"))["m"] or 0)
+        numbers = iter(range(number + 1, number + 1 + len(hit_names)))
+        hits = _get_or_create_rows(HIT, hits, hit_names, lambda name: HIT(campaign=campaign, number=next(numbers),
+                                                                             external_id=name))
+        stored = {(h, i): (pk, position) for pk, h, i, position in Item.objects.filter(hit__campaign=campaign)
+                  .exclude(external_id="").values_list("pk", "hit__external_id", "external_id", "position")}
+        next_position = defaultdict(int)
+        for (hit, _), (_, position) in stored.items():
+            next_position[hit] = max(next_position[hit], position + 1)
+        item_pks = {key: pk for key, (pk, _) in stored.items()}
+
+        def make(key, control_of_id=None):
+            row = items[key]
+            position = next_position[row.hit]
+            next_position[row.hit] += 1
+            return Item(hit_id=hits[row.hit], position=position, item_type=row.item_type, external_id=row.item,
+                        caption_id=captions[(videos[row.video], systems[row.system])], control_of_id=control_of_id)
+
+        new = [key for key in items if key not in item_pks]
+        firsts = [key for key in new if items[key].item_type in ("system", "original")]
+        item_pks.update(zip(firsts, (i.pk for i in Item.objects.bulk_create([make(k) for k in firsts], batch_size=_BATCH))))
+        seconds = [key for key in new if items[key].item_type in ("degraded", "repeat")]
+        item_pks.update(zip(seconds, (i.pk for i in Item.objects.bulk_create(
+            [make(k, item_pks[(k[0], items[k].control_of)]) for k in seconds], batch_size=_BATCH))))
+        degraded = Item.objects.filter(control_of=OuterRef("pk"), item_type=ItemType.DEGRADED).values("pk")[:1]
+        Item.objects.filter(hit__campaign=campaign, item_type=ItemType.ORIGINAL, control_of__isnull=True).update(
+            control_of=Subquery(degraded))
+        touched = {row.hit for row in items.values()}
+        for hit_name in touched:  # one update per HIT of the file (imports are not on a page's hot path)
+            HIT.objects.filter(pk=hits[hit_name]).update(n_items=next_position[hit_name])
+
+        worker_names = sorted({row.worker for row in rows})
+        workers = dict(Worker.objects.filter(external_id__in=worker_names).values_list("external_id", "pk"))
+        workers = _get_or_create_rows(Worker, workers, worker_names, lambda name: Worker(external_id=name,
+                                                                                         source="import"))
+        wanted = sorted({(workers[row.worker], hits[row.hit]) for row in rows})
+        assignments = {(w, h): pk for pk, w, h in Assignment.objects.filter(hit__campaign=campaign)
+                       .values_list("pk", "worker_id", "hit_id")}
+        assignments = _get_or_create_rows(Assignment, assignments, wanted, lambda key: Assignment(
+            worker_id=key[0], hit_id=key[1], completed_at=now))
+        Judgment.objects.bulk_create(
+            [Judgment(assignment_id=assignments[(workers[row.worker], hits[row.hit])],
+                      item_id=item_pks[(row.hit, row.item)], score=row.score, finished_at=None) for row in rows],
+            batch_size=_BATCH)
+        from . import services
+
+        campaign.refresh_from_db()
+        qc = services.store_qc(campaign)
+    return {"campaign": campaign, "judgments": len(rows), "items": len(new), "hits": len(hit_names),
+            "workers": len(worker_names), "passed": int(qc["passed"].sum()), "qc_workers": len(qc)}

@@ -1,0 +1,218 @@
+"""Pages of Direct Assessment. Thin: every operation is a service call; templates only display.
+
+Researchers (staff): campaign list, creation, the campaign page (progress, results, charts, QC, links,
+downloads), replication. Workers: the rating page, reached as a logged-in account (``campaigns/NAME/rate/``),
+by an assignment's signed link (``a/TOKEN/``) or by the campaign's entry link with a worker id
+(``join/TOKEN/?worker_id=ID``, for crowd platforms that append the worker's id).
+"""
+import csv
+import json
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation_site.corpus.models import Dataset
+from annotation_site.jobs.services import latest_job
+
+from . import campaigns, charts, replication, services
+from .analysis import analyse
+from .api import create_from_data, start_qc_job
+from .forms import AssignForm, CampaignForm
+from .models import Campaign, Judgment
+from .scoring import CAPTION_COLUMNS
+
+QC_ROWS_SHOWN = 200
+
+
+def _campaign(name):
+    return get_object_or_404(Campaign.objects.select_related("dataset", "human_system"), name=name)
+
+
+@staff_member_required
+def campaign_list(request):
+    campaigns_ = Campaign.objects.select_related("dataset", "human_system").annotate(n_hits=Count("hits"))
+    return render(request, "assessment/campaign_list.html", {
+        "campaigns": campaigns_, "datasets": Dataset.objects.order_by("name")})
+
+
+@staff_member_required
+def campaign_create(request):
+    dataset = Dataset.objects.filter(name=request.GET.get("dataset") or request.POST.get("dataset")).first()
+    if dataset is None:
+        return render(request, "assessment/campaign_form.html", {"datasets": Dataset.objects.order_by("name")})
+    form = CampaignForm(request.POST or None, dataset=dataset)
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = create_from_data(form.data_for_service())
+        except campaigns.CampaignError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Planned campaign {campaign.name}: {campaign.hits.count()} HITs "
+                                      f"(seed {campaign.seed}).")
+            return redirect("da-campaign", name=campaign.name)
+    return render(request, "assessment/campaign_form.html", {"form": form, "dataset": dataset})
+
+
+@staff_member_required
+def campaign_detail(request, name):
+    campaign = _campaign(name)
+    progress = services.progress(campaign)
+    analysis = analyse(campaign) if progress["judgments"] else None
+    context = {"campaign": campaign, "progress": progress, "analysis": analysis,
+               "systems": campaign.systems.order_by("position", "name"),
+               "entry_link": request.build_absolute_uri(
+                   reverse("da-join", args=[services.campaign_entry_token(campaign)])) + "?worker_id=",
+               "assign_form": AssignForm(), "links": request.session.pop(f"da-links-{campaign.pk}", None),
+               "qc_job": latest_job(f"da-campaign:{campaign.pk}", "da-qc")}
+    if analysis is not None:
+        qc = analysis.qc.sort_values(["passed", "p_value", "worker_id"], ascending=[False, True, True])
+        context.update({
+            "systems_table": analysis.systems.to_dict(orient="records"),
+            "qc_rows": qc.head(QC_ROWS_SHOWN).to_dict(orient="records"),
+            "qc_more": max(0, len(qc) - QC_ROWS_SHOWN),
+            "wins": analysis.wins,
+            "scores_chart": charts.system_scores_chart(analysis.systems) if len(analysis.systems) else None,
+            "win_chart": charts.win_matrix_chart(analysis.p_values, campaign.significance_threshold)
+            if len(analysis.systems) > 1 else None,
+        })
+    return render(request, "assessment/campaign_detail.html", context)
+
+
+@staff_member_required
+@require_POST
+def campaign_qc(request, name):
+    campaign = _campaign(name)
+    start_qc_job(campaign, request.user)
+    messages.info(request, "Quality control is being recomputed for every worker.")
+    return redirect("da-campaign", name=name)
+
+
+@staff_member_required
+@require_POST
+def campaign_assign(request, name):
+    campaign = _campaign(name)
+    form = AssignForm(request.POST)
+    links = []
+    if form.is_valid():
+        for worker_id in form.worker_ids():
+            try:
+                worker = services.worker_by_external_id(worker_id)
+            except ValueError as exc:
+                messages.error(request, f"{worker_id[:40]}: {exc}")
+                continue
+            assignment = services.assign(campaign, worker)
+            if assignment is None:
+                messages.warning(request, f"{worker_id}: no HIT left for this worker.")
+                continue
+            url = request.build_absolute_uri(reverse("da-rate-token", args=[services.assignment_token(assignment)]))
+            links.append({"worker": worker.external_id, "hit": assignment.hit.number, "url": url})
+    request.session[f"da-links-{campaign.pk}"] = links
+    return redirect(reverse("da-campaign", args=[name]) + "#links")
+
+
+@staff_member_required
+def campaign_report(request, name):
+    response = HttpResponse(json.dumps(analyse(_campaign(name)).report(), indent=2),
+                            content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{name}-report.json"'
+    return response
+
+
+@staff_member_required
+def campaign_captions_csv(request, name):
+    captions = analyse(_campaign(name)).captions[CAPTION_COLUMNS]
+    response = HttpResponse(captions.to_csv(index=False), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}-captions.csv"'
+    return response
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+@staff_member_required
+def campaign_judgments_csv(request, name):
+    """Every judgment, in the da_import_judgments format (HITs and items by their ids, else by number and
+    1-based position), streamed."""
+    campaign = _campaign(name)
+    rows = (Judgment.objects.filter(assignment__hit__campaign=campaign)
+            .order_by("assignment__hit__number", "assignment__worker__external_id", "item__position")
+            .values_list("assignment__worker__external_id", "assignment__hit__external_id", "assignment__hit__number",
+                         "item__external_id", "item__position", "item__caption__system__name",
+                         "item__caption__video__external_id", "item__item_type", "item__control_of__external_id",
+                         "item__control_of__position", "score"))
+    writer = csv.writer(_Echo(), lineterminator="\n")
+
+    def lines():
+        yield writer.writerow(["worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of",
+                               "score"])
+        for worker, hit_ext, hit_no, item_ext, pos, system, video, item_type, ctl_ext, ctl_pos, score in \
+                rows.iterator(chunk_size=5000):
+            control = "" if ctl_pos is None else (ctl_ext or str(ctl_pos + 1))
+            yield writer.writerow([worker, hit_ext or str(hit_no), item_ext or str(pos + 1), system, video, item_type,
+                                   control, score])
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}-judgments.csv"'
+    return response
+
+
+@staff_member_required
+def replication_page(request):
+    names = list(Campaign.objects.order_by("name").values_list("name", flat=True))
+    a, b = request.GET.get("a"), request.GET.get("b")
+    result = None
+    if a and b:
+        result = replication.correlate(analyse(_campaign(a)).systems, analyse(_campaign(b)).systems)
+    return render(request, "assessment/replication.html", {"names": names, "a": a, "b": b, "result": result})
+
+
+# --- Workers ----------------------------------------------------------------------------------------------
+
+def _rate(request, assignment, token):
+    return render(request, "assessment/rate.html", {
+        "assignment": assignment, "campaign": assignment.hit.campaign, "state": services.state(assignment),
+        "state_url": reverse("api-da-assignment", args=[token]),
+        "submit_url": reverse("api-da-judgments", args=[token]),
+    })
+
+
+@login_required
+def rate_account(request, name):
+    campaign = get_object_or_404(Campaign, name=name)
+    assignment = services.assign(campaign, services.worker_for_user(request.user))
+    if assignment is None:
+        return render(request, "assessment/no_work.html", {"campaign": campaign})
+    return _rate(request, assignment, services.assignment_token(assignment))
+
+
+def rate_token(request, token):
+    assignment = services.assignment_from_token(token)
+    if assignment is None:
+        raise Http404("unknown or invalid assignment link")
+    if assignment.worker.user_id is not None and assignment.worker.user_id != request.user.pk:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    return _rate(request, assignment, token)
+
+
+def join(request, token):
+    campaign = services.campaign_from_entry_token(token)
+    if campaign is None:
+        raise Http404("unknown or invalid campaign link")
+    try:
+        worker = services.worker_by_external_id(request.GET.get("worker_id", ""))
+    except ValueError:
+        return render(request, "assessment/no_work.html", {"campaign": campaign, "missing_worker": True}, status=400)
+    if worker.user_id is not None:
+        raise Http404("this worker id belongs to an account; log in instead")
+    assignment = services.assign(campaign, worker)
+    if assignment is None:
+        return render(request, "assessment/no_work.html", {"campaign": campaign})
+    return redirect("da-rate-token", token=services.assignment_token(assignment))

@@ -1,0 +1,100 @@
+"""The planning and assignment commands, the replication page, the admin pages and CSRF for account workers."""
+import io
+import json
+import re
+import uuid
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+
+from assessment import services, simulation
+from assessment.models import HIT, Assignment, Campaign, Item
+
+from .conftest import make_dataset, small_campaign
+
+
+def test_da_plan_prints_the_seed_and_replans_identically(db):
+    make_dataset("cmd-ds", n_videos=20, references="gt_cmd")
+    out = io.StringIO()
+    call_command("da_plan", campaign="cmd-a", dataset="cmd-ds", systems="Alpha,Beta", reference_set="gt_cmd",
+                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, stdout=out)
+    assert "Planned campaign 'cmd-a': 5 HITs of up to 20 items over 2 systems + human 'gt_cmd'; seed 31" in out.getvalue()
+    call_command("da_plan", campaign="cmd-b", dataset="cmd-ds", systems="Alpha,Beta", human_system="gt_cmd",
+                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, stdout=io.StringIO())
+
+    def plan(name):
+        return list(Item.objects.filter(hit__campaign__name=name).order_by("hit__number", "position")
+                    .values_list("item_type", "caption_id", "text", "degraded_start"))
+
+    assert plan("cmd-a") == plan("cmd-b")
+    assert Campaign.objects.get(name="cmd-a").min_control_distance == 6
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"dataset": "nope", "human_system": "human"}, "no dataset named 'nope'"),
+    ({"dataset": "cmd-err", "human_system": "nobody"}, "has no system 'nobody'"),
+    ({"dataset": "cmd-err", "human_system": "human", "systems": "Alpha,Zeta"}, "has no system Zeta"),
+    ({"dataset": "cmd-err", "human_system": "Alpha"}, "human system"),
+    ({"dataset": "cmd-err", "reference_set": "gt_none"}, "no reference set 'gt_none'"),
+])
+def test_da_plan_refusals(db, options, message):
+    make_dataset("cmd-err", n_videos=10)
+    with pytest.raises(CommandError, match=message):
+        call_command("da_plan", campaign="x", hit_size=20, pairs=3, repeats=2, **options)
+    assert not Campaign.objects.exists()
+
+
+def test_da_assign_prints_links_and_the_entry_link(campaign):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("da_assign", campaign=campaign.name, workers="A1,B2", entry_link=True,
+                 base_url="https://da.example.org/", stdout=out, stderr=err)
+    lines = out.getvalue().splitlines()
+    assert re.fullmatch(r"https://da\.example\.org/da/join/[^/]+/\?worker_id=WORKER_ID", lines[0])
+    assert re.fullmatch(r"A1\tHIT 1\thttps://da\.example\.org/da/a/[^/]+/", lines[1])
+    assert lines[2].startswith("B2\tHIT 2\t")
+    assert Assignment.objects.count() == 2
+    n_hits = HIT.objects.filter(campaign=campaign).count()
+    call_command("da_assign", campaign=campaign.name, workers=",".join(f"w{i}" for i in range(n_hits)),
+                 stdout=io.StringIO(), stderr=err)
+    assert "no HIT left for this worker" in err.getvalue()
+
+
+def test_replication_page(staff_client, db):
+    quality = {"human": 85, "Alpha": 65, "Beta": 45, "Gamma": 25}
+    for name, seed in (("first", 1), ("second", 2)):
+        campaign = small_campaign(make_dataset(f"{name}-ds", n_videos=24), name, qc_min_pairs=6)
+        simulation.simulate_campaign(campaign, {"diligent": 8}, quality, seed=seed, hits_per_worker=3, prefix=name)
+    page = staff_client.get("/da/replication/?a=first&b=second").content.decode()
+    table = page[page.index('id="replication"'):]
+    r = re.findall(r'<th scope="row">(raw|z)</th><td class="num">([-\d.]+)</td>', table)
+    assert [name for name, _ in r] == ["raw", "z"] and all(float(value) > 0.9 for _, value in r)
+    assert staff_client.get("/da/replication/").status_code == 200
+    out = io.StringIO()
+    call_command("da_replication", a="first", b="second", format="json", stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["n_systems"] == 4 and f"{result['z']['r']:.3f}" == r[1][1]
+    with pytest.raises(CommandError, match="no campaign"):
+        call_command("da_replication", a="first", b="third")
+
+
+def test_admin_pages(admin_client, campaign):
+    simulation.simulate_campaign(campaign, {"diligent": 2}, {"human": 80, "Alpha": 60, "Beta": 40, "Gamma": 20})
+    services.store_qc(campaign)
+    for model in ("campaign", "hit", "item", "worker", "assignment", "judgment", "qcresult"):
+        assert admin_client.get(f"/admin/assessment/{model}/").status_code == 200, model
+
+
+def test_account_workers_submit_with_the_csrf_token(campaign, django_user_model):
+    django_user_model.objects.create_user("csrf-rater", password="pw-csrf-12345")
+    client = Client(enforce_csrf_checks=True)
+    client.login(username="csrf-rater", password="pw-csrf-12345")
+    page = client.get(f"/da/campaigns/{campaign.name}/rate/").content.decode()
+    token = re.search(r'data-csrf-token="([^"]+)"', page).group(1)
+    submit_url = re.search(r'data-submit-url="([^"]+)"', page).group(1)
+    item = services.next_item(Assignment.objects.get(worker__user__username="csrf-rater"))
+    body = {"item": item.pk, "score": 30, "client_uuid": str(uuid.uuid4()), "played": True}
+    assert client.post(submit_url, body, content_type="application/json").status_code == 403  # no token
+    response = client.post(submit_url, body, content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    assert response.status_code == 201

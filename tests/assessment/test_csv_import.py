@@ -1,0 +1,149 @@
+"""da_import_judgments: validation up front (file, line, field; nothing written), one transaction, creation of
+the campaign, its dataset, systems and videos; a round trip through the judgments download."""
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation_site.corpus.models import Caption, Dataset, System, Video
+from annotation_site.interchange.bundle import FormatError
+from assessment import simulation
+from assessment.analysis import analyse
+from assessment.csv_import import import_judgments
+from assessment.models import HIT, Assignment, Campaign, Item, Judgment, QCResult, Worker
+
+from .conftest import make_dataset, small_campaign
+
+HEADER = "worker_id,hit_id,item_id,system,video_id,item_type,control_of,score\n"
+
+
+def valid_csv():
+    """Two workers on one HIT: 3 system items, a repeat, 10 original/degraded pairs."""
+    lines = [HEADER]
+    for worker, good in (("w1", True), ("w2", False)):
+        lines += [f"{worker},h1,s1,ModelA,vid1,system,,70\n", f"{worker},h1,s2,ModelB,vid1,system,,40\n",
+                  f"{worker},h1,s3,ModelA,vid2,system,,65\n", f"{worker},h1,r1,ModelA,vid1,repeat,s1,72\n"]
+        for k in range(10):
+            original, degraded = (80 + k, 20 + k) if good else (50, 50)
+            lines.append(f"{worker},h1,o{k},refs,vid{k + 3},original,d{k},{original}\n")
+            lines.append(f"{worker},h1,d{k},refs,vid{k + 3},degraded,o{k},{degraded}\n")
+    return "".join(lines)
+
+
+def write(tmp_path, text, name="judgments.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def counts():
+    return tuple(m.objects.count() for m in (Campaign, Dataset, System, Video, Caption, HIT, Item, Worker,
+                                            Assignment, Judgment, QCResult))
+
+
+def test_import_creates_campaign_dataset_systems_videos(db, tmp_path):
+    out = io.StringIO()
+    call_command("da_import_judgments", str(write(tmp_path, valid_csv())), campaign="trecvid", stdout=out)
+    assert "Imported 48 judgments" in out.getvalue() and "1 of 2 workers pass" in out.getvalue()
+    campaign = Campaign.objects.get(name="trecvid")
+    assert campaign.source == "imported" and campaign.dataset.name == "trecvid"
+    systems = {s.name: s.is_human for s in System.objects.filter(dataset=campaign.dataset)}
+    assert systems == {"ModelA": False, "ModelB": False, "refs": True}
+    assert campaign.human_system.name == "refs"
+    assert set(campaign.systems.values_list("name", flat=True)) == {"ModelA", "ModelB"}
+    assert Video.objects.filter(dataset=campaign.dataset).count() == 12
+    assert Item.objects.filter(hit__campaign=campaign).count() == 24
+    degraded = Item.objects.get(hit__campaign=campaign, external_id="d3")
+    assert degraded.control_of.external_id == "o3" and degraded.control_of.control_of_id == degraded.pk
+    assert Item.objects.get(hit__campaign=campaign, external_id="r1").control_of.external_id == "s1"
+    qc = {r.worker.external_id: r.passed for r in QCResult.objects.filter(campaign=campaign)}
+    assert qc == {"w1": True, "w2": False}
+    report = analyse(campaign).report()
+    assert [s["system"] for s in report["systems"]] == ["ModelA", "ModelB"]
+    model_a = report["systems"][0]
+    assert model_a["n"] == 3 and model_a["raw"] == pytest.approx(((70 + 72) / 2 + 65) / 2)
+
+
+@pytest.mark.parametrize("edit,line,field,message", [
+    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,,101"),
+     3, "score", "integer from 0 to 100"),
+    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,,4x"),
+     3, "score", "integer from 0 to 100"),
+    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,sytem,,40"),
+     3, "item_type", "one of system|original|degraded|repeat"),
+    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,s1,40"),
+     3, "control_of", "controls nothing"),
+    (lambda t: t.replace("w1,h1,r1,ModelA,vid1,repeat,s1,72", "w1,h1,r1,ModelA,vid1,repeat,zz,72"),
+     5, "control_of", "not in HIT 'h1'"),
+    (lambda t: t.replace("w1,h1,r1,ModelA,vid1,repeat,s1,72", "w1,h1,r1,ModelA,vid1,repeat,s2,72"),
+     5, "system", "same system"),
+    (lambda t: t.replace("w2,h1,s2,ModelB,vid1,system,,40", "w2,h1,s2,ModelA,vid1,system,,40"),
+     27, "system", "has system 'ModelB' on line 3"),
+    (lambda t: t.replace("w1,h1,d0,refs,vid3,degraded,o0,20", "w1,h1,d0,refs,vid3,degraded,s1,20"),
+     7, "control_of", "pairs with a original item"),
+    (lambda t: t + "w1,h1,s1,ModelA,vid1,system,,10\n", 50, "item_id", "rated item 's1' of HIT 'h1' already"),
+    (lambda t: t.replace("w1,h1,s1,ModelA,vid1,system,,70", ",h1,s1,ModelA,vid1,system,,70"),
+     2, "worker_id", "1 to 200 characters"),
+])
+def test_a_bad_row_names_file_line_field_and_nothing_is_written(db, tmp_path, edit, line, field, message):
+    before = counts()
+    path = write(tmp_path, edit(valid_csv()), "bad.csv")
+    with pytest.raises(CommandError) as error:
+        call_command("da_import_judgments", str(path), campaign="broken")
+    text = str(error.value)
+    assert "nothing was imported" in text
+    assert f"bad.csv, line {line}, field '{field}'" in text, text
+    assert message in text, text
+    assert counts() == before
+
+
+def test_bad_header_and_empty_file(db, tmp_path):
+    with pytest.raises(FormatError, match="line 1: the header must be"):
+        import_judgments("x", write(tmp_path, "worker,hit\n1,2\n"))
+    with pytest.raises(FormatError, match="the file is empty"):
+        import_judgments("x", write(tmp_path, ""))
+    with pytest.raises(FormatError, match="invalid campaign name"):
+        import_judgments("bad name", write(tmp_path, valid_csv()))
+    assert not Campaign.objects.exists()
+
+
+def test_importing_the_same_file_twice_is_refused_and_changes_nothing(db, tmp_path):
+    path = write(tmp_path, valid_csv())
+    import_judgments("twice", path)
+    before = counts()
+    with pytest.raises(FormatError, match="stored already"):
+        import_judgments("twice", path)
+    assert counts() == before
+
+
+def test_more_judgments_extend_an_imported_campaign(db, tmp_path):
+    import_judgments("grow", write(tmp_path, valid_csv()))
+    more = HEADER + "".join(line.replace("w1,", "w3,", 1) for line in valid_csv().splitlines(True)[1:25])
+    summary = import_judgments("grow", write(tmp_path, more, "more.csv"))
+    assert summary["items"] == 0  # the same HIT and items, matched by their ids
+    campaign = Campaign.objects.get(name="grow")
+    assert HIT.objects.filter(campaign=campaign).count() == 1
+    assert QCResult.objects.filter(campaign=campaign, worker__external_id="w3", passed=True).exists()
+
+
+def test_round_trip_through_the_judgments_download(staff_client, tmp_path):
+    campaign = small_campaign(make_dataset("origin", n_videos=18), "origin", qc_min_pairs=6)
+    simulation.simulate_campaign(campaign, {"diligent": 8, "random": 3}, {"human": 80, "Alpha": 60, "Beta": 50,
+                                                                           "Gamma": 30}, seed=1, hits_per_worker=3)
+    response = staff_client.get(f"/da/campaigns/{campaign.name}/judgments.csv")
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode()
+    assert text.startswith(HEADER)
+    import_judgments("copy", write(tmp_path, text))
+    out = io.StringIO()
+    call_command("da_qc", campaign="copy", min_pairs=6, stdout=out)  # the origin's QC parameters
+    assert "workers passed (wilcoxon, p < 0.05, >= 6 pairs)" in out.getvalue()
+    stored = {r.worker.external_id: r.passed for r in QCResult.objects.filter(campaign__name="copy")}
+    original, copy = analyse(campaign).report(), analyse(Campaign.objects.get(name="copy")).report()
+    assert copy["workers"] == original["workers"]
+    assert stored == {w["worker_id"]: w["passed"] for w in original["workers"]}
+    assert json.dumps(copy["systems"]) == json.dumps(original["systems"])
+    assert copy["wins"] == original["wins"]
+    assert Dataset.objects.get(name="copy").videos.count() == Dataset.objects.get(name="origin").videos.count()
