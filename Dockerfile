@@ -20,6 +20,11 @@ RUN groupadd --system --gid 10001 captioneval \
     && useradd --system --uid 10001 --gid captioneval --create-home --home-dir /home/captioneval \
        --shell /usr/sbin/nologin captioneval
 
+# Java runs the coco-caption tools (PTB tokenizer, METEOR) that metrics_eval calls to compute caption metrics.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends default-jre-headless \
+    && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first, so code changes do not reinstall them.
 COPY requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt

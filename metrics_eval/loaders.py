@@ -1,0 +1,120 @@
+"""Thin loaders: querysets to pandas DataFrames, one ``values_list`` query each (the statistics never query).
+
+Every function here issues a fixed number of queries whatever the size of the dataset.
+"""
+import pandas as pd
+from django.db.models import Count
+
+from annotation_site.corpus.models import Caption, Reference, Sentence
+from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
+
+from . import human
+from .models import CaptionPair, Metric, MetricScore
+
+
+class HumanScoresUnavailable(Exception):
+    """The human judgments asked for do not exist (yet)."""
+
+
+def captions(dataset):
+    """[caption_id, video_id, system] in dataset order (videos, then systems)."""
+    rows = (Caption.objects.filter(video__dataset=dataset)
+            .order_by("video__position", "video__external_id", "system__position", "system__name")
+            .values_list("pk", "video__external_id", "system__name"))
+    return pd.DataFrame(list(rows), columns=["caption_id", "video_id", "system"])
+
+
+def caption_texts(dataset):
+    """{caption_id: text}, the caption's sentences joined by spaces."""
+    texts = {}
+    for caption_id, text in (Sentence.objects.filter(caption__video__dataset=dataset)
+                             .order_by("caption_id", "index").values_list("caption_id", "text")):
+        texts[caption_id] = f"{texts[caption_id]} {text}" if caption_id in texts else text
+    return texts
+
+
+def references(dataset, reference_sets=None):
+    """{video_id: [reference paragraph, ...]} (every reference set, or only those named)."""
+    queryset = Reference.objects.filter(video__dataset=dataset)
+    if reference_sets:
+        queryset = queryset.filter(reference_set__in=reference_sets)
+    grouped = {}
+    for video_id, text in queryset.order_by("video__position", "video__external_id", "reference_set").values_list(
+            "video__external_id", "text"):
+        grouped.setdefault(video_id, []).append(text)
+    return grouped
+
+
+def reference_sets(dataset):
+    return list(Reference.objects.filter(video__dataset=dataset).order_by("reference_set")
+                .values_list("reference_set", flat=True).distinct())
+
+
+def metrics(dataset):
+    """The dataset's metrics, each annotated with ``n_scores``."""
+    return list(Metric.objects.filter(dataset=dataset).annotate(n_scores=Count("scores")).order_by("source", "name"))
+
+
+def metric_scores(dataset, names):
+    """Wide DataFrame indexed by caption_id, one column per metric name (in the order given)."""
+    rows = (MetricScore.objects.filter(metric__dataset=dataset, metric__name__in=list(names))
+            .values_list("caption_id", "metric__name", "score"))
+    long = pd.DataFrame(list(rows), columns=["caption_id", "metric", "score"])
+    wide = long.pivot(index="caption_id", columns="metric", values="score") if len(long) else pd.DataFrame()
+    return wide.reindex(columns=list(names)).astype(float)
+
+
+def label_set(dataset, name=None):
+    """The named label set, or the imported one (then the only one); raises HumanScoresUnavailable."""
+    sets = list(LabelSet.objects.filter(dataset=dataset))
+    if name:
+        found = [s for s in sets if s.name == name]
+    else:
+        found = [s for s in sets if s.name == "imported"] or (sets if len(sets) == 1 else [])
+    if not found:
+        available = ", ".join(sorted(s.name for s in sets)) or "none"
+        wanted = f"label set {name!r}" if name else "a default label set (imported, or the only one)"
+        raise HumanScoresUnavailable(f"dataset {dataset.name} has no {wanted}; label sets: {available}")
+    return found[0]
+
+
+def factuality(label_set_obj):
+    """Per-caption paragraph / sentence / word scores of a label set (three queries)."""
+    paragraphs = pd.DataFrame(list(ParagraphLabel.objects.filter(label_set=label_set_obj)
+                                   .values_list("caption_id", "score")), columns=["caption_id", "score"])
+    sentences = pd.DataFrame(list(SentenceLabel.objects.filter(label_set=label_set_obj).values_list(
+        "pk", "sentence__caption_id", "error", "sentence__tokens")),
+        columns=["label_id", "caption_id", "error", "tokens"])
+    spans = pd.DataFrame(list(ErrorSpan.objects.filter(sentence_label__label_set=label_set_obj)
+                              .values_list("sentence_label_id", "start", "end")), columns=["label_id", "start", "end"])
+    return human.factuality_scores(paragraphs, sentences, spans)
+
+
+def da_campaign(name):
+    """(campaign, caption scores, system scores) of a DA campaign, from the contract of assessment/results.py:
+    ``caption_scores(campaign)`` -> [video_id, system, raw, z, n], ``system_scores(campaign)`` ->
+    [system, raw, z, n] (a system's scores are the means of its captions' scores). Imported lazily, so this app
+    works (without DA) where the assessment app does not provide them."""
+    try:
+        from assessment import results as da_results
+        from assessment.models import Campaign
+    except ImportError as exc:
+        raise HumanScoresUnavailable(
+            f"Direct Assessment results are not available in this installation ({exc}); they come with the "
+            "assessment app (assessment/results.py)") from None
+    campaign = Campaign.objects.select_related("dataset").filter(name=name).first()
+    if campaign is None:
+        raise HumanScoresUnavailable(f"no DA campaign named {name!r}")
+    return campaign, da_results.caption_scores(campaign), da_results.system_scores(campaign)
+
+
+def pair_sets(dataset):
+    return list(CaptionPair.objects.filter(dataset=dataset).order_by("pair_set")
+                .values_list("pair_set", flat=True).distinct())
+
+
+def caption_pairs(dataset, pair_set):
+    """[video_id, correct_id, foil_id] of a pair set."""
+    rows = (CaptionPair.objects.filter(dataset=dataset, pair_set=pair_set).order_by("id")
+            .values_list("correct__video__external_id", "correct_id", "foil_id"))
+    return pd.DataFrame(list(rows), columns=["video_id", "correct_id", "foil_id"])

@@ -1,0 +1,86 @@
+"""Compute or import per-caption metric scores of a dataset.
+
+    python manage.py metric_scores --dataset NAME --compute bleu4,meteor,rouge_l,cider
+    python manage.py metric_scores --dataset NAME --import FILE [--replace] [--metric-version V]
+    python manage.py metric_scores --dataset NAME --list
+"""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotation_site.corpus.models import Dataset
+from metrics_eval import loaders, services, text_metrics
+from metrics_eval.score_import import FormatError
+
+
+class Command(BaseCommand):
+    help = "Compute the text metrics (BLEU-1..4, METEOR, ROUGE-L, CIDEr-D) of a dataset's captions, or import scores."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="dataset name")
+        action = parser.add_mutually_exclusive_group(required=True)
+        action.add_argument("--compute", metavar="METRICS",
+                            help=f"comma-separated: {', '.join(text_metrics.TEXT_METRICS)}")
+        action.add_argument("--import", dest="import_file", metavar="FILE",
+                            help="scores as .csv, .json or .jsonl (see docs/metrics.md)")
+        action.add_argument("--list", action="store_true", help="list the dataset's metrics")
+        parser.add_argument("--references", metavar="SETS",
+                            help="comma-separated reference sets to score against (default: all)")
+        parser.add_argument("--background", action="store_true",
+                            help="queue the computation as a Celery job instead of running it here")
+        parser.add_argument("--replace", action="store_true", help="import: replace metrics of the same name")
+        parser.add_argument("--metric-version", dest="metric_version", help="import: the metric's version")
+
+    def handle(self, *args, **options):
+        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset named {options['dataset']!r}")
+        if options["list"]:
+            for metric in loaders.metrics(dataset):
+                self.stdout.write(f"{metric.name}\t{metric.source}\t{metric.n_scores} scores\t{metric.version}")
+            return
+        if options["import_file"]:
+            return self._import(dataset, Path(options["import_file"]), options)
+        names = services.parse_names(options["compute"])
+        reference_sets = services.parse_names(options["references"]) if options["references"] else None
+        if options["background"]:
+            try:
+                job = services.start_compute_job(dataset, names, reference_sets=reference_sets)
+            except services.MetricError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"queued job {job.pk} ({job.status}); progress at /api/jobs/{job.pk}/")
+            return
+        bar = tqdm(total=None, desc=f"{dataset.name}: {', '.join(names)}", unit="step", file=self.stderr._out,
+                   disable=options["verbosity"] == 0)
+
+        def progress(done, total, message):
+            bar.total = total
+            bar.set_postfix_str(message)
+            bar.update(done - bar.n)
+
+        try:
+            result = services.compute_scores(dataset, names, reference_sets=reference_sets, progress=progress)
+        except (services.MetricError, text_metrics.JavaMissing) as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            bar.close()
+        scored = ", ".join(f"{name} {n}" for name, n in result["scored"].items())
+        missing = result["without_references"]
+        self.stdout.write(f"Stored scores of {result['captions']} captions of {dataset.name}: {scored}"
+                          + (f" ({missing} captions have no reference and were not scored)" if missing else ""))
+
+    def _import(self, dataset, path, options):
+        if not path.is_file():
+            raise CommandError(f"no file {path}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise CommandError(f"{path}: not UTF-8 text") from None
+        try:
+            result = services.import_scores(dataset, text, path.name, replace=options["replace"],
+                                            version=options["metric_version"])
+        except FormatError as exc:
+            raise CommandError(exc.describe()) from None
+        self.stdout.write("Imported " + ", ".join(f"{n} {name} scores" for name, n in result.metrics.items())
+                          + f" into {dataset.name}")

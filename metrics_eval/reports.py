@@ -1,0 +1,256 @@
+"""Correlation reports: load the data (a fixed number of queries), run the analysis, and store it as a Report
+with the snapshot of the data (counts and hashes), the parameters and the package versions.
+
+A report with the same parameters over identical data is reused rather than computed again (the data hash
+covers every caption key, human score and metric score, and each metric's version and parameters).
+"""
+import csv
+import hashlib
+import io
+import json
+import platform
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+from django.conf import settings
+
+from . import analysis, human, loaders
+from .models import Report
+
+PACKAGES = ("Django", "numpy", "scipy", "pandas", "matplotlib", "pycocoevalcap")
+
+
+def versions():
+    found = {"python": platform.python_version(), "captioneval": _git_commit()}
+    for package in PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def _git_commit():
+    """The repository's commit, read from .git without running git (None outside a checkout)."""
+    git = Path(settings.BASE_DIR) / ".git"
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        if (git / ref).is_file():
+            return (git / ref).read_text().strip()
+        for line in (git / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0]
+    except OSError:
+        pass
+    return None
+
+
+def _digest(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _frame_digest(frame, columns):
+    data = frame[columns].sort_values(columns[:1], kind="stable") if len(frame) else frame[columns]
+    return _digest(data.to_csv(index=False, float_format="%.17g", na_rep="NA", lineterminator="\n"))
+
+
+def _metric_info(metric_rows, names):
+    by_name = {m.name: m for m in metric_rows}
+    return {name: {"label": by_name[name].display_name, "source": by_name[name].source,
+                   "version": by_name[name].version, "parameters": by_name[name].parameters,
+                   "origin": by_name[name].origin} for name in names}
+
+
+def snapshot(frame, humans, metrics, metric_info, extra=None):
+    """Counts and hashes of exactly the data an analysis used."""
+    key_columns = ["caption_id", "video_id", "system"]
+    hashes = {
+        "captions": _frame_digest(frame, key_columns),
+        "human": {h: _frame_digest(frame, ["caption_id", h]) for h in humans},
+        "metrics": {m: _frame_digest(frame, ["caption_id", m]) for m in metrics},
+        "metric_definitions": _digest(json.dumps(metric_info, sort_keys=True, default=str)),
+    }
+    hashes["data"] = _digest(json.dumps(hashes, sort_keys=True))
+    return analysis.clean({
+        "counts": {
+            "captions": int(len(frame)),
+            "videos": int(frame["video_id"].nunique()) if len(frame) else 0,
+            "systems": int(frame["system"].nunique()) if len(frame) else 0,
+            "human": {h: int(frame[h].notna().sum()) for h in humans},
+            "scores": {m: int(frame[m].notna().sum()) for m in metrics},
+        },
+        "hashes": hashes,
+        "metrics": metric_info,
+        **(extra or {}),
+    })
+
+
+def _choose_metrics(metric_rows, names):
+    available = [m.name for m in metric_rows]
+    if not names:
+        if not available:
+            raise loaders.HumanScoresUnavailable("this dataset has no metric scores yet: compute or import some")
+        return available
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise ValueError(f"no scores for metric(s) {', '.join(unknown)} in this dataset"
+                         f" (it has: {', '.join(available) or 'none'})")
+    return list(names)
+
+
+def _store(kind, dataset, parameters, snap, result, user, campaign=""):
+    parameters_hash = _digest(json.dumps(parameters, sort_keys=True))
+    existing = Report.objects.filter(kind=kind, dataset=dataset, parameters_hash=parameters_hash,
+                                     data_hash=snap["hashes"]["data"]).first()
+    if existing is not None:
+        return existing, False
+    if callable(result):
+        result = result()
+    report = Report.objects.create(kind=kind, dataset=dataset, campaign=campaign, parameters=parameters,
+                                   parameters_hash=parameters_hash, snapshot=snap, data_hash=snap["hashes"]["data"],
+                                   versions=versions(), result=result, created_by=user)
+    return report, True
+
+
+def factuality_report(dataset, *, label_set=None, metrics=None, params=None, user=None, progress=None):
+    """(report, created) for the correlation of the dataset's metrics with a factuality label set."""
+    params = params or analysis.Parameters()
+    labels = loaders.label_set(dataset, label_set)
+    metric_rows = loaders.metrics(dataset)
+    names = _choose_metrics(metric_rows, metrics)
+    frame = human.analysis_frame(loaders.captions(dataset), loaders.factuality(labels),
+                                 loaders.metric_scores(dataset, names))
+    humans = list(human.FACTUALITY_LEVELS)
+    parameters = {"kind": "factuality", "dataset": dataset.name, "label_set": labels.name, "metrics": names,
+                  **params.as_dict()}
+    snap = snapshot(frame, humans, names, _metric_info(metric_rows, names),
+                    {"label_set": {"name": labels.name, "origin": labels.origin, "source": labels.source}})
+    return _store(Report.Kind.FACTUALITY, dataset, parameters, snap,
+                  lambda: analysis.analyse(frame, humans, names, params, progress=progress), user)
+
+
+def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=None):
+    """(report, created) for the correlation of the campaign dataset's metrics with its DA scores."""
+    params = params or analysis.Parameters()
+    campaign, caption_scores, system_scores = loaders.da_campaign(campaign_name)
+    dataset = campaign.dataset
+    metric_rows = loaders.metrics(dataset)
+    names = _choose_metrics(metric_rows, metrics)
+    captions = loaders.captions(dataset)
+    frame = human.analysis_frame(captions, human.da_caption_scores(caption_scores, captions),
+                                 loaders.metric_scores(dataset, names))
+    humans = list(human.DA_LEVELS)
+    system_table = system_scores.set_index("system")
+    human_system = {level: system_table[level].astype(float) for level in humans}
+    parameters = {"kind": "da", "dataset": dataset.name, "campaign": campaign.name, "metrics": names,
+                  **params.as_dict()}
+    snap = snapshot(frame, humans, names, _metric_info(metric_rows, names),
+                    {"campaign": campaign.name, "system_scores": analysis.clean(
+                        system_scores.sort_values("system").to_dict(orient="records"))})
+    return _store(Report.Kind.DA, dataset, parameters, snap,
+                  lambda: analysis.analyse(frame, humans, names, params, human_system=human_system,
+                                           progress=progress), user, campaign=campaign.name)
+
+
+def pairs_frame(pairs, scores, names):
+    """Pairs [video_id, correct_id, foil_id] with columns ``<metric>:correct`` / ``<metric>:foil``."""
+    frame = pairs[["video_id"]].copy()
+    for name in names:
+        column = scores[name] if name in scores else pd.Series(dtype=float)
+        frame[f"{name}:correct"] = pairs["correct_id"].map(column).to_numpy(dtype=float)
+        frame[f"{name}:foil"] = pairs["foil_id"].map(column).to_numpy(dtype=float)
+    return frame
+
+
+def pairs_report(dataset, pair_set, *, metrics=None, params=None, tie_credit=0.5, user=None):
+    params = params or analysis.Parameters()
+    pairs = loaders.caption_pairs(dataset, pair_set)
+    if not len(pairs):
+        raise loaders.HumanScoresUnavailable(f"dataset {dataset.name} has no pair set {pair_set!r}")
+    metric_rows = loaders.metrics(dataset)
+    names = _choose_metrics(metric_rows, metrics)
+    frame = pairs_frame(pairs, loaders.metric_scores(dataset, names), names)
+    parameters = {"kind": "pairs", "dataset": dataset.name, "pair_set": pair_set, "metrics": names,
+                  "tie_credit": tie_credit, **params.as_dict()}
+    keyed = frame.assign(caption_id=pairs["correct_id"].astype(str) + "/" + pairs["foil_id"].astype(str),
+                         system="pair")
+    columns = [c for c in frame.columns if ":" in c]
+    snap = snapshot(keyed, [], columns, _metric_info(metric_rows, names), {"pair_set": pair_set})
+    return _store(Report.Kind.PAIRS, dataset, parameters, snap,
+                  lambda: analysis.analyse_pairs(frame, names, params, tie_credit), user)
+
+
+def build_report(dataset, data, user=None, progress=None):
+    """(report, created) for a request as the API and the correlate command take it: ``human`` (factuality, da or
+    pairs), ``labels`` / ``campaign`` / ``pair_set``, ``metrics`` and the analysis parameters."""
+    params = analysis.Parameters(**{key: data[key] for key in (
+        "method", "level", "group_by", "resamples", "seed", "confidence", "alpha", "test")})
+    metrics = data.get("metrics") or None
+    if data["human"] == "da":
+        if not data.get("campaign"):
+            raise ValueError("human=da needs a campaign")
+        return da_report(data["campaign"], metrics=metrics, params=params, user=user, progress=progress)
+    if data["human"] == "pairs":
+        if not data.get("pair_set"):
+            raise ValueError("human=pairs needs a pair_set")
+        return pairs_report(dataset, data["pair_set"], metrics=metrics, params=params, user=user)
+    return factuality_report(dataset, label_set=data.get("labels") or None, metrics=metrics, params=params,
+                             user=user, progress=progress)
+
+
+def contract(report):
+    """The report in the command/API contract shape:
+    {"method", "level", "metrics": {metric: {human level: {"r", "ci": [lo, hi], "n"}}}, ...}."""
+    result, parameters = report.result, report.result["parameters"]
+    return {
+        "method": parameters["method"],
+        "level": "pairs" if report.kind == Report.Kind.PAIRS else parameters["level"],
+        "group_by": parameters.get("group_by"),
+        "human": report.kind,
+        "dataset": report.dataset.name,
+        **({"campaign": report.campaign} if report.campaign else {}),
+        "confidence": parameters["confidence"],
+        "resamples": parameters["resamples"],
+        "seed": parameters["seed"],
+        "test": parameters["test"],
+        "metrics": result["metrics"],
+        "best": result["best"],
+        "clusters": result["clusters"],
+        "report": report.pk,
+    }
+
+
+def table_rows(report):
+    """One row per metric and human level: the table of the page, as plain rows."""
+    result = report.result
+    labels = {name: info.get("label", name) for name, info in report.snapshot.get("metrics", {}).items()}
+    for metric, levels in result["metrics"].items():
+        for level in result["humans"]:
+            entry = levels.get(level, {})
+            low, high = (entry.get("ci") or [None, None])
+            yield {
+                "metric": metric, "label": labels.get(metric, metric), "human": level, "value": entry.get("r"),
+                "ci_low": low, "ci_high": high, "n": entry.get("n"), "groups": entry.get("groups"),
+                "epsilon": entry.get("epsilon"), "cluster": result["clusters"].get(level, {}).get(metric),
+                "best": metric in result["best"].get(level, []),
+            }
+
+
+def table_csv(report):
+    parameters = report.result["parameters"]
+    out = io.StringIO()
+    out.write(f"# CaptionEval report {report.pk}: {report.kind} on {report.dataset.name}; method "
+              f"{parameters['method']}, level {parameters['level']}, group by {parameters.get('group_by')}, "
+              f"{parameters['resamples']} resamples of videos (seed {parameters['seed']}), "
+              f"{round(100 * parameters['confidence'])}% CI, test {parameters['test']}; data "
+              f"{report.data_hash[:12]}\n")
+    fields = ["metric", "label", "human", "value", "ci_low", "ci_high", "n", "groups", "epsilon", "cluster", "best"]
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in table_rows(report):
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return out.getvalue()

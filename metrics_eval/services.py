@@ -1,0 +1,150 @@
+"""Operations on metric scores and caption pairs. Commands, the REST API, the pages and the Celery task are thin
+adapters over these functions (one code path per operation)."""
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotation_site.corpus.models import Caption
+from annotation_site.jobs import services as jobs
+
+from . import loaders, score_import, text_metrics
+from .models import CaptionPair, Metric, MetricScore
+
+COMPUTE_KIND = "metric-scores"
+_BATCH = 2000
+
+
+class MetricError(Exception):
+    """An operation that cannot be done as asked (the message says why)."""
+
+
+def caption_keys(dataset):
+    """{(video_id, system): caption_id} of a dataset (one query)."""
+    rows = Caption.objects.filter(video__dataset=dataset).values_list("video__external_id", "system__name", "pk")
+    return {(video_id, system): pk for video_id, system, pk in rows}
+
+
+def store_scores(dataset, name, scores, *, source, label="", version="", parameters=None, origin=""):
+    """Create or update the metric and replace all its scores by ``scores`` ({caption_id: score}), atomically."""
+    with transaction.atomic():
+        metric, _ = Metric.objects.update_or_create(
+            dataset=dataset, name=name,
+            defaults={"source": source, "label": label, "version": version, "parameters": parameters or {},
+                      "origin": origin})
+        MetricScore.objects.filter(metric=metric).delete()
+        MetricScore.objects.bulk_create(
+            [MetricScore(metric=metric, caption_id=caption_id, score=score) for caption_id, score in scores.items()],
+            batch_size=_BATCH)
+    return metric
+
+
+def parse_names(text):
+    """"bleu4, meteor" -> ["bleu4", "meteor"] (order kept, duplicates dropped)."""
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n and n.strip()]
+    return list(dict.fromkeys(names))
+
+
+def check_compute_request(dataset, names, reference_sets=None):
+    """Raise MetricError unless the metrics and reference sets can be computed for this dataset."""
+    if not names:
+        raise MetricError(f"name the metrics to compute: {', '.join(text_metrics.TEXT_METRICS)}")
+    try:
+        text_metrics.check_names(names)
+    except ValueError as exc:
+        raise MetricError(str(exc)) from None
+    available = loaders.reference_sets(dataset)
+    if not available:
+        raise MetricError(f"dataset {dataset.name} has no reference captions, so reference-based metrics cannot "
+                          "be computed")
+    unknown = [s for s in reference_sets or () if s not in available]
+    if unknown:
+        raise MetricError(f"unknown reference set(s) {', '.join(unknown)}; the dataset has {', '.join(available)}")
+    return available
+
+
+def compute_scores(dataset, names, *, reference_sets=None, progress=None):
+    """Compute the text metrics for every caption of the dataset against its references and store them."""
+    names = parse_names(names)
+    available = check_compute_request(dataset, names, reference_sets)
+    captions = loaders.captions(dataset)
+    texts = loaders.caption_texts(dataset)
+    references = loaders.references(dataset, reference_sets)
+    items = [(row.caption_id, row.system, row.video_id, texts.get(row.caption_id, ""))
+             for row in captions.itertuples(index=False)]
+    results = text_metrics.score_captions(items, references, names, progress=progress)
+    version = f"pycocoevalcap {text_metrics.package_version()}"
+    used_sets = list(reference_sets) if reference_sets else available
+    with transaction.atomic():
+        for name in names:
+            spec = text_metrics.TEXT_METRICS[name]
+            store_scores(dataset, name, results[name], source=Metric.Source.COMPUTED, label=spec.label,
+                         version=version,
+                         parameters={**spec.parameters, "tokenizer": text_metrics.TOKENIZER,
+                                     "reference_sets": used_sets})
+    scored = {name: len(results[name]) for name in names}
+    return {"captions": len(items), "scored": scored,
+            "without_references": sum(1 for item in items if not references.get(item[2]))}
+
+
+def start_compute_job(dataset, names, *, reference_sets=None, user=None):
+    """Queue the computation as a Celery job (progress in jobs.Job, scope ``dataset:<pk>``)."""
+    from .tasks import compute_metric_scores
+
+    names = parse_names(names)
+    check_compute_request(dataset, names, reference_sets)
+    with transaction.atomic():
+        job = jobs.create_job(COMPUTE_KIND, scope=f"dataset:{dataset.pk}", user=user,
+                              message=f"waiting for a worker: {', '.join(names)}")
+        jobs.enqueue(job, compute_metric_scores, dataset.pk, names, list(reference_sets or []))
+    job.refresh_from_db()
+    return job
+
+
+def latest_compute_job(dataset):
+    return jobs.latest_job(f"dataset:{dataset.pk}", COMPUTE_KIND)
+
+
+@dataclass
+class ImportResult:
+    metrics: dict = field(default_factory=dict)  # name -> number of scores
+
+
+def import_scores(dataset, text, filename, *, replace=False, version=None):
+    """Import a score file (validated completely first, then written in one transaction).
+
+    Raises score_import.FormatError with every problem found."""
+    problems = score_import.ProblemList()
+    score_file = score_import.read_scores(text, filename, problems)
+    existing = dict(Metric.objects.filter(dataset=dataset).values_list("name", "source"))
+    scores = score_import.check_scores(score_file, caption_keys(dataset), existing, replace=replace,
+                                       problems=problems)
+    with transaction.atomic():
+        for name, values in scores.items():
+            described = score_file.described.get(name, {})
+            store_scores(dataset, name, values, source=Metric.Source.IMPORTED,
+                         version=version or described.get("version", ""),
+                         parameters=described.get("parameters", {}), origin=filename)
+    return ImportResult({name: len(values) for name, values in scores.items()})
+
+
+def import_pairs(dataset, text, filename, *, pair_set, replace=False):
+    """Import correct/foil pairs as pair set ``pair_set``; returns the number of pairs."""
+    if not score_import.NAME.match(pair_set or ""):
+        raise MetricError(f"invalid pair set name {pair_set!r}")
+    problems = score_import.ProblemList()
+    rows = score_import.read_pairs(text, filename, problems)
+    pairs = score_import.check_pairs(rows, filename, caption_keys(dataset), problems)
+    existing = CaptionPair.objects.filter(dataset=dataset, pair_set=pair_set)
+    if existing.exists() and not replace:
+        raise MetricError(f"pair set {pair_set!r} already exists: choose another name, or replace it")
+    with transaction.atomic():
+        existing.delete()
+        CaptionPair.objects.bulk_create(
+            [CaptionPair(dataset=dataset, pair_set=pair_set, correct_id=a, foil_id=b) for a, b in pairs],
+            batch_size=_BATCH)
+    return len(pairs)
+
+
+def delete_metric(dataset, name):
+    deleted, _ = Metric.objects.filter(dataset=dataset, name=name).delete()
+    return bool(deleted)

@@ -1,0 +1,292 @@
+"""Numeric core of the correlation engine: statistics computed row by row over 2-D arrays.
+
+Every function takes arrays of shape (rows, items) - a 1-D array is one row - where NaN marks a missing value
+(an item missing on either side is left out of that row). Rows are independent: they are the groups of a
+grouped correlation (one row per video or per system), the resamples of a bootstrap, or the permutations of a
+permutation test, so one vectorised call serves them all.
+
+Definitions (the tests check each against SciPy or a hand-counted example):
+
+- Pearson's r: the sample correlation coefficient (two-pass, centred sums).
+- Spearman's rho: Pearson's r of the average ranks (ties get the mean of the ranks they span).
+- Pair counts for n items: C concordant, D discordant, T_h tied only in the human scores, T_m tied only in the
+  metric scores, T_hm tied in both (Deutsch, Foster & Freitag 2023, "Ties Matter: Meta-Evaluating Modern Metrics
+  with Pairwise Accuracy and Tie Calibration", EMNLP; the same sufficient statistics as ``TauSufficientStats``
+  in google-research/mt-metrics-eval).
+- Kendall tau-b = (C - D) / sqrt((C + D + T_h) (C + D + T_m))  (Kendall 1945; scipy ``variant='b'``).
+- Kendall tau-c = 2 (C - D) / (n^2 (m - 1) / m), m = min(distinct human values, distinct metric values)
+  (Stuart 1953; scipy ``variant='c'``).
+- Pairwise accuracy with ties, acc_eq = (C + T_hm) / (C + D + T_h + T_m + T_hm)  (Deutsch et al. 2023):
+  a pair counts as correct when the metric orders it like the humans or ties it where they tie.
+  With ``epsilon`` > 0 the metric scores of a pair count as tied when they differ by at most epsilon
+  (the tie calibration of Deutsch et al. 2023).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Cells of the (rows x block x items) comparison cubes built at once; bounds the memory of pair counting.
+MAX_CELLS = 1 << 22
+
+
+def as_rows(values):
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        values = values[None, :]
+    if values.ndim != 2:
+        raise ValueError("expected a 1-D or 2-D array")
+    return values
+
+
+def joint(x, y):
+    """Both arrays as rows, each with NaN wherever either is missing, and the mask of present items."""
+    x, y = as_rows(x), as_rows(y)
+    if x.shape != y.shape:
+        raise ValueError(f"shapes differ: {x.shape} and {y.shape}")
+    present = ~(np.isnan(x) | np.isnan(y))
+    return np.where(present, x, np.nan), np.where(present, y, np.nan), present
+
+
+def _constant(values, present):
+    with np.errstate(invalid="ignore"):
+        high = np.nanmax(np.where(present, values, -np.inf), axis=1)
+        low = np.nanmin(np.where(present, values, np.inf), axis=1)
+    return ~(high > low)
+
+
+def pearson_rows(x, y):
+    """Pearson's r per row, and the number of items used. NaN where undefined (n < 2 or a constant side)."""
+    x, y, present = joint(x, y)
+    n = present.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dx = np.where(present, x - np.nansum(x, axis=1, keepdims=True) / n[:, None], 0.0)
+        dy = np.where(present, y - np.nansum(y, axis=1, keepdims=True) / n[:, None], 0.0)
+        r = (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
+    undefined = (n < 2) | _constant(x, present) | _constant(y, present)
+    r = np.clip(np.where(undefined, np.nan, r), -1.0, 1.0)
+    return r, n
+
+
+def ranks_rows(x):
+    """Average ranks (1-based) within each row; NaN stays NaN and takes no rank."""
+    x = as_rows(x)
+    n = x.shape[1]
+    order = np.argsort(x, axis=1, kind="stable")  # NaN sorts last
+    ordered = np.take_along_axis(x, order, axis=1)
+    positions = np.broadcast_to(np.arange(n), x.shape)
+    starts = np.ones(x.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ends = np.ones(x.shape, dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, positions, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, positions, n)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty(x.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    return np.where(np.isnan(x), np.nan, ranks)
+
+
+def spearman_rows(x, y):
+    """Spearman's rho per row (Pearson's r of the average ranks of the jointly present items)."""
+    x, y, _ = joint(x, y)
+    return pearson_rows(ranks_rows(x), ranks_rows(y))
+
+
+@dataclass
+class PairCounts:
+    """Pair statistics per row (arrays of shape (rows,))."""
+
+    con: np.ndarray
+    dis: np.ndarray
+    ties_human: np.ndarray  # tied only in the human scores
+    ties_metric: np.ndarray  # tied only in the metric scores
+    ties_both: np.ndarray
+    n: np.ndarray  # items present
+    classes: np.ndarray  # min(distinct human values, distinct metric values), for tau-c
+
+    @property
+    def pairs(self):
+        return self.con + self.dis + self.ties_human + self.ties_metric + self.ties_both
+
+
+def _distinct(values, present):
+    ordered = np.sort(np.where(present, values, np.nan), axis=1)
+    changes = np.ones(ordered.shape, dtype=bool)
+    changes[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    return (changes & ~np.isnan(ordered)).sum(axis=1)
+
+
+def _blocks(rows, items):
+    """Yield (row slice, item slice) blocks whose comparison cubes stay within MAX_CELLS."""
+    per_row = max(1, items * items)
+    row_step = max(1, MAX_CELLS // per_row)
+    if row_step > 1 or items * items <= MAX_CELLS:
+        for r0 in range(0, rows, row_step):
+            yield slice(r0, min(rows, r0 + row_step)), slice(0, items)
+        return
+    item_step = max(1, MAX_CELLS // max(1, items))
+    for r0 in range(rows):
+        for i0 in range(0, items, item_step):
+            yield slice(r0, r0 + 1), slice(i0, min(items, i0 + item_step))
+
+
+#: Rows with more items than this use the sort-based count (epsilon 0), which is O(n log^2 n).
+SORTED_FROM = 2000
+
+
+def _tied_pairs(*columns):
+    """Pairs of items equal in all the given columns: sum over groups of t (t - 1) / 2."""
+    _, sizes = np.unique(np.stack(columns, axis=1), axis=0, return_counts=True)
+    return int((sizes * (sizes - 1) // 2).sum())
+
+
+def strict_inversions(values):
+    """Pairs i < j with values[i] > values[j], by a bottom-up merge sort vectorised over the runs of each pass
+    (each element of a right run counts the elements of its left run that exceed it)."""
+    _, ranks = np.unique(values, return_inverse=True)
+    n = len(ranks)
+    if n < 2:
+        return 0
+    size = 1 << (n - 1).bit_length()
+    sentinel = int(ranks.max()) + 1
+    a = np.concatenate([ranks.astype(np.int64), np.full(size - n, sentinel, dtype=np.int64)])
+    spacing = sentinel + 1
+    total, width = 0, 1
+    while width < size:
+        runs = a.reshape(-1, 2 * width)
+        offsets = (np.arange(len(runs), dtype=np.int64) * spacing)[:, None]
+        left = (runs[:, :width] + offsets).ravel()
+        right = (runs[:, width:] + offsets).ravel()
+        not_greater = np.searchsorted(left, right, side="right") - np.repeat(np.arange(len(runs)) * width, width)
+        total += int((width - not_greater).sum())
+        a = np.sort(runs, axis=1).ravel()
+        width *= 2
+    return total
+
+
+def _pair_counts_sorted(h, m):
+    """Exact pair counts of one row without comparing every pair (Knight 1966): after sorting by (h, m), the
+    discordant pairs are the strict inversions of m; ties come from group sizes."""
+    order = np.lexsort((m, h))
+    n = len(h)
+    dis = strict_inversions(m[order])
+    ties_h, ties_m, ties_both = _tied_pairs(h), _tied_pairs(m), _tied_pairs(h, m)
+    untied = n * (n - 1) // 2 - ties_h - ties_m + ties_both
+    return untied - dis, dis, ties_h - ties_both, ties_m - ties_both, ties_both
+
+
+def pair_counts_rows(h, m, epsilon=0.0):
+    """Concordant/discordant/tied pair counts per row, comparing every pair of present items once (rows longer
+    than SORTED_FROM items are counted by sorting instead, when epsilon is 0)."""
+    h, m, present = joint(h, m)
+    rows, items = h.shape
+    counts = {key: np.zeros(rows, dtype=np.int64) for key in ("con", "dis", "th", "tm", "thm")}
+    long_rows = np.flatnonzero(present.sum(axis=1) > SORTED_FROM) if not epsilon else np.array([], dtype=int)
+    for row in long_rows:
+        keep = present[row]
+        for key, value in zip(("con", "dis", "th", "tm", "thm"), _pair_counts_sorted(h[row, keep], m[row, keep])):
+            counts[key][row] = value
+    short = np.ones(rows, dtype=bool)
+    short[long_rows] = False
+    j = np.arange(items)
+    for rs, block in _blocks(rows, items):
+        if not short[rs].any():
+            continue
+        i = j[block]
+        later = (j[None, :] > i[:, None])[None, :, :]  # each unordered pair once
+        valid = later & present[rs, block, None] & present[rs, None, :] & short[rs, None, None]
+        dh = h[rs, block, None] - h[rs, None, :]
+        dm = m[rs, block, None] - m[rs, None, :]
+        with np.errstate(invalid="ignore"):
+            tie_h = dh == 0
+            tie_m = np.abs(dm) <= epsilon
+            agree = (dh * dm) > 0
+        counts["thm"][rs] += (valid & tie_h & tie_m).sum(axis=(1, 2))
+        counts["th"][rs] += (valid & tie_h & ~tie_m).sum(axis=(1, 2))
+        counts["tm"][rs] += (valid & ~tie_h & tie_m).sum(axis=(1, 2))
+        untied = valid & ~tie_h & ~tie_m
+        counts["con"][rs] += (untied & agree).sum(axis=(1, 2))
+        counts["dis"][rs] += (untied & ~agree).sum(axis=(1, 2))
+    classes = np.minimum(_distinct(h, present), _distinct(m, present))
+    return PairCounts(counts["con"], counts["dis"], counts["th"], counts["tm"], counts["thm"],
+                      present.sum(axis=1), classes)
+
+
+def tau_b(c):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = (c.con - c.dis) / np.sqrt((c.con + c.dis + c.ties_human) * (c.con + c.dis + c.ties_metric))
+    return np.where(np.isfinite(value), value, np.nan)
+
+
+def tau_c(c):
+    n = c.n.astype(float)
+    m = c.classes.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = 2.0 * (c.con - c.dis) / (n * n * (m - 1.0) / m)
+    return np.where(np.isfinite(value) & (m > 1), value, np.nan)
+
+
+def accuracy(c):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = (c.con + c.ties_both) / c.pairs
+    return np.where(c.pairs > 0, value, np.nan)
+
+
+#: Above this many pairs, tie calibration searches epsilon on a random sample of pairs (see tie_calibration).
+CALIBRATION_PAIRS = 4_000_000
+
+
+def _calibration_pairs(n_items, rate, rng):
+    """Index pairs of one row: all of them, or (rate < 1) a uniform sample with replacement of distinct pairs."""
+    if rate >= 1:
+        return np.triu_indices(n_items, k=1)
+    size = max(1, int(round(rate * n_items * (n_items - 1) / 2)))
+    a = rng.integers(0, n_items, size)
+    b = rng.integers(0, n_items - 1, size)
+    return a, b + (b >= a)
+
+
+def tie_calibration(h, m, *, max_pairs=None, seed=0):
+    """The epsilon that maximises the mean pairwise accuracy (acc_eq) over the rows, and that accuracy.
+
+    Deutsch, Foster & Freitag 2023 ("tie calibration"): every pair's metric difference is a candidate
+    threshold; pairs whose metric scores differ by at most epsilon count as tied. Like ``tau_optimization`` in
+    mt-metrics-eval, the objective is the average of the per-row accuracies and, among equal accuracies, the
+    smallest epsilon wins (epsilon 0 - no added ties - is always a candidate). When there are more than
+    ``max_pairs`` pairs (default CALIBRATION_PAIRS) the search runs on a uniform random sample of pairs (seeded),
+    as mt-metrics-eval's ``sample_rate`` does; the returned accuracy is then the sample's, and callers compute
+    the exact accuracy at the chosen epsilon.
+    """
+    h, m, present = joint(h, m)
+    sizes = present.sum(axis=1)
+    total = float((sizes * (sizes - 1) / 2).sum())
+    limit = CALIBRATION_PAIRS if max_pairs is None else max_pairs
+    rate = min(1.0, limit / total) if total else 1.0
+    rng = np.random.default_rng(seed)
+    diffs, deltas, weights, bases = [], [], [], []
+    for row in range(h.shape[0]):
+        idx = np.flatnonzero(present[row])
+        if len(idx) < 2:
+            continue
+        a, b = _calibration_pairs(len(idx), rate, rng)
+        hv, mv = h[row, idx], m[row, idx]
+        dh, dm = hv[a] - hv[b], mv[a] - mv[b]
+        tie_h = dh == 0
+        correct = ((dh * dm) > 0) | (tie_h & (dm == 0))
+        diffs.append(np.abs(dm))
+        deltas.append(tie_h.astype(float) - correct)  # change when this pair becomes a metric tie
+        weights.append(np.full(len(a), 1.0 / len(a)))
+        bases.append(correct.mean())
+    if not bases:
+        return 0.0, float("nan")
+    diff = np.concatenate(diffs)
+    gain = np.concatenate(deltas) * np.concatenate(weights) / len(bases)
+    order = np.argsort(diff, kind="stable")
+    diff, gain = diff[order], gain[order]
+    base = float(np.mean(bases))
+    totals = base + np.cumsum(gain)
+    last_of_value = np.ones(len(diff), dtype=bool)
+    last_of_value[:-1] = diff[1:] != diff[:-1]
+    thresholds = np.concatenate([[0.0], diff[last_of_value]])
+    values = np.concatenate([[base], totals[last_of_value]])
+    best = int(np.argmax(np.round(values, 12)))
+    return float(thresholds[best]), float(values[best])

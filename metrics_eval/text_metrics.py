@@ -1,0 +1,191 @@
+"""Reference-based caption metrics per caption, with the coco-caption implementations (``pycocoevalcap``).
+
+How each per-caption score is obtained (Chen et al. 2015, "Microsoft COCO Captions: data collection and
+evaluation server"; the package's ``COCOEvalCap`` does the same steps for a whole result file):
+
+1. Captions (a system's sentences joined by spaces) and the video's reference paragraphs are tokenised as the
+   package's ``PTBTokenizer`` does (its Stanford CoreNLP 3.4.1 jar, ``-preserveLines -lowerCase``, its
+   punctuation list removed) - Java. ``ptb_tokenize`` runs that same command but keeps its temporary file in a
+   temporary folder: the package writes it next to the jar, inside site-packages, which an unprivileged
+   container user cannot write to. The tests check the tokens are identical to ``PTBTokenizer``'s.
+2. The captions are scored one system at a time, like one result file of that system (``gts``/``res`` keyed by
+   caption, one hypothesis and the video's references each):
+   - BLEU-1..4: ``Bleu(4).compute_score`` returns the corpus BLEU and, per caption, the sentence-level BLEU-n
+     (``scores[n-1][i]``, brevity penalty against the closest reference length, the package's smoothing);
+     those per-caption values are stored (Papineni et al. 2002).
+   - METEOR 1.5: ``Meteor().compute_score`` - one score per caption from meteor-1.5.jar (``-l en -norm``;
+     Denkowski & Lavie 2014) - Java.
+   - ROUGE-L: ``Rouge().compute_score`` - LCS F-measure with beta 1.2, max over references (Lin 2004).
+   - CIDEr-D: ``Cider().compute_score`` - the coco-caption CIDEr is CIDEr-D (n = 1..4, clipped counts, Gaussian
+     length penalty sigma = 6, x10; Vedantam et al. 2015). Its IDF is computed over the references of the
+     captions scored together, i.e. of the videos this system captioned: for a dataset where every system
+     captions every video (ActivityNet-Fact, YouCook2-Fact) that is the IDF over the dataset's references.
+     A system's mean per-caption CIDEr-D is its corpus CIDEr-D.
+"""
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+JAVA_HELP = (
+    "pycocoevalcap needs Java (a JRE 8 or newer) for its PTB tokenizer and for METEOR, and no working 'java' "
+    "was found on PATH. Install one (Debian/Ubuntu: apt-get install default-jre-headless) and try again."
+)
+
+
+class JavaMissing(RuntimeError):
+    def __init__(self, detail=""):
+        super().__init__(JAVA_HELP + (f" ({detail})" if detail else ""))
+
+
+@dataclass(frozen=True)
+class TextMetric:
+    name: str
+    label: str
+    family: str  # bleu, meteor, rouge, cider
+    parameters: dict
+
+
+TEXT_METRICS = {
+    **{f"bleu{n}": TextMetric(f"bleu{n}", f"BLEU-{n}", "bleu",
+                              {"n": n, "reference_length": "closest", "per_caption": "sentence-level BLEU"})
+       for n in range(1, 5)},
+    "meteor": TextMetric("meteor", "METEOR", "meteor", {"jar": "meteor-1.5", "language": "en", "norm": True}),
+    "rouge_l": TextMetric("rouge_l", "ROUGE-L", "rouge", {"beta": 1.2, "references": "max"}),
+    "cider": TextMetric("cider", "CIDEr-D", "cider",
+                        {"n": 4, "sigma": 6.0, "variant": "CIDEr-D",
+                         "idf": "references of the videos the system captioned"}),
+}
+FAMILY_LABELS = {"bleu": "BLEU", "meteor": "METEOR", "rouge": "ROUGE-L", "cider": "CIDEr-D"}
+TOKENIZER = "PTBTokenizer (Stanford CoreNLP 3.4.1, lower-cased, punctuation removed)"
+
+
+def java_available():
+    """(ok, detail): whether ``java -version`` runs."""
+    java = shutil.which("java")
+    if not java:
+        return False, "java not found on PATH"
+    try:
+        run = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, str(exc)
+    first = (run.stderr or run.stdout).strip().splitlines()
+    return run.returncode == 0, first[0] if first else f"exit status {run.returncode}"
+
+
+def package_version():
+    try:
+        return metadata.version("pycocoevalcap")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def ptb_tokenize(captions):
+    """{key: [text, ...]} -> {key: [tokenised text, ...]}, exactly as pycocoevalcap's PTBTokenizer.tokenize."""
+    from pycocoevalcap.tokenizer import ptbtokenizer as ptb
+
+    jar = Path(ptb.__file__).resolve().parent / ptb.STANFORD_CORENLP_3_4_1_JAR
+    keys = [key for key, texts in captions.items() for _ in texts]
+    lines = "\n".join(text.replace("\n", " ") for texts in captions.values() for text in texts)
+    with tempfile.TemporaryDirectory(prefix="captioneval-ptb-") as folder:
+        path = Path(folder) / "captions.txt"
+        path.write_bytes(lines.encode())
+        run = subprocess.run(["java", "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines",
+                              "-lowerCase", str(path)], capture_output=True)
+    output = run.stdout.decode().split("\n")
+    if run.returncode != 0 or len(output) < len(keys):
+        raise RuntimeError(f"the PTB tokenizer (Java) failed: {run.stderr.decode(errors='replace').strip()[-500:]}")
+    tokenized = {}
+    for key, line in zip(keys, output):
+        tokenized.setdefault(key, []).append(
+            " ".join(w for w in line.rstrip().split(" ") if w not in ptb.PUNCTUATIONS))
+    return tokenized
+
+
+def check_names(names):
+    unknown = [n for n in names if n not in TEXT_METRICS]
+    if unknown:
+        raise ValueError(f"unknown text metric(s) {', '.join(unknown)}: use {', '.join(TEXT_METRICS)}")
+
+
+def score_captions(captions, references, names, progress=None):
+    """Scores per caption.
+
+    ``captions``: list of (key, system, video_id, text); ``references``: {video_id: [paragraph, ...]};
+    ``names``: metric names (TEXT_METRICS keys). Captions of videos without references are not scored.
+    ``progress(done, total, message)`` is called after each step. Returns {name: {key: score}}.
+    """
+    check_names(names)
+    ok, detail = java_available()
+    if not ok:
+        raise JavaMissing(detail)
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.meteor.meteor import Meteor
+    from pycocoevalcap.rouge.rouge import Rouge
+
+    scored = [c for c in captions if references.get(c[2])]
+    families = [f for f in ("bleu", "meteor", "rouge", "cider") if any(TEXT_METRICS[n].family == f for n in names)]
+    systems = sorted({c[1] for c in scored})
+    total, done = 1 + len(families) * len(systems), 0
+    results = {name: {} for name in names}
+    if not scored:
+        return results
+
+    def step(message):
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, total, message)
+
+    to_tokenize = {f"c{i}": [c[3]] for i, c in enumerate(scored)}
+    videos = sorted({c[2] for c in scored})
+    to_tokenize.update({f"r{j}": list(references[v]) for j, v in enumerate(videos)})
+    tokenized = ptb_tokenize(to_tokenize)
+    reference_of = {v: tokenized[f"r{j}"] for j, v in enumerate(videos)}
+    step("tokenized captions and references")
+
+    meteor = Meteor() if "meteor" in families else None
+    try:
+        for family in families:
+            for system in systems:
+                keys = [i for i, c in enumerate(scored) if c[1] == system]
+                gts = {f"c{i}": reference_of[scored[i][2]] for i in keys}
+                res = {f"c{i}": tokenized[f"c{i}"] for i in keys}
+                _score_family(family, names, gts, res, scored, results, Bleu, Cider, Rouge, meteor)
+                step(f"{FAMILY_LABELS[family]}: {system}")
+    finally:
+        if meteor is not None:
+            _close_meteor(meteor)
+    return results
+
+
+def _close_meteor(meteor):
+    """Stop the METEOR Java process now rather than whenever the object is collected."""
+    with meteor.lock:
+        meteor.meteor_p.stdin.close()
+        meteor.meteor_p.kill()
+        meteor.meteor_p.wait()
+
+
+def _score_family(family, names, gts, res, scored, results, Bleu, Cider, Rouge, meteor):
+    order = list(gts)  # the scorers return scores in the order of the dict's keys
+    if family == "bleu":
+        _, per_n = Bleu(4).compute_score(gts, res, verbose=0)
+        for name in names:
+            if TEXT_METRICS[name].family == "bleu":
+                n = TEXT_METRICS[name].parameters["n"]
+                for key, value in zip(order, per_n[n - 1]):
+                    results[name][scored[int(key[1:])][0]] = float(value)
+        return
+    if family == "meteor":
+        _, values = meteor.compute_score(gts, res)
+    elif family == "rouge":
+        _, values = Rouge().compute_score(gts, res)
+    else:
+        _, values = Cider().compute_score(gts, res)
+    name = {"meteor": "meteor", "rouge": "rouge_l", "cider": "cider"}[family]
+    for key, value in zip(order, values):
+        results[name][scored[int(key[1:])][0]] = float(value)

@@ -1,0 +1,201 @@
+"""Metric pages (staff only). Thin: every operation is a service or report call; templates only display."""
+import json
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.cache import cache
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation_site.corpus.models import Dataset
+from annotation_site.factuality.models import LabelSet
+
+from . import analysis, charts, loaders, reports, services, text_metrics
+from .forms import ComputeForm, ReportForm, ScoreImportForm
+from .models import Metric, Report
+from .score_import import FormatError
+
+
+@staff_member_required
+def index(request):
+    datasets = Dataset.objects.order_by("name")
+    counts = {}
+    for dataset_id, name in Metric.objects.order_by("name").values_list("dataset_id", "name"):
+        counts.setdefault(dataset_id, []).append(name)
+    recent = Report.objects.select_related("dataset").order_by("-created_at")[:10]
+    return render(request, "metrics_eval/index.html", {
+        "datasets": [(d, counts.get(d.pk, [])) for d in datasets], "reports": recent})
+
+
+def _report_context(report):
+    """What the report part of a page shows (no queries: everything is in the stored report)."""
+    result = report.result
+    humans = result["humans"]
+    labels = {name: info.get("label") or name for name, info in report.snapshot.get("metrics", {}).items()}
+    rows = []
+    for metric, levels in result["metrics"].items():
+        cells = []
+        for human in humans:
+            entry = levels.get(human) or {}
+            cells.append({**entry, "best": metric in result["best"].get(human, []),
+                          "cluster": result["clusters"].get(human, {}).get(metric)})
+        rows.append({"metric": metric, "label": labels.get(metric, metric), "cells": cells})
+    rankings = []
+    systems = result.get("systems") or {}
+    for human in humans:
+        per_metric = systems.get("rankings", {}).get(human, {})
+        if not per_metric:
+            continue
+        order = next(iter(per_metric.values()))["order"]
+        table = []
+        for system in order:
+            table.append({
+                "system": system,
+                "human": systems["human"].get(human, {}).get(system),
+                "human_rank": next(iter(per_metric.values()))["human_rank"][system],
+                "metrics": [{"rank": per_metric[m]["metric_rank"].get(system),
+                             "score": systems["metrics"].get(m, {}).get(system),
+                             "inconsistent": system in per_metric[m]["inconsistent"]}
+                            if m in per_metric else None for m in result["metrics"]],
+            })
+        inverted = {m: per_metric[m]["inverted_pairs"] for m in per_metric}
+        rankings.append({"human": human, "rows": table, "inverted": inverted})
+    parameters = result["parameters"]
+    return {
+        "report": report, "result": result, "humans": humans, "rows": rows, "rankings": rankings,
+        "metric_labels": [labels.get(m, m) for m in result["metrics"]],
+        "parameters": parameters, "confidence_percent": round(100 * parameters["confidence"]),
+        "figures": ["correlations"] if report.kind == Report.Kind.PAIRS else list(charts.FIGURES),
+        "formats": list(charts.FORMATS), "method_label": charts.method_label(report),
+        "snapshot_json": json.dumps(report.snapshot, indent=2, sort_keys=True),
+        "versions": sorted(report.versions.items()),
+    }
+
+
+@staff_member_required
+def dataset_report(request, name):
+    dataset = get_object_or_404(Dataset, name=name)
+    metric_rows = loaders.metrics(dataset)
+    label_sets = list(LabelSet.objects.filter(dataset=dataset).order_by("name").values_list("name", flat=True))
+    form = ReportForm(request.GET or None, label_sets=label_sets, metric_names=[m.name for m in metric_rows])
+    context = {
+        "dataset": dataset, "metrics": metric_rows, "label_sets": label_sets, "form": form,
+        "compute_form": ComputeForm(reference_sets=loaders.reference_sets(dataset)),
+        "import_form": ScoreImportForm(), "job": services.latest_compute_job(dataset),
+        "text_metrics": text_metrics.TEXT_METRICS, "problem": None,
+    }
+    if metric_rows and label_sets and (not form.is_bound or form.is_valid()):
+        chosen = form.cleaned_data.get("metrics") if form.is_bound else None
+        try:
+            params = analysis.Parameters(**form.analysis_kwargs())
+            report, _ = reports.factuality_report(
+                dataset, label_set=(form.cleaned_data.get("labels") if form.is_bound else None) or None,
+                metrics=chosen or None, params=params, user=request.user)
+        except (ValueError, loaders.HumanScoresUnavailable) as exc:
+            context["problem"] = str(exc)
+        else:
+            context.update(_report_context(report))
+    return render(request, "metrics_eval/dataset_report.html", context)
+
+
+@staff_member_required
+@require_POST
+def compute(request, name):
+    dataset = get_object_or_404(Dataset, name=name)
+    form = ComputeForm(request.POST, reference_sets=loaders.reference_sets(dataset))
+    if not form.is_valid():
+        messages.error(request, "Choose the metrics to compute.")
+        return redirect("metrics-dataset", name=name)
+    try:
+        job = services.start_compute_job(dataset, form.cleaned_data["metrics"],
+                                         reference_sets=form.cleaned_data["reference_sets"], user=request.user)
+    except services.MetricError as exc:
+        messages.error(request, str(exc))
+    else:
+        if job.status == job.Status.FAILED:
+            messages.error(request, f"Computing failed: {job.error}")
+        elif job.status == job.Status.SUCCEEDED:
+            messages.success(request, job.message)
+        else:
+            messages.info(request, "Computing the metrics in the background; this page shows the progress.")
+    return redirect("metrics-dataset", name=name)
+
+
+@staff_member_required
+@require_POST
+def import_scores(request, name):
+    dataset = get_object_or_404(Dataset, name=name)
+    form = ScoreImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a score file to import.")
+        return redirect("metrics-dataset", name=name)
+    upload = form.cleaned_data["file"]
+    try:
+        text = upload.read().decode("utf-8")
+        result = services.import_scores(dataset, text, upload.name, replace=form.cleaned_data["replace"],
+                                        version=form.cleaned_data["version"] or None)
+    except UnicodeDecodeError:
+        messages.error(request, f"{upload.name} is not UTF-8 text; nothing was imported.")
+    except FormatError as exc:
+        messages.error(request, exc.describe())
+    else:
+        messages.success(request, "Imported " + ", ".join(f"{n} {name} scores" for name, n in result.metrics.items()))
+    return redirect("metrics-dataset", name=name)
+
+
+@staff_member_required
+def campaign_report(request, name):
+    form = ReportForm(request.GET or None)
+    context = {"campaign": name, "form": form, "problem": None}
+    if not form.is_bound or form.is_valid():
+        try:
+            params = analysis.Parameters(**form.analysis_kwargs())
+            report, _ = reports.da_report(name, params=params, user=request.user)
+        except (ValueError, loaders.HumanScoresUnavailable) as exc:
+            context["problem"] = str(exc)
+        else:
+            context.update(_report_context(report))
+    return render(request, "metrics_eval/campaign_report.html", context)
+
+
+@staff_member_required
+def report_detail(request, pk):
+    report = get_object_or_404(Report.objects.select_related("dataset", "created_by"), pk=pk)
+    return render(request, "metrics_eval/report_detail.html", _report_context(report))
+
+
+@staff_member_required
+def report_csv(request, pk):
+    report = get_object_or_404(Report.objects.select_related("dataset"), pk=pk)
+    response = HttpResponse(reports.table_csv(report), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="captioneval-report-{report.pk}.csv"'
+    return response
+
+
+@staff_member_required
+def report_json(request, pk):
+    report = get_object_or_404(Report.objects.select_related("dataset"), pk=pk)
+    body = {"id": report.pk, "kind": report.kind, "dataset": report.dataset.name, "campaign": report.campaign,
+            "created_at": report.created_at.isoformat(), "parameters": report.parameters,
+            "snapshot": report.snapshot, "versions": report.versions, "result": report.result}
+    response = HttpResponse(json.dumps(body, indent=1), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="captioneval-report-{report.pk}.json"'
+    return response
+
+
+@staff_member_required
+def report_figure(request, pk, figure, fmt):
+    if figure not in charts.FIGURES or fmt not in charts.FORMATS:
+        raise Http404("unknown figure or format")
+    report = get_object_or_404(Report.objects.select_related("dataset"), pk=pk)
+    human = request.GET.get("human") or ""
+    key = f"metrics-figure:{report.pk}:{report.data_hash[:16]}:{figure}:{fmt}:{human}"
+    content = cache.get(key)
+    if content is None:
+        content = charts.render(report, figure, fmt, human=human or None)
+        cache.set(key, content, 3600)
+    response = HttpResponse(content, content_type=charts.FORMATS[fmt])
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="captioneval-report-{report.pk}-{figure}.{fmt}"'
+    return response

@@ -1,0 +1,130 @@
+"""Importing scores of any metric (and correct/foil pairs): every layout, every problem located by file, line and
+field, nothing written when anything is wrong, one transaction when all is right."""
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from metrics_eval import services
+from metrics_eval.models import CaptionPair, Metric, MetricScore
+from metrics_eval.score_import import FormatError
+
+pytestmark = pytest.mark.django_db
+
+
+def scores_of(dataset, name):
+    return {(s.caption.video.external_id, s.caption.system.name): s.score
+            for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name)
+            .select_related("caption__video", "caption__system")}
+
+
+def test_long_csv(tiny_dataset):
+    text = "video_id,system,metric,score\nvid-a,Alpha,emscore,0.81\nvid-a,Beta,emscore,0.5\nvid-b,Alpha,pacs,-1e-3\n"
+    result = services.import_scores(tiny_dataset, text, "scores.csv")
+    assert result.metrics == {"emscore": 2, "pacs": 1}
+    assert scores_of(tiny_dataset, "emscore") == {("vid-a", "Alpha"): 0.81, ("vid-a", "Beta"): 0.5}
+    metric = Metric.objects.get(dataset=tiny_dataset, name="pacs")
+    assert (metric.source, metric.origin) == ("imported", "scores.csv")
+
+
+def test_wide_csv_skips_empty_cells(tiny_dataset):
+    text = "video_id,system,EMScore,FactVC\nvid-a,Alpha,0.8,0.7\nvid-a,Gamma,,0.2\n"
+    result = services.import_scores(tiny_dataset, text, "wide.csv", version="v1.0")
+    assert result.metrics == {"EMScore": 1, "FactVC": 2}
+    assert Metric.objects.get(dataset=tiny_dataset, name="FactVC").version == "v1.0"
+
+
+def test_json_with_description_and_jsonl(tiny_dataset):
+    document = {"metric": "vc-inspector", "version": "7B", "parameters": {"prompt": "v2"},
+                "scores": [{"video_id": "vid-a", "system": "Alpha", "score": 4},
+                           {"video_id": "vid-b", "system": "Gamma", "score": 2.5}]}
+    services.import_scores(tiny_dataset, json.dumps(document, indent=2), "inspector.json")
+    metric = Metric.objects.get(dataset=tiny_dataset, name="vc-inspector")
+    assert (metric.version, metric.parameters) == ("7B", {"prompt": "v2"})
+    lines = "\n".join(json.dumps({"video_id": "vid-c", "system": s, "metric": "fifa", "score": i})
+                      for i, s in enumerate(["Alpha", "Beta"]))
+    assert services.import_scores(tiny_dataset, lines, "fifa.jsonl").metrics == {"fifa": 2}
+    records = json.dumps([{"video_id": "vid-d", "system": "Beta", "metric": "clip", "score": 0.3}])
+    assert services.import_scores(tiny_dataset, records, "clip.json").metrics == {"clip": 1}
+
+
+def test_every_problem_is_located_and_nothing_is_written(tiny_dataset):
+    text = ("video_id,system,metric,score\n"
+            "vid-a,Alpha,emscore,0.8\n"
+            "vid-x,Alpha,emscore,0.1\n"          # line 3: unknown video
+            "vid-a,Delta,emscore,0.1\n"          # line 4: unknown system
+            "vid-a,Beta,emscore,high\n"          # line 5: not a number
+            "vid-a,Beta,emscore,nan\n"           # line 6: not finite
+            "vid-a,Alpha,emscore,0.9\n"          # line 7: second score for the same caption
+            ",Gamma,emscore,0.4\n"               # line 8: empty video id
+            "vid-b,Beta,bad name!,0.3\n")        # line 9: invalid metric name
+    with pytest.raises(FormatError) as error:
+        services.import_scores(tiny_dataset, text, "bad.csv")
+    problems = [str(p) for p in error.value.problems]
+    assert problems == [  # all of them, in file order
+        "bad.csv, line 3, video_id: unknown video 'vid-x': it is not in the dataset",
+        "bad.csv, line 4, system: unknown system 'Delta': it is not in the dataset",
+        "bad.csv, line 5, score: score must be a finite number, not 'high'",
+        "bad.csv, line 6, score: score must be a finite number, not 'nan'",
+        "bad.csv, line 7, score: a second emscore score for Alpha on vid-a (first on line 2)",
+        "bad.csv, line 8, video_id: video_id is missing or empty",
+        "bad.csv, line 9, metric: metric must be a name of letters, digits, '.', '_', '+', '-', not 'bad name!'",
+    ]
+    assert not Metric.objects.exists() and not MetricScore.objects.exists()
+
+
+def test_json_problems_carry_line_numbers(tiny_dataset):
+    text = ('[\n  {"video_id": "vid-a", "system": "Alpha", "metric": "m", "score": 1},\n'
+            '  {"video_id": "vid-a", "system": "Alpha", "metric": "m", "score": true}\n]\n')
+    with pytest.raises(FormatError) as error:
+        services.import_scores(tiny_dataset, text, "m.json")
+    assert [str(p) for p in error.value.problems] == ["m.json, line 3, score: score must be a finite number, not True"]
+    with pytest.raises(FormatError, match=r"m.jsonl, line 2: invalid JSON"):
+        services.import_scores(tiny_dataset, '{"video_id": "vid-a"}\n{oops\n', "m.jsonl")
+    with pytest.raises(FormatError, match="unknown file type"):
+        services.import_scores(tiny_dataset, "x", "scores.xlsx")
+
+
+def test_existing_metrics_are_replaced_only_when_asked(tiny_dataset):
+    first = "video_id,system,metric,score\nvid-a,Alpha,m,1\nvid-a,Beta,m,2\n"
+    services.import_scores(tiny_dataset, first, "one.csv")
+    again = "video_id,system,metric,score\nvid-a,Alpha,m,5\n"
+    with pytest.raises(FormatError, match="metric 'm' already has scores"):
+        services.import_scores(tiny_dataset, again, "two.csv")
+    services.import_scores(tiny_dataset, again, "two.csv", replace=True)
+    assert scores_of(tiny_dataset, "m") == {("vid-a", "Alpha"): 5.0}
+    Metric.objects.filter(name="m").update(source="computed")
+    with pytest.raises(FormatError, match="metric 'm' is computed by the platform"):
+        services.import_scores(tiny_dataset, again, "three.csv")
+
+
+def test_import_command_reports_problems(tiny_dataset, tmp_path):
+    good = tmp_path / "scores.csv"
+    good.write_text("video_id,system,metric,score\nvid-a,Alpha,emscore,0.5\n")
+    call_command("metric_scores", "--dataset", "tiny", "--import", str(good), stdout=open(tmp_path / "out", "w"))
+    assert (tmp_path / "out").read_text().startswith("Imported 1 emscore scores into tiny")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("video_id,system,metric,score\nvid-z,Alpha,other,0.5\n")
+    with pytest.raises(CommandError, match=r"1 problem found, nothing was imported:\nbad.csv, line 2, video_id"):
+        call_command("metric_scores", "--dataset", "tiny", "--import", str(bad))
+
+
+def test_pairs_import(tiny_dataset, tmp_path):
+    text = "video_id,correct,foil\nvid-a,Alpha,Gamma\nvid-b,Alpha,Beta\n"
+    assert services.import_pairs(tiny_dataset, text, "pairs.csv", pair_set="foil") == 2
+    assert CaptionPair.objects.filter(pair_set="foil").count() == 2
+    with pytest.raises(services.MetricError, match="already exists"):
+        services.import_pairs(tiny_dataset, text, "pairs.csv", pair_set="foil")
+    bad = "video_id,correct,foil\nvid-a,Alpha,Alpha\nvid-a,Alpha,Zeta\nvid-a,Alpha,Gamma\nvid-a,Alpha,Gamma\n"
+    with pytest.raises(FormatError) as error:
+        services.import_pairs(tiny_dataset, bad, "bad.csv", pair_set="other")
+    assert [str(p) for p in error.value.problems] == [
+        "bad.csv, line 2, foil: correct and foil name the same system",
+        "bad.csv, line 3, foil: unknown system 'Zeta': it is not in the dataset",
+        "bad.csv, line 5: the pair Alpha / Gamma on vid-a appears twice (first on line 4)"]
+    assert not CaptionPair.objects.filter(pair_set="other").exists()
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"video_id": "vid-c", "correct": "Alpha", "foil": "Gamma"}\n')
+    call_command("caption_pairs", "--dataset", "tiny", "--import", str(path), "--name", "foil2",
+                 stdout=open(tmp_path / "o", "w"))
+    assert CaptionPair.objects.filter(pair_set="foil2").count() == 1

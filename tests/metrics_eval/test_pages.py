@@ -1,0 +1,163 @@
+"""The metric pages: the report table, figures and downloads, escaping of untrusted names, staff-only access,
+a constant number of queries whatever the dataset size, and the compute/import forms."""
+import json
+import re
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from metrics_eval import services
+from metrics_eval.models import Metric, Report
+from tests.metrics_eval.conftest import import_jsonl, scores_csv
+
+pytestmark = pytest.mark.django_db
+
+
+def synthetic_dataset(name, videos, systems=("S1", "S2", "S3"), evil=False):
+    """A labelled dataset of ``videos`` x systems captions with imported scores of two metrics."""
+    rng = np.random.default_rng(len(name) + videos)
+    systems = list(systems) + (["<script>alert('system')</script>"] if evil else [])
+    lines, rows = [], []
+    for v in range(videos):
+        video = f"{name}-v{v:03d}"
+        lines.append({"type": "video", "video_id": video})
+        lines.append({"type": "reference", "video_id": video, "reference_set": "gt", "text": "a man walks a dog ."})
+        for system in systems:
+            score = int(rng.integers(1, 6))
+            error = int(score < 4)
+            lines.append({"video_id": video, "system": system, "paragraph_score": score,
+                          "sentences": [{"text": "a man walks a dog .", "error": error, "spans": [[3, 5]] if error
+                                         else []}]})
+            rows.append((video, system, score))
+    dataset = import_jsonl("".join(json.dumps(line) + "\n" for line in lines), name)
+    metrics = {"m_good": lambda r, s: s + r.normal(), "m_noise": lambda r, s: r.normal()}
+    if evil:
+        metrics["<b>evil</b>"] = None
+    text = scores_csv(rows, {k: v for k, v in metrics.items() if v})
+    services.import_scores(dataset, text, "scores.csv")
+    return dataset
+
+
+def test_report_page_shows_the_table_and_figures(staff_client, tiny_scores):
+    response = staff_client.get("/metrics/datasets/tiny/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    report = Report.objects.get()
+    assert 'id="correlations"' in html and 'data-metric="good"' in html and 'data-metric="noise"' in html
+    assert html.count('class="num metrics-best"') >= 1  # the best metric of a column is marked
+    good = report.result["metrics"]["good"]["paragraph"]
+    assert f"{good['r']:.3f}" in html
+    for figure in ("correlations", "scatter", "ranking"):
+        assert f"/metrics/reports/{report.pk}/figures/{figure}.svg" in html
+    assert 'id="ranking-paragraph"' in html
+
+
+@pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+@pytest.mark.parametrize("figure", ["correlations", "scatter", "ranking"])
+def test_figures_in_every_format(staff_client, tiny_scores, figure, fmt, magic):
+    staff_client.get("/metrics/datasets/tiny/")
+    report = Report.objects.get()
+    response = staff_client.get(f"/metrics/reports/{report.pk}/figures/{figure}.{fmt}?download=1")
+    assert response.status_code == 200
+    assert response.content.startswith(magic)
+    assert response["Content-Disposition"].endswith(f'-{figure}.{fmt}"')
+    assert staff_client.get(f"/metrics/reports/{report.pk}/figures/violin.{fmt}").status_code == 404
+
+
+def test_csv_and_json_downloads(staff_client, tiny_scores):
+    staff_client.get("/metrics/datasets/tiny/?method=kendall_b&level=segment&group_by=video&resamples=100&seed=3"
+                     "&confidence=0.9")
+    report = Report.objects.get()
+    assert report.parameters["method"] == "kendall_b" and report.parameters["group_by"] == "video"
+    text = staff_client.get(f"/metrics/reports/{report.pk}/table.csv").content.decode()
+    assert text.startswith(f"# CaptionEval report {report.pk}: factuality on tiny; method kendall_b")
+    assert "90% CI" in text.splitlines()[0]
+    body = json.loads(staff_client.get(f"/metrics/reports/{report.pk}/report.json").content)
+    assert body["snapshot"]["hashes"]["data"] == report.data_hash and body["versions"]["scipy"]
+    page = staff_client.get(f"/metrics/reports/{report.pk}/")
+    assert page.status_code == 200 and b'id="correlations"' in page.content
+
+
+def test_untrusted_names_are_escaped_in_pages_and_figures(staff_client):
+    synthetic_dataset("evil", 6, evil=True)
+    html = staff_client.get("/metrics/datasets/evil/?level=system").content.decode()
+    assert "<script>alert('system')</script>" not in html
+    assert "&lt;script&gt;alert(&#x27;system&#x27;)&lt;/script&gt;" in html
+    report = Report.objects.get()
+    svg = staff_client.get(f"/metrics/reports/{report.pk}/figures/ranking.svg").content.decode()
+    assert "<script>" not in svg and "&lt;script&gt;alert(" in svg  # (long names are shortened in figures)
+
+
+def test_pages_are_for_staff_only(client, django_user_model, tiny_scores):
+    assert client.get("/metrics/datasets/tiny/").status_code == 302
+    client.force_login(django_user_model.objects.create_user("annotator", password="pw-annotator-1"))
+    for url in ("/metrics/", "/metrics/datasets/tiny/"):
+        response = client.get(url)
+        assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_report_page_queries_do_not_grow_with_the_dataset(staff_client, django_assert_max_num_queries):
+    small = synthetic_dataset("small", 5)
+    large = synthetic_dataset("large", 60, systems=("S1", "S2", "S3", "S4", "S5"))
+    assert small.videos.count() * 3 < large.videos.count() * 5
+    for dataset in (small, large):
+        with django_assert_max_num_queries(17):  # first view: computes and stores the report
+            assert staff_client.get(f"/metrics/datasets/{dataset.name}/").status_code == 200
+        with django_assert_max_num_queries(16):  # again: the stored report is reused
+            assert staff_client.get(f"/metrics/datasets/{dataset.name}/").status_code == 200
+        report = Report.objects.filter(dataset=dataset).get()
+        with django_assert_max_num_queries(5):
+            assert staff_client.get(f"/metrics/reports/{report.pk}/").status_code == 200
+
+
+def test_import_form(staff_client, tiny_dataset):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    good = SimpleUploadedFile("emscore.csv", b"video_id,system,metric,score\nvid-a,Alpha,emscore,0.4\n")
+    response = staff_client.post("/metrics/datasets/tiny/import/", {"file": good}, follow=True)
+    assert "Imported 1 emscore scores" in response.content.decode()
+    bad = SimpleUploadedFile("bad.csv", b"video_id,system,metric,score\nvid-q,Alpha,x,1\n")
+    response = staff_client.post("/metrics/datasets/tiny/import/", {"file": bad}, follow=True)
+    assert "bad.csv, line 2, video_id: unknown video &#x27;vid-q&#x27;" in response.content.decode()
+    assert list(Metric.objects.values_list("name", flat=True)) == ["emscore"]
+
+
+@pytest.mark.django_db(transaction=True)  # the job is sent when the request's transaction commits
+def test_compute_form_runs_the_job_and_reports_failures(staff_client, tiny_dataset, eager_tasks, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # no Java: the job fails with the clear message
+    response = staff_client.post("/metrics/datasets/tiny/compute/", {"metrics": ["bleu4"]}, follow=True)
+    html = response.content.decode()
+    assert "Computing failed" in html and "needs Java" in html
+    assert re.search(r'id="compute-job"[^>]*data-status="failed"', html)
+    response = staff_client.post("/metrics/datasets/tiny/compute/", {}, follow=True)
+    assert "Choose the metrics to compute." in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_compute_form_stores_scores(java, staff_client, tiny_dataset, eager_tasks):
+    response = staff_client.post("/metrics/datasets/tiny/compute/", {"metrics": ["bleu4", "cider"]}, follow=True)
+    assert response.status_code == 200
+    assert sorted(Metric.objects.values_list("name", flat=True)) == ["bleu4", "cider"]
+    assert 'data-metric="cider"' in response.content.decode()  # the report uses the new scores
+
+
+def test_index_lists_datasets_and_reports(staff_client, tiny_scores):
+    staff_client.get(reverse("metrics-dataset", args=["tiny"]))
+    html = staff_client.get("/metrics/").content.decode()
+    assert 'href="/metrics/datasets/tiny/"' in html and "good, noise" in html
+    assert f'href="/metrics/reports/{Report.objects.get().pk}/"' in html
+
+
+def test_campaign_page_explains_missing_da_results(staff_client):
+    response = staff_client.get("/metrics/campaigns/pilot/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    try:
+        import assessment.results  # noqa: F401
+    except ImportError:
+        assert "Direct Assessment results are not available" in html
+    else:
+        assert "no DA campaign named &#x27;pilot&#x27;" in html
