@@ -9,11 +9,9 @@ import pytest
 from django.core.management import call_command
 from scipy import stats as scipy_stats
 
-results = pytest.importorskip("assessment.results", reason="the DA results contract (assessment/results.py)")
-
-from assessment import simulation  # noqa: E402
-from metrics_eval import services  # noqa: E402
-from tests.assessment.conftest import make_dataset, small_campaign  # noqa: E402
+from assessment import results, simulation
+from metrics_eval import services
+from tests.assessment.conftest import make_dataset, small_campaign
 
 pytestmark = pytest.mark.django_db
 QUALITY = {"human": 85, "Alpha": 70, "Beta": 50, "Gamma": 45}
