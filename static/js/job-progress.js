@@ -1,4 +1,5 @@
 // Live progress of background jobs: every .job-progress element polls its job until the job has finished.
+// With data-reload-on-success="true" the page reloads once the job succeeded, so it shows the job's results.
 (function () {
   "use strict";
 
@@ -21,7 +22,11 @@
           element.dataset.status = job.status;
           if (job.finished) {
             element.dataset.finished = "true";
-            if (job.error) { text.textContent += " · " + job.error; }
+            if (job.status === "succeeded" && element.dataset.reloadOnSuccess === "true") {
+              window.location.reload();
+            } else if (job.error) {
+              text.textContent += " · " + job.error;
+            }
           } else {
             window.setTimeout(poll, 1000);
           }
