@@ -2,7 +2,7 @@
 # the one-shot jobs (migrate, createbucket). See docs/deployment.md.
 #
 # Everything the container needs is installed here, at build time: Python packages come from
-# requirements.txt (imageio-ffmpeg's wheel carries its own ffmpeg binary), static files are collected into
+# requirements.lock, the pinned full tree of requirements.txt (imageio-ffmpeg's wheel carries its own ffmpeg binary), static files are collected into
 # the image, and nothing is downloaded when a container starts.
 FROM python:3.11-slim
 
@@ -26,8 +26,8 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 # Dependencies first, so code changes do not reinstall them.
-COPY requirements.txt ./
-RUN pip install --no-cache-dir -r requirements.txt
+COPY requirements.txt requirements.lock ./
+RUN pip install --no-cache-dir -r requirements.lock
 
 COPY . .
 

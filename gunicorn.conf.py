@@ -6,9 +6,11 @@ Every value can be changed through the environment, so scaling the web tier need
 - ``GUNICORN_WORKERS``   worker processes (default: 2 x CPUs available to the process + 1, at most 8).
 - ``GUNICORN_THREADS``   threads per worker (default 4). Each thread may hold one database connection
                          (``CONN_MAX_AGE``), so one web container uses up to workers x threads connections.
+- ``GUNICORN_WORKER_CLASS`` ``gthread`` (default: threads, keep-alive connections) or ``sync`` (one request at a
+                         time per process, no keep-alive). docs/reliability.md has what each gave under load.
 - ``GUNICORN_TIMEOUT``   seconds before a silent worker is restarted (default 120: dataset uploads are up to
                          50 MB and imports validate them in the request).
-- ``LOG_LEVEL``          shared with Django's logging (default INFO).
+- ``LOG_LEVEL``          shared with Django's logging (default INFO; any case: ``warning`` or ``WARNING``).
 
 Videos never pass through gunicorn in production: pages link to presigned S3 URLs. Static files are served
 by WhiteNoise from the image. ``X-Forwarded-Proto`` from the proxy in front is read by Django
@@ -27,7 +29,7 @@ def _cpus():
 
 bind = f"0.0.0.0:{int(os.environ.get('PORT', '8000'))}"
 workers = int(os.environ.get("GUNICORN_WORKERS", min(2 * _cpus() + 1, 8)))
-worker_class = "gthread"
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 graceful_timeout = 30
@@ -39,4 +41,4 @@ max_requests_jitter = 200
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 accesslog = "-"
 errorlog = "-"
-loglevel = os.environ.get("LOG_LEVEL", "INFO").lower()
+loglevel = os.environ.get("LOG_LEVEL", "INFO").strip().lower()

@@ -10,6 +10,7 @@ switch to the real parts (see README, "Configuration"):
   ``AWS_ENDPOINT_URL_S3`` for S3-compatible servers)      media (videos, thumbnails) and exports on S3.
 - ``CAPTIONEVAL_MODE=production``                         hardened settings that pass ``check --deploy``.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -36,7 +37,16 @@ if PRODUCTION:
     if len(SECRET_KEY) < 50:
         raise ImproperlyConfigured("production mode needs DJANGO_SECRET_KEY (50 characters or more)")
 else:
-    SECRET_KEY = env("DJANGO_SECRET_KEY", default="django-insecure-development-key-not-for-production-use")
+    # Development and demo installs: a random key made on first run and kept under var/ (never a constant in the
+    # repository, which would let anyone forge links and completion codes of a reachable install).
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+    if not SECRET_KEY:
+        from annotation_site.installation import SecretKeyError, installation_secret_key
+
+        try:
+            SECRET_KEY = installation_secret_key(VAR_DIR)
+        except SecretKeyError as error:
+            raise ImproperlyConfigured(str(error)) from error
 
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
@@ -51,19 +61,24 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation_site.jobs",
     "annotation_site.annotators",
+    "annotation_site.crowd",
     "annotation_site.corpus",
     "annotation_site.factuality",
+    "annotation_site.judgment_tasks",
     "annotation_site.interchange",
     "annotation_site.datasets",
     "assessment",
     "metrics_eval",
+    "annotation_site.demo",
 ]
 
 MIDDLEWARE = [
+    "annotation_site.security_headers.SvgContentSecurityPolicyMiddleware",  # first: sees static files too
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "annotation_site.corpus.media.MediaFilesMiddleware",
@@ -73,6 +88,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "annotation_site.throttling.ThrottleMiddleware",  # rate limits by URL name (docs/reliability.md)
+    # late, so it sees the views' exceptions first: an unreachable database answers 503 + Retry-After (axes
+    # defines no process_exception, so being after it changes nothing for that)
+    "annotation_site.database_unavailable.DatabaseUnavailableMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 
 ROOT_URLCONF = "annotation_site.urls"
@@ -98,13 +118,14 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'c
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # IMMEDIATE transactions and a busy timeout keep concurrent writers (web + eager tasks) from failing
-    # with "database is locked"; WAL lets readers proceed during a write.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"transaction_mode": "IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
-    )
+    # with "database is locked"; WAL (switched on once per file: annotation_site/sqlite_wal.py) lets readers
+    # proceed during a write.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
-    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+    # A "SELECT 1" before the first query of each request on a reused connection: a request after a database
+    # restart gets a fresh connection instead of an error (docs/reliability.md measures its cost).
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", env.bool("DATABASE_CONN_HEALTH_CHECKS", default=True))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -113,6 +134,25 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login throttling (django-axes): after CAPTIONEVAL_LOGIN_FAILURE_LIMIT wrong passwords for one username from one
+# address, signing in is refused (429, templates/registration/locked_out.html) for the cool-off time, even with
+# the right password. Attempts are kept in the database (shared by every web process).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("CAPTIONEVAL_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("CAPTIONEVAL_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+# Other rate limits (annotation_site/throttling.py): CAPTIONEVAL_THROTTLE_<SCOPE>_<KIND>="COUNT/SECONDS" per
+# address, token, assignment or account; read from the environment here, defaults in throttling.DEFAULT_LIMITS.
+for _name in [n for n in env.ENVIRON if n.startswith("CAPTIONEVAL_THROTTLE_")]:
+    globals()[_name] = env(_name)
+# The cache holds the throttles' counts (and figure renderings): set CACHE_URL=redis://... in production so every
+# web process shares them (the default local-memory cache counts per process).
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -172,6 +212,8 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default="") or None
+# One broker can serve several installations (or a test run beside a benchmark) when each has its own queue.
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -187,7 +229,46 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation_site.corpus.tasks.probe_pending_videos",
         "schedule": env.int("CAPTIONEVAL_PROBE_INTERVAL", default=15 * 60),
     },
+    "da-release-idle-assignments": {
+        "task": "assessment.tasks.release_idle_assignments",
+        "schedule": env.int("DA_RELEASE_INTERVAL", default=10 * 60),
+    },
+    "crowd-release-idle-work": {
+        "task": "annotation_site.crowd.tasks.release_idle",
+        "schedule": env.int("CROWD_RELEASE_INTERVAL", default=5 * 60),
+    },
 }
+
+# DA assignments of accounts and link workers untouched this long give their HIT slot back (docs/reliability.md).
+DA_ASSIGNMENT_IDLE_MINUTES = env.int("DA_ASSIGNMENT_IDLE_MINUTES", default=120)
+
+# --- Crowd work (docs/crowd.md) --------------------------------------------------------------------------
+CROWD_FRAME_ORIGINS = env.list("CROWD_FRAME_ORIGINS", default=[
+    "https://worker.mturk.com", "https://workersandbox.mturk.com", "https://www.mturk.com"])
+CROWD_EXPORT_EXPIRES = env.int("CROWD_EXPORT_EXPIRES", default=24 * 3600)
+CROWD_PAYMENTS_LEASE_SECONDS = env.int("CROWD_PAYMENTS_LEASE_SECONDS", default=15 * 60)
+PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
+PROLIFIC_API_URL = env("PROLIFIC_API_URL", default="https://api.prolific.com")
+PROLIFIC_COMPLETION_URL = env("PROLIFIC_COMPLETION_URL", default="https://app.prolific.com/submissions/complete")
+PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
+PROLIFIC_WEBHOOK_TOLERANCE = env.int("PROLIFIC_WEBHOOK_TOLERANCE", default=300)
+PROLIFIC_JWT_AUDIENCE = env("PROLIFIC_JWT_AUDIENCE", default="")
+PROLIFIC_JWT_PARAMETER = env("PROLIFIC_JWT_PARAMETER", default="prolific_token")
+PROLIFIC_TIMEOUT = env.float("PROLIFIC_TIMEOUT", default=20.0)
+MTURK_ENDPOINT_URL = env("MTURK_ENDPOINT_URL", default="")
+MTURK_REGION = env("MTURK_REGION", default="us-east-1")
+MTURK_ACCESS_KEY_ID = env("MTURK_ACCESS_KEY_ID", default="")
+MTURK_SECRET_ACCESS_KEY = env("MTURK_SECRET_ACCESS_KEY", default="")
+MTURK_SUBMIT_HOSTS = env.list("MTURK_SUBMIT_HOSTS", default=["www.mturk.com", "workersandbox.mturk.com"])
+
+# --- Limits on untrusted input (docs/reliability.md) -----------------------------------------------------------
+CAPTIONEVAL_JSON_MAX_DEPTH = env.int("CAPTIONEVAL_JSON_MAX_DEPTH", default=32)
+CAPTIONEVAL_JSON_MAX_NUMBER_LENGTH = env.int("CAPTIONEVAL_JSON_MAX_NUMBER_LENGTH", default=40)
+# Imported files (annotation_site/uploads.py): checked from their declared sizes before they are read or unpacked.
+CAPTIONEVAL_MAX_UPLOAD_BYTES = env.int("CAPTIONEVAL_MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
+CAPTIONEVAL_ZIP_MAX_BYTES = env.int("CAPTIONEVAL_ZIP_MAX_BYTES", default=200 * 1024 * 1024)
+CAPTIONEVAL_ZIP_MAX_FILES = env.int("CAPTIONEVAL_ZIP_MAX_FILES", default=1000)
+CAPTIONEVAL_ZIP_MAX_RATIO = env.int("CAPTIONEVAL_ZIP_MAX_RATIO", default=200)
 
 # --- REST framework ---------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -196,7 +277,16 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON bodies are read through annotation_site.safe_json (depth, number length, surrogates, NUL: a clear 400)
+    "DEFAULT_PARSER_CLASSES": ["annotation_site.safe_json.SafeJSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
+    "DEFAULT_SCHEMA_CLASS": "annotation_site.api_schema.AutoSchema",
+    # one error shape for every API (annotation_site/api_errors.py)
+    "EXCEPTION_HANDLER": "annotation_site.api_errors.error_handler",
+    "DEFAULT_RENDERER_CLASSES": [
+        "annotation_site.api_errors.ErrorShapeJSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     # "?format=" names a dataset format in our export endpoints, not a DRF renderer.
@@ -210,6 +300,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The schema lists every endpoint: like the API itself (IsAdminUser by default), it is for staff.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
 }
 
 # --- Production hardening ---------------------------------------------------------------------------------
@@ -225,9 +317,18 @@ if PRODUCTION:
     # The SSL redirect is normally done by the proxy in front; a health check may come in over plain HTTP.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
+# The platform's public address, for links printed where no request tells the host (commands: worker links of
+# da_assign, invitation links of factuality_project). Pages build links from the request instead.
+CAPTIONEVAL_BASE_URL = env("CAPTIONEVAL_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+
+# LOG_LEVEL is shared with gunicorn (gunicorn.conf.py), which takes any case: accept "warning" as well.
+LOG_LEVEL = env("LOG_LEVEL", default="INFO").strip().upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    raise ImproperlyConfigured(f"LOG_LEVEL must be one of debug, info, warning, error, critical, not {LOG_LEVEL!r}")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

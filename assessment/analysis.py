@@ -14,8 +14,8 @@ SIGNIFICANCE_TEST = "one-sided Wilcoxon rank-sum (scipy.stats.mannwhitneyu, alte
 @dataclass
 class Analysis:
     parameters: dict
-    qc: pd.DataFrame  # worker, worker_id, n_pairs, statistic, p_value, passed, n_repeats, repeats_p_value
-    captions: pd.DataFrame  # video_id, system, raw, z, n
+    qc: pd.DataFrame  # worker, worker_id, n_pairs, statistic, p_value, passed, status, n_repeats, repeats_p_value
+    captions: pd.DataFrame  # video_id, system, raw, z, n, is_human
     systems: pd.DataFrame  # system, raw, z, n, n_captions, z_sd, rank, cluster, is_human
     p_values: pd.DataFrame  # rows a, columns b: p of "a beats b"
     n_judgments: int = 0
@@ -36,11 +36,12 @@ class Analysis:
             "parameters": self.parameters,
             "workers": [
                 {"worker_id": row.worker_id, "n_pairs": int(row.n_pairs), "p_value": _number(row.p_value),
-                 "passed": bool(row.passed)}
+                 "passed": bool(row.passed), "status": row.status}
                 for row in self.qc.sort_values("worker_id").itertuples()
             ],
             "systems": [
-                {"system": row.system, "raw": _number(row.raw), "z": _number(row.z), "n": int(row.n)}
+                {"system": row.system, "raw": _number(row.raw), "z": _number(row.z), "n": int(row.n),
+                 "is_human": bool(row.is_human)}
                 for row in self.systems.itertuples()
             ],
             "wins": self.wins,
@@ -52,13 +53,16 @@ def _number(value):
 
 
 def analyse_frame(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, alpha=0.05, names=None,
-                  human_system=None, campaign=None):
+                  human_system=None, campaign=None, unfinished=()):
     """Analyse a judgments frame (columns of loading.FRAME_COLUMNS). ``names`` maps worker keys to the ids
-    shown in reports (default: the keys themselves)."""
-    qc = quality_control.worker_qc(frame, test=test, threshold=threshold, min_pairs=min_pairs)
+    shown in reports (default: the keys themselves); ``unfinished``: the workers still in progress (their
+    judgments wait until they finish)."""
+    qc = quality_control.worker_qc(frame, test=test, threshold=threshold, min_pairs=min_pairs,
+                                   unfinished=unfinished)
     qc.insert(1, "worker_id", [str(names.get(w, w)) if names else str(w) for w in qc["worker"]])
     frame = frame.assign(z=scoring.standardise(frame))
     captions = scoring.caption_scores(frame, qc.loc[qc["passed"], "worker"])
+    captions["is_human"] = captions["system"] == human_system
     systems = scoring.system_scores(captions)
     p_values = significance.win_matrix(captions, systems["system"].tolist())
     systems["rank"] = range(1, len(systems) + 1)
@@ -78,7 +82,9 @@ def analyse_frame(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, alpha
         "n_judgments": int(len(frame)),
         "n_workers": n_workers,
         "n_workers_passed": int(qc["passed"].sum()),
+        "n_workers_by_status": quality_control.status_counts(qc),
         "pass_rate": quality_control.pass_rate(qc),
+        "pass_rate_of": "workers with a verdict (passed or failed)",
     }
     return Analysis(parameters=parameters, qc=qc, captions=captions, systems=systems, p_values=p_values,
                     n_judgments=len(frame), human_system=human_system)
@@ -90,4 +96,5 @@ def analyse(campaign):
     human = campaign.human_system.name if campaign.human_system_id else None
     return analyse_frame(frame, test=campaign.qc_test, threshold=campaign.qc_threshold,
                          min_pairs=campaign.qc_min_pairs, alpha=campaign.significance_threshold,
-                         names=loading.worker_names(campaign), human_system=human, campaign=campaign.name)
+                         names=loading.worker_names(campaign), human_system=human, campaign=campaign.name,
+                         unfinished=loading.unfinished_workers(campaign))

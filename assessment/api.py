@@ -18,13 +18,11 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation_site.corpus.models import Dataset, System
-from annotation_site.jobs import services as jobs
 
 from . import campaigns, replication, services
 from .analysis import analyse
 from .models import Campaign, QCResult, QCTest
-from .scoring import CAPTION_COLUMNS
+from .results import PUBLIC_CAPTION_COLUMNS
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -36,7 +34,8 @@ class CampaignSerializer(serializers.ModelSerializer):
         model = Campaign
         fields = ["name", "description", "dataset", "systems", "human_system", "source", "statement", "hit_size",
                   "pairs_per_hit", "repeats_per_hit", "min_control_distance", "workers_per_hit", "seed", "qc_test",
-                  "qc_threshold", "qc_min_pairs", "significance_threshold", "created_at", "planned_at"]
+                  "qc_threshold", "qc_min_pairs", "significance_threshold", "watch_fraction", "watch_max_seconds",
+                  "created_at", "planned_at"]
 
 
 class CampaignCreateSerializer(serializers.Serializer):
@@ -47,15 +46,22 @@ class CampaignCreateSerializer(serializers.Serializer):
                                     help_text="System names (default: every non-human system of the dataset).")
     human_system = serializers.CharField(required=False, help_text="A human system of the dataset.")
     reference_set = serializers.CharField(required=False, help_text="Or: a reference set made into a human system.")
-    hit_size = serializers.IntegerField(default=100, min_value=4, max_value=1000)
-    pairs_per_hit = serializers.IntegerField(default=10, min_value=1)
-    repeats_per_hit = serializers.IntegerField(default=10, min_value=0)
+    hit_size = serializers.IntegerField(required=False, min_value=4, max_value=1000,
+                                        help_text="Default: suggested for the dataset (100 when it is large enough).")
+    pairs_per_hit = serializers.IntegerField(required=False, min_value=1, help_text="Default: suggested.")
+    repeats_per_hit = serializers.IntegerField(required=False, min_value=0, help_text="Default: suggested.")
     min_control_distance = serializers.IntegerField(required=False, min_value=2)
-    workers_per_hit = serializers.IntegerField(default=1, min_value=1)
+    workers_per_hit = serializers.IntegerField(required=False, min_value=1,
+                                               help_text="Default: suggested (at least 3, a multiple of the HITs a "
+                                                         "worker needs to reach the QC minimum).")
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2 ** 63 - 1)
     qc_test = serializers.ChoiceField(choices=QCTest.values, default=QCTest.WILCOXON)
     qc_threshold = serializers.FloatField(default=0.05)
     qc_min_pairs = serializers.IntegerField(default=10, min_value=1)
+    watch_fraction = serializers.FloatField(required=False, min_value=0, max_value=1,
+                                            help_text="Share of a clip that must really play (default 0.9).")
+    watch_max_seconds = serializers.FloatField(required=False, min_value=0,
+                                               help_text="Cap of the required playback, seconds (default 30).")
 
     def validate(self, data):
         if bool(data.get("human_system")) == bool(data.get("reference_set")):
@@ -63,32 +69,14 @@ class CampaignCreateSerializer(serializers.Serializer):
         return data
 
 
-def create_from_data(data):
-    """Shared by the API and the campaign form: resolve names, create and plan (raises CampaignError)."""
-    dataset = Dataset.objects.filter(name=data["dataset"]).first()
-    if dataset is None:
-        raise campaigns.CampaignError(f"no dataset named {data['dataset']!r}")
-    if data.get("reference_set"):
-        human = campaigns.human_system_from_references(dataset, data["reference_set"])
-    else:
-        human = System.objects.filter(dataset=dataset, name=data["human_system"]).first()
-        if human is None:
-            raise campaigns.CampaignError(f"dataset {dataset.name} has no system {data['human_system']!r}")
-    names = data.get("systems")
-    if names:
-        systems = list(System.objects.filter(dataset=dataset, name__in=names))
-        unknown = sorted(set(names) - {s.name for s in systems})
-        if unknown:
-            raise campaigns.CampaignError(f"dataset {dataset.name} has no system {', '.join(unknown)}")
-    else:
-        systems = list(System.objects.filter(dataset=dataset, is_human=False).exclude(pk=human.pk))
-    return campaigns.create_campaign(
-        name=data["name"], dataset=dataset, systems=systems, human_system=human,
-        description=data.get("description", ""), hit_size=data.get("hit_size", 100),
-        pairs_per_hit=data.get("pairs_per_hit", 10), repeats_per_hit=data.get("repeats_per_hit", 10),
-        min_control_distance=data.get("min_control_distance"), workers_per_hit=data.get("workers_per_hit", 1),
-        seed=data.get("seed"), qc_test=data.get("qc_test", QCTest.WILCOXON),
-        qc_threshold=data.get("qc_threshold", 0.05), qc_min_pairs=data.get("qc_min_pairs", 10))
+def campaign_error_body(exc):
+    """The 400 body of a refused campaign: the reason, and the values that would work when known."""
+    body = {"detail": str(exc)}
+    if exc.suggestions:
+        body["suggestions"] = exc.suggestions
+    if exc.suggested:
+        body["suggested"] = exc.suggested
+    return body
 
 
 class AssignSerializer(serializers.Serializer):
@@ -114,9 +102,9 @@ class CampaignViewSet(viewsets.GenericViewSet):
         serializer = CampaignCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            campaign = create_from_data(serializer.validated_data)
+            campaign = campaigns.create_campaign_by_names(**serializer.validated_data)
         except campaigns.CampaignError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(campaign_error_body(exc), status=status.HTTP_400_BAD_REQUEST)
         return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
@@ -134,23 +122,24 @@ class CampaignViewSet(viewsets.GenericViewSet):
     @action(detail=True)
     def captions(self, request, name=None):
         """Per-caption scores (passing workers only)."""
-        captions = analyse(self.get_object()).captions[CAPTION_COLUMNS]
+        captions = analyse(self.get_object()).captions[PUBLIC_CAPTION_COLUMNS]
         return Response(captions.to_dict(orient="records"))
 
     @extend_schema(methods=["GET"], responses={200: OpenApiTypes.OBJECT})
     @extend_schema(methods=["POST"], request=None, responses={202: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get", "post"])
     def qc(self, request, name=None):
-        """GET: the stored QC results; POST: recompute them for every worker (a Job; poll /api/jobs/ID/)."""
+        """GET: the stored QC results, with each worker's ``status`` (passed, failed, insufficient_data,
+        in_progress); POST: recompute them for every worker (a Job; poll /api/jobs/ID/)."""
         campaign = self.get_object()
         if request.method == "POST":
-            job = start_qc_job(campaign, request.user)
+            job = services.start_qc_job(campaign, request.user)
             return Response({"job": str(job.pk), "status_url": reverse("job-detail", args=[job.pk])},
                             status=status.HTTP_202_ACCEPTED)
         rows = (QCResult.objects.filter(campaign=campaign).select_related("worker").order_by("worker__external_id"))
         return Response([{"worker_id": r.worker.external_id, "test": r.test, "threshold": r.threshold,
                           "min_pairs": r.min_pairs, "n_pairs": r.n_pairs, "statistic": r.statistic,
-                          "p_value": r.p_value, "passed": r.passed, "n_repeats": r.n_repeats,
+                          "p_value": r.p_value, "passed": r.passed, "status": r.status, "n_repeats": r.n_repeats,
                           "repeats_p_value": r.repeats_p_value, "computed_at": r.computed_at} for r in rows])
 
     @extend_schema(request=AssignSerializer, responses={201: OpenApiTypes.OBJECT})
@@ -167,18 +156,10 @@ class CampaignViewSet(viewsets.GenericViewSet):
         assignment = services.assign(campaign, worker)
         if assignment is None:
             return Response({"detail": "no HIT left for this worker"}, status=status.HTTP_409_CONFLICT)
-        token = services.assignment_token(assignment)
-        return Response({"worker_id": worker.external_id, "hit": assignment.hit.number, "token": token,
-                         "url": request.build_absolute_uri(reverse("da-rate-token", args=[token]))},
+        return Response({"worker_id": worker.external_id, "hit": assignment.hit.number,
+                         "token": services.assignment_token(assignment),
+                         "url": request.build_absolute_uri(services.assignment_path(assignment))},
                         status=status.HTTP_201_CREATED)
-
-
-def start_qc_job(campaign, user=None):
-    from .tasks import compute_campaign_qc
-
-    job = jobs.create_job("da-qc", scope=f"da-campaign:{campaign.pk}", user=user if user and user.is_authenticated
-                          else None, total=1, message="waiting for a worker")
-    return jobs.enqueue(job, compute_campaign_qc, campaign.pk)
 
 
 class ReplicationView(APIView):
@@ -188,8 +169,11 @@ class ReplicationView(APIView):
         """Pearson correlation of the system scores (raw and z) of campaigns ``a`` and ``b``."""
         a = get_object_or_404(Campaign.objects.select_related("human_system"), name=request.query_params.get("a"))
         b = get_object_or_404(Campaign.objects.select_related("human_system"), name=request.query_params.get("b"))
-        return Response({"a": a.name, "b": b.name,
-                         **replication.correlate(analyse(a).systems, analyse(b).systems)})
+        try:
+            result = replication.correlate(analyse(a).systems, analyse(b).systems, names=(a.name, b.name))
+        except replication.ReplicationError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"a": a.name, "b": b.name, **result})
 
 
 # --- Workers ------------------------------------------------------------------------------------------------
@@ -211,7 +195,7 @@ class WorkerAPIView(APIView):
         assignment = services.assignment_from_token(token)
         if assignment is None:
             raise NotFound("unknown or invalid assignment link")
-        if assignment.worker.user_id is not None and assignment.worker.user_id != request.user.pk:
+        if services.owned_by_another_account(assignment, request.user):
             raise PermissionDenied("this assignment belongs to another account")
         return assignment
 

@@ -6,3 +6,19 @@ class AssessmentConfig(AppConfig):
 
     name = "assessment"
     verbose_name = "Direct Assessment"
+
+    def ready(self):
+        from annotation_site.corpus.protection import register_human_work
+
+        from .models import Judgment
+
+        register_human_work(
+            "DA judgments", Judgment, dataset_path="assignment__hit__campaign__dataset",
+            video_path="item__caption__video",
+            export_hint="the campaign page's judgments.csv download (/da/campaigns/NAME/judgments.csv)")
+
+        from annotation_site.crowd import adapters
+
+        from .crowd_adapter import DirectAssessmentAdapter
+
+        adapters.register(DirectAssessmentAdapter())  # crowd work reaches campaigns only through this adapter

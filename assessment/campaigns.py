@@ -1,5 +1,15 @@
-"""Creating and planning campaigns (services: views, API and commands call these)."""
+"""Creating and planning campaigns (services: views, API and commands call these).
+
+``create_campaign`` is the one path of the form, the API and ``da_plan``: it checks the layout against the
+dataset (``check_reach``: a worker must be able to reach the QC minimum of pairs, and the test must be able to
+pass with them; the refusal says which values would work), fills the values left out with
+``suggested_layout`` (the paper's HIT of 100 when the dataset is large enough, a smaller one that works
+otherwise), and writes the plan.
+"""
 import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.core.exceptions import ValidationError
@@ -11,13 +21,44 @@ from annotation_site.corpus.models import DATASET_NAME, Caption, Reference, Sent
 from annotation_site.corpus.tokens import tokenize
 
 from . import planning
-from .models import HIT, Campaign, Item, ItemType, QCTest
+from .models import HIT, WATCH_FRACTION, WATCH_MAX_SECONDS, Campaign, Item, ItemType, QCTest
 
 _BATCH = 2000
 
 
 class CampaignError(ValueError):
-    """A campaign cannot be created or planned as asked."""
+    """A campaign cannot be created or planned as asked. ``suggestions``: changes that would work, each
+    ``{"text": plain words, "change": {field: value}}``; ``suggested``: a complete layout that works (field name
+    -> value), when one is known."""
+
+    def __init__(self, message, suggestions=(), suggested=None):
+        super().__init__(message)
+        self.suggestions = list(suggestions)
+        self.suggested = suggested
+
+
+LAYOUT_FIELDS = ("hit_size", "pairs_per_hit", "repeats_per_hit", "min_control_distance", "workers_per_hit")
+
+
+@dataclass
+class PlanInputs:
+    """What planning reads from the database: the captions shown as system items ``(caption_id, video_id)``,
+    the human captions ``video_id -> (caption_id, tokens)`` (the source of originals and degraded copies) and
+    the tokens of every caption."""
+
+    system_captions: list
+    human: dict
+    tokens: dict
+
+    @property
+    def n_captions(self):
+        return len(self.system_captions)
+
+    @property
+    def n_degradable(self):
+        from .degradation import degradable_length
+
+        return sum(1 for _, tokens in self.human.values() if degradable_length(tokens) > 0)
 
 
 def default_min_distance(hit_size):
@@ -60,10 +101,121 @@ def human_system_from_references(dataset, reference_set):
     return system
 
 
-def create_campaign(*, name, dataset, systems, human_system, description="", hit_size=100, pairs_per_hit=10,
-                    repeats_per_hit=10, min_control_distance=None, workers_per_hit=1, seed=None,
-                    qc_test=QCTest.WILCOXON, qc_threshold=0.05, qc_min_pairs=10, significance_threshold=0.05):
-    """Create campaign ``name`` over ``systems`` of ``dataset`` plus ``human_system``, and plan its HITs."""
+def plan_inputs(dataset, system_ids, human_id):
+    """Load the planning inputs (two queries). The human system's captions are not system items: the hidden
+    originals show them and score the human system (docs/direct-assessment.md, "Planning")."""
+    ids = sorted(set(system_ids) | {human_id})
+    tokens = caption_tokens(ids, dataset)
+    rows = (Caption.objects.filter(system_id__in=ids, video__dataset=dataset).order_by("pk")
+            .values_list("pk", "video_id", "system_id"))
+    system_captions, human = [], {}
+    for caption_id, video_id, system_id in rows:
+        if not tokens.get(caption_id):
+            continue  # an empty caption has nothing to judge
+        if system_id == human_id:
+            human[video_id] = (caption_id, tokens[caption_id])
+        else:
+            system_captions.append((caption_id, video_id))
+    return PlanInputs(system_captions=system_captions, human=human, tokens=tokens)
+
+
+def _needed_pairs(qc_test, qc_threshold, qc_min_pairs):
+    test_minimum = planning.pairs_to_pass(qc_test, qc_threshold)
+    return max(qc_min_pairs, test_minimum), test_minimum
+
+
+def _suggestion(inputs, qc_test, qc_threshold, qc_min_pairs):
+    """The suggested layout values for these inputs (PlanInputs, or a pair ``(n_captions, n_degradable)``), or
+    None when the dataset cannot give any."""
+    n_captions, n_degradable = inputs if isinstance(inputs, tuple) else (inputs.n_captions, inputs.n_degradable)
+    needed, _ = _needed_pairs(qc_test, qc_threshold, qc_min_pairs)
+    try:
+        layout, workers = planning.suggest(n_captions, n_degradable, needed)
+    except ValueError:
+        return None
+    return {"hit_size": layout.hit_size, "pairs_per_hit": layout.pairs_per_hit,
+            "repeats_per_hit": layout.repeats_per_hit, "min_control_distance": layout.min_distance,
+            "workers_per_hit": workers}
+
+
+def _describe(values):
+    repeats = values["repeats_per_hit"]
+    return (f"{values['hit_size']} items per HIT with {values['pairs_per_hit']} pairs and "
+            f"{repeats} repeat{'s' if repeats != 1 else ''}, controls at least {values['min_control_distance']} "
+            f"apart, {values['workers_per_hit']} workers per HIT")
+
+
+def check_reach(layout, inputs, *, qc_test=QCTest.WILCOXON, qc_threshold=0.05, qc_min_pairs=10):
+    """Refuse (CampaignError, with the values that would work) a layout in which no worker can reach the QC
+    minimum of pairs: a worker does each HIT at most once, so over the whole plan they rate at most
+    ``pairs_per_hit x HITs`` pairs; and fewer pairs than the QC test needs to reach p < threshold at all (5 for
+    the one-sided Wilcoxon test at 0.05) can never pass either. Returns the planning.Reach."""
+    needed, test_minimum = _needed_pairs(qc_test, qc_threshold, qc_min_pairs)
+    suggested = _suggestion(inputs, qc_test, qc_threshold, qc_min_pairs)
+    tail = f" Suggested for this dataset: {_describe(suggested)}." if suggested else ""
+    if inputs.n_captions == 0:
+        raise CampaignError("the chosen systems have no captions to judge")
+    if inputs.n_degradable < layout.pairs_per_hit:
+        raise CampaignError(
+            f"{inputs.n_degradable} human captions can be degraded (3 words or more), but a HIT needs "
+            f"{layout.pairs_per_hit} originals: choose at most {inputs.n_degradable} pairs per HIT.{tail}",
+            suggestions=[{"text": f"at most {inputs.n_degradable} original/degraded pairs per HIT",
+                          "change": {"pairs_per_hit": inputs.n_degradable}}], suggested=suggested)
+    result = planning.reach(layout, inputs.n_captions, needed)
+    if result.ok:
+        return result
+    why = (f"the QC minimum is {qc_min_pairs} pairs" if qc_min_pairs >= test_minimum else
+           f"the QC minimum is {qc_min_pairs} pairs, but the {qc_test} test cannot reach p < {qc_threshold:g} "
+           f"with fewer than {test_minimum}")
+    options = planning.alternatives(layout, inputs.n_captions, inputs.n_degradable, needed, qc_min_pairs,
+                                    test_minimum)
+    texts = [text for text, _ in options]
+    raise CampaignError(
+        f"No worker can reach the pairs quality control needs: {why}, and with {layout.pairs_per_hit} pairs per HIT "
+        f"and {result.n_hits} HIT{'s' if result.n_hits != 1 else ''} ({inputs.n_captions} system captions, "
+        f"{layout.system_slots} system slots per HIT) a worker who does every HIT rates at most "
+        f"{result.reachable_pairs}. Values that would work: {'; or '.join(texts) if texts else 'none by one change'}."
+        f"{tail}", suggestions=[{"text": text, "change": change} for text, change in options], suggested=suggested)
+
+
+def plan_summary(campaign):
+    """One sentence on what a campaign's layout asks of its workers (shown after planning and on its page)."""
+    n_hits = campaign.hits.count()
+    needed, _ = _needed_pairs(campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs)
+    per_worker = -(-needed // max(1, campaign.pairs_per_hit))
+    repeats = f"{campaign.repeats_per_hit} repeat{'s' if campaign.repeats_per_hit != 1 else ''}"
+    return (f"Layout: {campaign.hit_size} items per HIT, {campaign.pairs_per_hit} original/degraded pairs, "
+            f"{repeats}, {campaign.workers_per_hit} workers per HIT; a worker needs "
+            f"{per_worker} HIT{'s' if per_worker != 1 else ''} (of {n_hits}) to reach the {needed} pairs "
+            f"quality control needs.")
+
+
+def suggested_layout(dataset, systems, *, human_system=None, reference_set=None, qc_test=QCTest.WILCOXON,
+                     qc_threshold=0.05, qc_min_pairs=10):
+    """The layout values (``LAYOUT_FIELDS``) that work for these systems and a human caption set (a human
+    system, or a reference set not made into one yet: nothing is written), or None when the dataset cannot
+    support a campaign. What the campaign form shows as its defaults."""
+    from .degradation import degradable_length
+
+    system_ids = [s.pk for s in systems if human_system is None or s.pk != human_system.pk]
+    tokens = caption_tokens(system_ids, dataset)
+    n_captions = sum(1 for caption_tokens_ in tokens.values() if caption_tokens_)
+    if human_system is not None:
+        human_tokens = caption_tokens([human_system.pk], dataset).values()
+    else:
+        human_tokens = [tokenize(text) for text in Reference.objects.filter(
+            video__dataset=dataset, reference_set=reference_set).values_list("text", flat=True)]
+    n_degradable = sum(1 for t in human_tokens if degradable_length(t) > 0)
+    return _suggestion((n_captions, n_degradable), qc_test, qc_threshold, qc_min_pairs)
+
+
+def create_campaign(*, name, dataset, systems, human_system, description="", hit_size=None, pairs_per_hit=None,
+                    repeats_per_hit=None, min_control_distance=None, workers_per_hit=None, seed=None,
+                    qc_test=QCTest.WILCOXON, qc_threshold=0.05, qc_min_pairs=10, significance_threshold=0.05,
+                    watch_fraction=None, watch_max_seconds=None):
+    """Create campaign ``name`` over ``systems`` of ``dataset`` plus ``human_system``, and plan its HITs.
+    Layout values left as None are taken from ``suggested_layout`` (with ``min_control_distance`` a quarter of
+    the HIT when the HIT size is given); the layout is refused when no worker could reach the QC minimum."""
     try:
         DATASET_NAME(name)
     except ValidationError as exc:
@@ -82,6 +234,21 @@ def create_campaign(*, name, dataset, systems, human_system, description="", hit
         raise CampaignError(f"unknown QC test {qc_test!r}; choose one of {', '.join(QCTest.values)}")
     if not 0 < qc_threshold < 1 or not 0 < significance_threshold < 1:
         raise CampaignError("thresholds must lie between 0 and 1")
+    if qc_min_pairs < 1:
+        raise CampaignError("the QC minimum of pairs must be at least 1")
+    watch = {"watch_fraction": WATCH_FRACTION if watch_fraction is None else float(watch_fraction),
+             "watch_max_seconds": WATCH_MAX_SECONDS if watch_max_seconds is None else float(watch_max_seconds)}
+    if not 0 <= watch["watch_fraction"] <= 1 or not watch["watch_max_seconds"] >= 0:
+        raise CampaignError("the watch share must lie between 0 and 1 and the watch cap must not be negative")
+    inputs = plan_inputs(dataset, [s.pk for s in systems], human_system.pk)
+    given = {"hit_size": hit_size, "pairs_per_hit": pairs_per_hit, "repeats_per_hit": repeats_per_hit}
+    if any(value is None for value in given.values()):
+        suggested = _suggestion(inputs, qc_test, qc_threshold, qc_min_pairs) or {
+            "hit_size": 100, "pairs_per_hit": 10, "repeats_per_hit": 10, "min_control_distance": 25}
+        if hit_size is None and min_control_distance is None:
+            min_control_distance = suggested["min_control_distance"]
+        given = {key: suggested[key] if value is None else value for key, value in given.items()}
+    hit_size, pairs_per_hit, repeats_per_hit = given["hit_size"], given["pairs_per_hit"], given["repeats_per_hit"]
     if min_control_distance is None:
         min_control_distance = default_min_distance(hit_size)
     layout = planning.Layout(hit_size=hit_size, pairs_per_hit=pairs_per_hit, repeats_per_hit=repeats_per_hit,
@@ -90,8 +257,11 @@ def create_campaign(*, name, dataset, systems, human_system, description="", hit
         layout.validate()
     except ValueError as exc:
         raise CampaignError(str(exc)) from None
-    if workers_per_hit < 1:
+    if workers_per_hit is not None and workers_per_hit < 1:
         raise CampaignError("every HIT needs at least one worker")
+    reach = check_reach(layout, inputs, qc_test=qc_test, qc_threshold=qc_threshold, qc_min_pairs=qc_min_pairs)
+    if workers_per_hit is None:
+        workers_per_hit = planning.default_workers_per_hit(reach.hits_per_worker)
     with transaction.atomic():
         if Campaign.objects.filter(name=name).exists():
             raise CampaignError(f"a campaign named {name!r} exists already")
@@ -100,15 +270,49 @@ def create_campaign(*, name, dataset, systems, human_system, description="", hit
             hit_size=hit_size, pairs_per_hit=pairs_per_hit, repeats_per_hit=repeats_per_hit,
             min_control_distance=min_control_distance, workers_per_hit=workers_per_hit,
             seed=secrets.randbits(63) if seed is None else int(seed), qc_test=qc_test, qc_threshold=qc_threshold,
-            qc_min_pairs=qc_min_pairs, significance_threshold=significance_threshold)
+            qc_min_pairs=qc_min_pairs, significance_threshold=significance_threshold, **watch)
         campaign.systems.set(systems)
-        write_plan(campaign)
+        write_plan(campaign, inputs)
     return campaign
+
+
+def create_campaign_by_names(*, name: str, dataset: str, systems: Sequence[str] | None = None,
+                             human_system: str | None = None, reference_set: str | None = None,
+                             **options: Any) -> Campaign:
+    """``create_campaign`` from names, the one path of the API, the campaign form and ``da_plan``: ``dataset`` is a
+    dataset name, ``systems`` system names in the order given (default: every non-human system of the dataset
+    except the human one, in the dataset's order), and the human caption set either ``human_system`` (a system
+    name) or ``reference_set`` (made into a human system on first use). ``options`` are ``create_campaign``'s
+    (layout, seed, QC, watch gate, description; None means "suggested"). Raises CampaignError."""
+    from annotation_site.corpus.models import Dataset
+
+    found = Dataset.objects.filter(name=dataset).first()
+    if found is None:
+        raise CampaignError(f"no dataset named {dataset!r}")
+    if bool(human_system) == bool(reference_set):
+        raise CampaignError("give either a human system or a reference set")
+    if reference_set:
+        human = human_system_from_references(found, reference_set)
+    else:
+        human = System.objects.filter(dataset=found, name=human_system).first()
+        if human is None:
+            raise CampaignError(f"dataset {found.name} has no system {human_system!r}")
+    if systems:
+        known = {s.name: s for s in System.objects.filter(dataset=found, name__in=systems)}
+        unknown = [n for n in systems if n not in known]
+        if unknown:
+            raise CampaignError(f"dataset {found.name} has no system {', '.join(unknown)}")
+        chosen = [known[n] for n in dict.fromkeys(systems)]
+    else:
+        chosen = list(System.objects.filter(dataset=found, is_human=False).exclude(pk=human.pk)
+                      .order_by("position", "name"))
+    options = {key: value for key, value in options.items() if value is not None}
+    return create_campaign(name=name, dataset=found, systems=chosen, human_system=human, **options)
 
 
 def caption_tokens(system_ids, dataset):
     """Caption pk -> whitespace tokens of its paragraph (sentences in order), for ``system_ids`` in ``dataset``."""
-    tokens = {}
+    tokens: dict[int, list[str]] = {}
     rows = (Sentence.objects.filter(caption__system_id__in=system_ids, caption__video__dataset=dataset)
             .order_by("caption_id", "index").values_list("caption_id", "tokens"))
     for caption_id, sentence_tokens in rows:
@@ -121,33 +325,25 @@ def layout_of(campaign):
                            repeats_per_hit=campaign.repeats_per_hit, min_distance=campaign.min_control_distance)
 
 
-def build_plan(campaign):
-    """Plan a campaign's HITs from its parameters and seed (pure planning over what the database holds);
-    returns (planned HITs, caption tokens)."""
-    human_id = campaign.human_system_id
-    system_ids = sorted(set(campaign.systems.values_list("pk", flat=True)) | {human_id})
-    tokens = caption_tokens(system_ids, campaign.dataset)
-    rows = (Caption.objects.filter(system_id__in=system_ids, video__dataset=campaign.dataset)
-            .values_list("pk", "video_id", "system_id"))
-    system_captions, human = [], {}
-    for caption_id, video_id, system_id in rows:
-        if not tokens.get(caption_id):
-            continue  # an empty caption has nothing to judge
-        system_captions.append((caption_id, video_id))
-        if system_id == human_id:
-            human[video_id] = (caption_id, tokens[caption_id])
+def build_plan(campaign, inputs=None):
+    """Plan a campaign's HITs from its parameters and seed (pure planning over what the database holds, or
+    over ``inputs`` already loaded); returns (planned HITs, caption tokens)."""
+    if inputs is None:
+        inputs = plan_inputs(campaign.dataset, campaign.systems.values_list("pk", flat=True),
+                             campaign.human_system_id)
     try:
-        hits = planning.plan(system_captions, human, layout_of(campaign), np.random.default_rng(campaign.seed))
+        hits = planning.plan(inputs.system_captions, inputs.human, layout_of(campaign),
+                             np.random.default_rng(campaign.seed))
     except ValueError as exc:
         raise CampaignError(str(exc)) from None
-    return hits, tokens
+    return hits, inputs.tokens
 
 
-def write_plan(campaign):
+def write_plan(campaign, inputs=None):
     """Plan the campaign and write its HITs and items: three bulk inserts and one update."""
     if campaign.hits.exists():
         raise CampaignError(f"campaign {campaign.name} is planned already")
-    planned, tokens = build_plan(campaign)
+    planned, tokens = build_plan(campaign, inputs)
     hits = HIT.objects.bulk_create(
         [HIT(campaign=campaign, number=i + 1, n_items=len(p.items)) for i, p in enumerate(planned)],
         batch_size=_BATCH)

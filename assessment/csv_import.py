@@ -4,7 +4,9 @@ One row per judgment, header ``worker_id,hit_id,item_id,system,video_id,item_typ
 
 - ``item_type`` is ``system``, ``original``, ``degraded`` or ``repeat``; ``control_of`` names the ``item_id`` (in
   the same HIT) a control item pairs with: a degraded copy its original, an original its degraded copy, a repeat
-  the system item it repeats; empty for system items.
+  the system item it repeats; empty for system items. An original may leave it empty (the natural export of
+  tools that only link the degraded copy): it is resolved from the one degraded copy of the HIT that names it,
+  and refused when no degraded copy or more than one names it.
 - Items are identified by ``(hit_id, item_id)``; every row of one item must agree on its system, video, type and
   ``control_of``. ``score`` is an integer from 0 to 100. A worker rates an item once.
 - Originals and degraded copies belong to the human caption set: their ``system`` names it (empty: ``human``),
@@ -28,8 +30,10 @@ from django.db import transaction
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
+from annotation_site import identities, spreadsheet_csv, uploads
+from annotation_site.strict_numbers import integer_score
 from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, System, Video
-from annotation_site.interchange.bundle import ProblemList
+from annotation_site.problems import FormatError, ProblemList
 
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
@@ -54,10 +58,9 @@ class Row:
 
 def _score(text):
     try:
-        value = float(text)
+        return integer_score(text, 0, 100)
     except ValueError:
         return None
-    return int(value) if value.is_integer() and 0 <= value <= 100 else None
 
 
 def read_rows(stream, filename, problems):
@@ -84,8 +87,18 @@ def read_rows(stream, filename, problems):
         if len(fields) != len(header):
             problems.add(filename, f"expected {len(header)} fields, found {len(fields)}", line=line)
             continue
-        value = {name: fields[i].strip() for name, i in index.items()}
+        # restore: cells our own export neutralised against spreadsheet formulas ('=x -> =x) read back as written
+        value = {name: spreadsheet_csv.restore(fields[i].strip()) for name, i in index.items()}
         bad = False
+        try:  # NFKC, no invisible characters; never a site account's identity (empty / long: the length check)
+            if value["worker_id"]:
+                value["worker_id"] = identities.normalise(value["worker_id"], what="worker_id", max_length=10 ** 6)
+            if identities.reserved_prefix(value["worker_id"]) == identities.ACCOUNT_PREFIX:
+                raise identities.IdentityError(f"worker_id {value['worker_id']!r} begins with 'account:', which the "
+                                               "platform reserves for site accounts")
+        except identities.IdentityError as exc:
+            problems.add(filename, str(exc), line=line, where="field 'worker_id'")
+            bad = True
         for name, limit in (("worker_id", 200), ("hit_id", 200), ("item_id", 200), ("video_id", 200)):
             if not value[name] or len(value[name]) > limit:
                 problems.add(filename, f"{name} must be 1 to {limit} characters", line=line, where=f"field '{name}'")
@@ -98,7 +111,7 @@ def read_rows(stream, filename, problems):
             problems.add(filename, "a system item controls nothing: leave control_of empty", line=line,
                          where="field 'control_of'")
             bad = True
-        elif value["item_type"] != "system" and not value["control_of"]:
+        elif value["item_type"] not in ("system", "original") and not value["control_of"]:
             problems.add(filename, f"a {value['item_type']} item must name the item it pairs with", line=line,
                          where="field 'control_of'")
             bad = True
@@ -138,8 +151,10 @@ def check_rows(rows, filename, problems):
                          f"line {seen[judged]}", line=row.line, where="field 'item_id'")
         else:
             seen[judged] = row.line
+    for key, degraded in _resolve_originals(items, filename, problems).items():
+        items[key].control_of = degraded
     for (hit, _), row in items.items():
-        if row.item_type == "system":
+        if row.item_type == "system" or (row.item_type == "original" and not row.control_of):
             continue
         partner = items.get((hit, row.control_of))
         where = "field 'control_of'"
@@ -163,6 +178,31 @@ def check_rows(rows, filename, problems):
         problems.add(filename, f"originals and degraded copies come from one human caption set, found "
                      f"{', '.join(map(repr, humans))}", where="field 'system'")
     return items, (humans[0] if humans else None)
+
+
+def _resolve_originals(items, filename, problems):
+    """Originals with an empty ``control_of`` get the one degraded copy of their HIT that names them (on every
+    row of the item); none, or more than one, is a problem."""
+    naming = defaultdict(list)
+    for (hit, _item), row in items.items():
+        if row.item_type == "degraded":
+            naming[(hit, row.control_of)].append(row)
+    resolved = {}
+    for (hit, item), row in items.items():
+        if row.item_type != "original" or row.control_of:
+            continue
+        degraded = naming.get((hit, item), [])
+        if len(degraded) == 1:
+            resolved[(hit, item)] = degraded[0].item
+        elif not degraded:
+            problems.add(filename, f"original {item!r} of HIT {hit!r} has no control_of and no degraded item of the "
+                         "HIT names it: give control_of, or add its degraded copy", line=row.line,
+                         where="field 'control_of'")
+        else:
+            problems.add(filename, f"original {item!r} of HIT {hit!r} has no control_of and several degraded items "
+                         f"name it ({', '.join(repr(d.item) for d in degraded)}): give control_of", line=row.line,
+                         where="field 'control_of'")
+    return resolved
 
 
 def _check_existing(campaign, items, rows, filename, problems):
@@ -211,8 +251,11 @@ def import_judgments(campaign_name, source, filename=None):
     """Import a judgments CSV (a path, or a text stream with ``filename``) into campaign ``campaign_name``."""
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         filename = filename or str(source)
-        with open(source, encoding="utf-8-sig", newline="") as handle:
-            return _import(campaign_name, handle, filename)
+        try:
+            text = uploads.path_text(source)  # size, UTF-8 (the line named) and NUL checked first
+        except uploads.UploadRefused as exc:
+            raise FormatError([str(exc)]) from None
+        return _import(campaign_name, io.StringIO(text, newline=""), filename)
     if isinstance(source, io.TextIOBase) or hasattr(source, "read"):
         return _import(campaign_name, source, filename or "judgments.csv")
     raise TypeError("source must be a path or a text stream")
@@ -297,7 +340,8 @@ def _import(campaign_name, stream, filename):
             HIT.objects.filter(pk=hits[hit_name]).update(n_items=next_position[hit_name])
 
         worker_names = sorted({row.worker for row in rows})
-        workers = dict(Worker.objects.filter(external_id__in=worker_names).values_list("external_id", "pk"))
+        workers = dict(Worker.objects.filter(external_id__in=worker_names).exclude(kind=Worker.Kind.ACCOUNT)
+                       .values_list("external_id", "pk"))
         workers = _get_or_create_rows(Worker, workers, worker_names, lambda name: Worker(external_id=name,
                                                                                          source="import"))
         wanted = sorted({(workers[row.worker], hits[row.hit]) for row in rows})

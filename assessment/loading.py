@@ -9,7 +9,7 @@ Frame columns: ``worker`` (Worker pk), ``item`` (Item pk), ``score``, ``item_typ
 import numpy as np
 import pandas as pd
 
-from .models import Item, ItemType, Judgment, Worker
+from .models import Assignment, Item, ItemType, Judgment, Worker
 
 FRAME_COLUMNS = ["worker", "item", "score", "item_type", "control_of", "caption", "system", "video"]
 _TYPES = pd.CategoricalDtype(ItemType.values)
@@ -42,3 +42,11 @@ def judgments_frame(campaign, worker_ids=None):
 def worker_names(campaign):
     """Worker pk -> external id, for the workers who judged in the campaign."""
     return dict(Worker.objects.filter(assignments__hit__campaign=campaign).distinct().values_list("pk", "external_id"))
+
+
+def unfinished_workers(campaign, worker_ids=None):
+    """Worker pks with an assignment of the campaign that is not completed (one query)."""
+    rows = Assignment.objects.filter(hit__campaign=campaign, completed_at__isnull=True)
+    if worker_ids is not None:
+        rows = rows.filter(worker_id__in=list(worker_ids))
+    return set(rows.values_list("worker_id", flat=True).distinct())

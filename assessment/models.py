@@ -22,6 +22,26 @@ class QCTest(models.TextChoices):
     MANN_WHITNEY = "mann_whitney", "one-sided Mann-Whitney U test (unpaired)"
 
 
+class QCStatus(models.TextChoices):
+    """A worker's quality-control verdict in a campaign (what payment policies read, see
+    ``services.qc_status``):
+
+    - ``passed``: finished, at least ``qc_min_pairs`` pairs, the test's p below the threshold;
+    - ``failed``: finished, enough pairs, p not below the threshold;
+    - ``insufficient_data``: finished with fewer than ``qc_min_pairs`` pairs (no verdict is possible);
+    - ``in_progress``: the worker has an assignment in the campaign that is not completed (the verdict may change).
+    """
+
+    PASSED = "passed", "passed"
+    FAILED = "failed", "failed"
+    INSUFFICIENT_DATA = "insufficient_data", "insufficient data"
+    IN_PROGRESS = "in_progress", "in progress"
+
+
+WATCH_FRACTION = 0.9
+WATCH_MAX_SECONDS = 30.0
+
+
 class Campaign(models.Model):
     class Source(models.TextChoices):
         PLANNED = "planned"
@@ -43,13 +63,18 @@ class Campaign(models.Model):
     repeats_per_hit = models.PositiveSmallIntegerField(default=10, help_text="Exact repeats of system items per HIT.")
     min_control_distance = models.PositiveSmallIntegerField(
         default=25, help_text="Minimum distance in positions between a control item and its partner (>= 2).")
-    workers_per_hit = models.PositiveSmallIntegerField(default=1, help_text="Assignments handed out per HIT.")
+    workers_per_hit = models.PositiveSmallIntegerField(default=3, help_text="Assignments handed out per HIT.")
     seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of the plan's random generator.")
     # Quality control and significance parameters.
     qc_test = models.CharField(max_length=15, choices=QCTest.choices, default=QCTest.WILCOXON)
     qc_threshold = models.FloatField(default=0.05, help_text="A worker passes when p < this threshold.")
     qc_min_pairs = models.PositiveSmallIntegerField(default=10, help_text="Pairs a worker needs to be able to pass.")
     significance_threshold = models.FloatField(default=0.05)
+    # The watch gate of the rating page: real playback time required before a score can be given.
+    watch_fraction = models.FloatField(
+        default=WATCH_FRACTION, help_text="Share of the clip's duration that must be played (real playback time).")
+    watch_max_seconds = models.FloatField(
+        default=WATCH_MAX_SECONDS, help_text="Cap of the required playback time, in seconds (for long clips).")
     created_at = models.DateTimeField(auto_now_add=True)
     planned_at = models.DateTimeField(null=True, blank=True)
 
@@ -61,10 +86,20 @@ class Campaign(models.Model):
             models.CheckConstraint(condition=Q(significance_threshold__gt=0) & Q(significance_threshold__lt=1),
                                    name="da_campaign_significance_threshold_ok"),
             models.CheckConstraint(condition=Q(min_control_distance__gte=2), name="da_campaign_distance_ok"),
+            models.CheckConstraint(condition=Q(watch_fraction__gte=0) & Q(watch_fraction__lte=1),
+                                   name="da_campaign_watch_fraction_ok"),
+            models.CheckConstraint(condition=Q(watch_max_seconds__gte=0), name="da_campaign_watch_max_ok"),
         ]
 
     def __str__(self):
         return self.name
+
+    def required_watch_seconds(self, duration):
+        """Seconds of real playback a clip of ``duration`` seconds needs before it counts as played:
+        ``watch_fraction`` of the duration, at most ``watch_max_seconds``; None when the duration is unknown."""
+        if duration is None or not duration > 0:
+            return None
+        return min(self.watch_max_seconds, self.watch_fraction * float(duration))
 
     @property
     def qc_parameters(self):
@@ -140,9 +175,19 @@ class Item(models.Model):
 
 
 class Worker(models.Model):
-    """A person who rates: a crowd worker known by an external id, or a site account (``user``)."""
+    """A person who rates: a site account (``kind`` account, bound to ``user``), a crowd participant (``kind``
+    participant, ``external_id`` = the crowd's worker key ``NAMESPACE:ID``) or an id named from outside (``kind``
+    external: entry links of old, imports, commands). The kinds never meet: external ids cannot use the reserved
+    prefixes (``annotation_site.identities``), an account worker always has its user (database constraint), and
+    lookups by external id never return an account's worker."""
+
+    class Kind(models.TextChoices):
+        ACCOUNT = "account", "site account"
+        PARTICIPANT = "participant", "crowd participant"
+        EXTERNAL = "external", "external id"
 
     external_id = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.EXTERNAL)
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                 related_name="da_worker")
     source = models.CharField(max_length=20, blank=True, help_text="account, link, import, ...")
@@ -150,6 +195,10 @@ class Worker(models.Model):
 
     class Meta:
         ordering = ["external_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind="account") | Q(user__isnull=True),
+                                   name="assessment_worker_only_accounts_have_users"),
+        ]
 
     def __str__(self):
         return self.external_id
@@ -162,6 +211,10 @@ class Assignment(models.Model):
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(
+        null=True, blank=True, help_text="Given back (returned, timed out, idle, rejected and replaced): it keeps its "
+                                         "judgments but no longer holds a place on its HIT.")
+    release_reason = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["hit", "created_at"]
@@ -177,8 +230,11 @@ class Judgment(models.Model):
     score = models.PositiveSmallIntegerField(help_text="0 (does not describe it) to 100 (describes it adequately).")
     started_at = models.DateTimeField(null=True, blank=True, help_text="When the item was shown.")
     finished_at = models.DateTimeField(null=True, blank=True, help_text="When the score was submitted.")
-    played = models.BooleanField(default=False, help_text="The video played before the score was given.")
-    watched_seconds = models.FloatField(null=True, blank=True, help_text="Seconds of video played.")
+    played = models.BooleanField(default=False, help_text="The campaign's watch gate was met before the score "
+                                                          "was given (decided by the server where it can).")
+    watched_seconds = models.FloatField(null=True, blank=True,
+                                        help_text="Seconds of real playback (seeking does not count), at most the "
+                                                  "time the item was in front of the worker by the server's clock.")
     client_uuid = models.UUIDField(null=True, blank=True, unique=True, default=None,
                                    help_text="Client submission id: a retry with the same id stores nothing new.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -215,7 +271,9 @@ class QCResult(models.Model):
     n_pairs = models.PositiveIntegerField()
     statistic = models.FloatField(null=True, blank=True)
     p_value = models.FloatField(null=True, blank=True)
-    passed = models.BooleanField()
+    passed = models.BooleanField(help_text="The status is 'passed' (kept for readers of the boolean).")
+    status = models.CharField(max_length=20, choices=QCStatus.choices, default=QCStatus.IN_PROGRESS,
+                              help_text="passed / failed / insufficient data / in progress (see QCStatus).")
     n_repeats = models.PositiveIntegerField(default=0)
     repeats_p_value = models.FloatField(null=True, blank=True,
                                         help_text="Two-sided Wilcoxon signed-rank test of repeats vs first showing.")
@@ -224,7 +282,14 @@ class QCResult(models.Model):
     class Meta:
         ordering = ["campaign", "worker"]
         verbose_name = "QC result"
-        constraints = [models.UniqueConstraint(fields=["campaign", "worker"], name="da_qcresult_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "worker"], name="da_qcresult_unique"),
+            models.CheckConstraint(condition=Q(status__in=QCStatus.values), name="da_qcresult_status_valid"),
+            models.CheckConstraint(condition=(Q(passed=True) & Q(status=QCStatus.PASSED))
+                                   | (Q(passed=False) & ~Q(status=QCStatus.PASSED)),
+                                   name="da_qcresult_passed_is_status"),
+        ]
+        indexes = [models.Index(fields=["campaign", "status"], name="da_qcresult_status")]
 
     def __str__(self):
-        return f"{self.worker} in {self.campaign}: {'passed' if self.passed else 'failed'}"
+        return f"{self.worker} in {self.campaign}: {self.get_status_display()}"

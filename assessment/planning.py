@@ -10,9 +10,15 @@ original/degraded pair is random.
 
 Every system caption is planned once. The last HIT is filled up with system captions drawn from the other
 HITs, so every HIT has the same size; only a campaign with fewer captions than one HIT's system slots gets a
-single shorter HIT. Originals are drawn, per HIT, from the videos whose captions are not already in that HIT
-when there are enough of them.
+single shorter HIT. Originals score the human system (see scoring.py), so they are spread over the human
+captions: per HIT the least used degradable human captions are drawn (random among equals), preferring videos
+whose captions are not already in that HIT; every human caption is an original once before any is used twice.
+
+``check`` tells whether a layout lets a worker reach the QC minimum of pairs at all (and which values would),
+``suggest`` proposes a layout for a dataset's size: both pure, used by ``campaigns`` for every entry point.
 """
+import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,7 +79,7 @@ def place_pairs(hit_size, ordered, min_distance, rng, attempts=10):
         raise ValueError(f"{k} pairs do not fit in {hit_size} positions")
     for _ in range(attempts):
         free = np.ones(hit_size, dtype=bool)
-        placed = [None] * k
+        placed: list[tuple[int, int] | None] = [None] * k
         for i in rng.permutation(k):
             free_positions = np.flatnonzero(free)
             # number of free positions at or after p, for every p (0 past the end)
@@ -145,8 +151,8 @@ def _degraded_copy(video, human, video_ids, longest, rng):
 def plan(system_captions, human, layout, rng):
     """Plan HITs.
 
-    ``system_captions``: sequence of ``(caption_id, video_id)`` of every caption to evaluate (the human
-    system's included). ``human``: mapping ``video_id -> (caption_id, tokens)`` of the human captions (the
+    ``system_captions``: sequence of ``(caption_id, video_id)`` of every caption shown as a system item (the
+    campaign service leaves the human system's out: its originals score it). ``human``: mapping ``video_id -> (caption_id, tokens)`` of the human captions (the
     source of originals and degraded copies). ``rng``: a numpy Generator (seeded by the caller).
     Returns a list of PlannedHIT."""
     layout.validate()
@@ -168,22 +174,29 @@ def plan(system_captions, human, layout, rng):
         extra = others[rng.choice(len(others), slots - len(last), replace=False)]
         chunks[-1] = np.concatenate([last, extra])
     degradable_array = np.asarray(degradable, dtype=np.int64)
-    return [_plan_hit(chunk, degradable_array, human, video_ids, longest, layout, rng) for chunk in chunks]
+    uses = np.zeros(len(degradable_array), dtype=np.int64)
+    return [_plan_hit(chunk, degradable_array, uses, human, video_ids, longest, layout, rng) for chunk in chunks]
 
 
-def _plan_hit(chunk, degradable, human, video_ids, longest, layout, rng):
+def _choose_originals(degradable, uses, chunk_videos, n_pairs, rng):
+    """``n_pairs`` distinct videos of ``degradable`` for a HIT's originals: the least used first, then videos
+    whose captions are not in the HIT, random among equals. Updates ``uses``."""
+    order = np.lexsort((rng.random(len(degradable)), np.isin(degradable, chunk_videos), uses))
+    chosen = order[:n_pairs]
+    uses[chosen] += 1
+    return degradable[chosen]
+
+
+def _plan_hit(chunk, degradable, uses, human, video_ids, longest, layout, rng):
     n_pairs, n_repeats = layout.pairs_per_hit, min(layout.repeats_per_hit, len(chunk))
     size = len(chunk) + 2 * n_pairs + n_repeats
     distance = min(layout.min_distance, size // 2)
-    candidates = degradable[~np.isin(degradable, chunk[:, 1])]
-    if len(candidates) < n_pairs:
-        candidates = degradable
-    originals = candidates[rng.choice(len(candidates), n_pairs, replace=False)]
+    originals = _choose_originals(degradable, uses, chunk[:, 1], n_pairs, rng)
     repeated = rng.choice(len(chunk), n_repeats, replace=False)
 
     pairs = [(False, "pair", int(video)) for video in originals] + [(True, "repeat", int(i)) for i in repeated]
     positions = place_pairs(size, [ordered for ordered, _, _ in pairs], distance, rng)
-    items = [None] * size
+    items: list[PlannedItem | None] = [None] * size
     for (_, kind, ref), (first, second) in zip(pairs, positions):
         if kind == "pair":
             caption_id, degraded, donor_caption_id = _degraded_copy(ref, human, video_ids, longest, rng)
@@ -201,3 +214,127 @@ def _plan_hit(chunk, degradable, human, video_ids, longest, layout, rng):
         if items[position] is None:
             items[position] = PlannedItem("system", next(rest))
     return PlannedHIT(items=items)
+
+
+# --- Can a worker reach the QC minimum? --------------------------------------------------------------------
+
+PAPER_LAYOUT = Layout()  # 100 items: 10 pairs, 10 repeats, 70 system slots, controls at least 25 apart
+MIN_WORKERS_PER_HIT = 3  # judgments per caption when every worker does the HITs they need (see suggest)
+
+
+def n_hits(n_captions, layout):
+    """HITs the planner makes for ``n_captions`` system captions (as ``plan`` chunks them)."""
+    return max(1, math.ceil(n_captions / layout.system_slots))
+
+
+@functools.lru_cache(maxsize=64)
+def pairs_to_pass(test, threshold):
+    """The fewest pairs with which ``test`` can give p < ``threshold`` at all: a worker whose every original
+    scores far above its degraded copy (distinct differences, SciPy's own p-value). 5 for the one-sided
+    Wilcoxon signed-rank test at 0.05 (p = 2^-n), 3 for Mann-Whitney (every degraded copy scored alike: SciPy's
+    tie-corrected normal approximation), 2 for the paired t-test."""
+    from .rank_tests import TESTS
+
+    function = TESTS[test]
+    for n in range(1, 200):
+        x = (100.0 + np.arange(n) * 3)[None, :]
+        _, p = function(x, np.zeros((1, n)), alternative="greater")
+        if np.isfinite(p[0]) and p[0] < threshold:
+            return n
+    raise ValueError(f"the {test} test never reaches p < {threshold}")
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What a worker can reach with a layout: HITs, pairs per HIT, pairs over every HIT of the plan."""
+
+    n_hits: int
+    pairs_per_hit: int
+    reachable_pairs: int
+    needed_pairs: int  # max(QC minimum, pairs the test needs to pass at all)
+
+    @property
+    def ok(self):
+        return self.reachable_pairs >= self.needed_pairs
+
+    @property
+    def hits_per_worker(self):
+        """HITs a worker must do to reach the needed pairs."""
+        return math.ceil(self.needed_pairs / self.pairs_per_hit)
+
+
+def reach(layout, n_captions, needed_pairs):
+    hits = n_hits(n_captions, layout)
+    return Reach(n_hits=hits, pairs_per_hit=layout.pairs_per_hit,
+                 reachable_pairs=hits * layout.pairs_per_hit, needed_pairs=needed_pairs)
+
+
+def default_workers_per_hit(hits_per_worker):
+    """At least MIN_WORKERS_PER_HIT judgments of every caption (a caption keeps scores when one of its workers
+    fails QC), and a multiple of the HITs a worker needs, so that the assignments of a campaign divide into
+    workers who each do enough HITs to be assessed."""
+    k = max(1, hits_per_worker)
+    return k * math.ceil(MIN_WORKERS_PER_HIT / k)
+
+
+def suggest(n_captions, n_degradable, needed_pairs):
+    """A layout (and workers per HIT) for ``n_captions`` system captions and ``n_degradable`` degradable human
+    captions in which a worker can reach ``needed_pairs`` pairs. The paper's HIT of 100 when the dataset allows
+    it; otherwise as many pairs per HIT as there are degradable human captions (at most 10), HITs small enough
+    that there are as many as a worker needs, and the paper's proportion of repeats (1 per 7 system slots).
+    Returns ``(Layout, workers_per_hit)``; raises ValueError when no layout can work."""
+    if n_captions < 1:
+        raise ValueError("there are no system captions to plan")
+    if n_degradable < 1:
+        raise ValueError("no human caption can be degraded (3 words or more): there can be no QC pairs")
+    if n_degradable >= PAPER_LAYOUT.pairs_per_hit:
+        paper = reach(PAPER_LAYOUT, n_captions, needed_pairs)
+        if paper.ok:
+            return PAPER_LAYOUT, default_workers_per_hit(paper.hits_per_worker)
+    pairs = min(PAPER_LAYOUT.pairs_per_hit, n_degradable)
+    k = math.ceil(needed_pairs / pairs)
+    slots = min(PAPER_LAYOUT.system_slots, n_captions // k)
+    if slots < 1:
+        raise ValueError(f"{n_captions} system captions and {n_degradable} degradable human captions cannot give a "
+                         f"worker {needed_pairs} pairs (at most {n_captions * pairs} with HITs of one system "
+                         "caption)")
+    repeats = min(pairs, max(1, round(slots / 7)), slots)
+    hit_size = slots + 2 * pairs + repeats
+    layout = Layout(hit_size=hit_size, pairs_per_hit=pairs, repeats_per_hit=repeats,
+                    min_distance=max(2, hit_size // 4)).validate()
+    return layout, default_workers_per_hit(reach(layout, n_captions, needed_pairs).hits_per_worker)
+
+
+def alternatives(layout, n_captions, n_degradable, needed_pairs, qc_min_pairs, test_minimum):
+    """Changes of ``layout`` (one value at a time, with the minimum distance when it must follow) that would let a
+    worker reach the needed pairs: a list of ``(text, {field: value})``."""
+    found = []
+    for pairs in range(layout.pairs_per_hit + 1, n_degradable + 1):
+        candidate = Layout(layout.hit_size, pairs, layout.repeats_per_hit, layout.min_distance)
+        try:
+            candidate.validate()
+        except ValueError:
+            break
+        if reach(candidate, n_captions, needed_pairs).ok:
+            found.append((f"{pairs} or more original/degraded pairs per HIT", {"pairs_per_hit": pairs}))
+            break
+    for size in range(layout.hit_size - 1, 2 * layout.pairs_per_hit + max(1, layout.repeats_per_hit) - 1, -1):
+        distance = min(layout.min_distance, size // 2)
+        candidate = Layout(size, layout.pairs_per_hit, layout.repeats_per_hit, distance)
+        try:
+            candidate.validate()
+        except ValueError:
+            break
+        result = reach(candidate, n_captions, needed_pairs)
+        if result.ok:
+            change = {"hit_size": size}
+            text = f"at most {size} items per HIT ({result.n_hits} HITs"
+            if distance != layout.min_distance:
+                change["min_control_distance"] = distance
+                text += f", controls at most {distance} apart"
+            found.append((text + ")", change))
+            break
+    reachable = reach(layout, n_captions, needed_pairs).reachable_pairs
+    if qc_min_pairs > reachable >= test_minimum:
+        found.append((f"a QC minimum of at most {reachable} pairs", {"qc_min_pairs": reachable}))
+    return found

@@ -14,6 +14,12 @@ Tests (``test``):
   ``scipy.stats.mannwhitneyu``.
 A worker whose test cannot be computed (no pairs, or every difference zero) gets p = 1: no evidence.
 
+Status (``QC_STATUSES``, stored as ``QCResult.status``): a worker who has not finished (an assignment of the
+campaign not completed) is ``in_progress``; a finished worker with fewer than ``min_pairs`` pairs, or fewer than
+the test needs to reach p < threshold at all (``planning.pairs_to_pass``: 5 for the one-sided Wilcoxon test at
+0.05), has ``insufficient_data`` (no verdict is possible, which is not the same as failing); otherwise
+``passed`` when p < threshold, else ``failed``. Only ``passed`` workers count towards scores.
+
 Repeats: for workers who pass, the exact repeats are compared with the first showing of the same item by a
 two-sided Wilcoxon signed-rank test; a consistent worker's repeats do not differ significantly.
 
@@ -26,7 +32,17 @@ import pandas as pd
 from . import rank_tests
 
 TESTS = tuple(rank_tests.TESTS)
-QC_COLUMNS = ["worker", "n_pairs", "statistic", "p_value", "passed", "n_repeats", "repeats_p_value"]
+QC_COLUMNS = ["worker", "n_pairs", "statistic", "p_value", "passed", "status", "n_repeats", "repeats_p_value"]
+PASSED, FAILED, INSUFFICIENT_DATA, IN_PROGRESS = "passed", "failed", "insufficient_data", "in_progress"
+QC_STATUSES = (PASSED, FAILED, INSUFFICIENT_DATA, IN_PROGRESS)
+
+
+def status_of(n_pairs, p_value, finished, *, threshold=0.05, min_pairs=10):
+    """The QC status (arrays in, array of status strings out): see the module's docstring."""
+    n_pairs, p_value = np.asarray(n_pairs), np.asarray(p_value, dtype=float)
+    finished = np.broadcast_to(np.asarray(finished, dtype=bool), n_pairs.shape)
+    return np.select([~finished, n_pairs < min_pairs, p_value < threshold], [IN_PROGRESS, INSUFFICIENT_DATA, PASSED],
+                     default=FAILED).astype(object)
 
 
 def _pairs(frame, control_type, partner_type, control_name, partner_name):
@@ -67,15 +83,20 @@ def test_by_worker(pairs, a, b, test, alternative="greater"):
                         index=pd.Index(workers, name="worker"))
 
 
-def worker_qc(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10):
-    """QC of every worker in ``frame``: n_pairs, statistic, p_value, passed, n_repeats, repeats_p_value."""
+def worker_qc(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, unfinished=()):
+    """QC of every worker in ``frame``: n_pairs, statistic, p_value, passed, status, n_repeats, repeats_p_value.
+    ``unfinished``: the workers (keys of ``frame["worker"]``) with an assignment that is not completed."""
     if test not in rank_tests.TESTS:
         raise ValueError(f"unknown QC test {test!r}; choose one of {', '.join(TESTS)}")
     workers = pd.Index(np.unique(frame["worker"].to_numpy()), name="worker")
     result = test_by_worker(qc_pairs(frame), "original", "degraded", test).reindex(workers)
     n_pairs = result["n"].fillna(0).astype(int)
     p_value = result["p_value"].fillna(1.0)  # no pairs, or nothing to test on: no evidence
-    passed = (n_pairs >= min_pairs) & (p_value < threshold)
+    from .planning import pairs_to_pass
+
+    status = status_of(n_pairs.to_numpy(), p_value.to_numpy(), ~workers.isin(np.asarray(list(unfinished))),
+                       threshold=threshold, min_pairs=max(min_pairs, pairs_to_pass(test, threshold)))
+    passed = pd.Series(status == PASSED, index=workers)
     repeats = test_by_worker(repeat_pairs(frame), "first", "repeat", "wilcoxon", alternative="two-sided")
     repeats = repeats.reindex(workers)
     return pd.DataFrame({
@@ -84,10 +105,21 @@ def worker_qc(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10):
         "statistic": result["statistic"].to_numpy(),
         "p_value": p_value.to_numpy(),
         "passed": passed.to_numpy(),
+        "status": status,
         "n_repeats": repeats["n"].fillna(0).astype(int).to_numpy(),
         "repeats_p_value": repeats["p_value"].where(passed.to_numpy()).to_numpy(),
     })
 
 
+def status_counts(qc):
+    """Workers per status (every status listed, 0 included)."""
+    counts = qc["status"].value_counts() if len(qc) else {}
+    return {status: int(counts.get(status, 0)) for status in QC_STATUSES}
+
+
 def pass_rate(qc):
-    return float(qc["passed"].mean()) if len(qc) else None
+    """Share of the workers with a verdict (passed or failed) who passed; None when no worker has one."""
+    if not len(qc):
+        return None
+    decided = qc["status"].isin([PASSED, FAILED])
+    return float(qc.loc[decided, "passed"].mean()) if decided.any() else None

@@ -22,11 +22,28 @@ def pearson(x, y):
     return r, float(2 * stats.t.sf(abs(t), n - 2))
 
 
-def correlate(systems_a, systems_b):
-    """Agreement of two system-score tables (columns ``system``, ``raw``, ``z``)."""
+class ReplicationError(ValueError):
+    """Two runs that cannot be compared, said in the researcher's words (never a library's internals)."""
+
+
+def correlate(systems_a, systems_b, names=("a", "b")):
+    """Agreement of two system-score tables (columns ``system``, ``raw``, ``z``). ``r`` and ``p_value`` are None
+    (JSON null) when they are undefined (fewer than 3 common systems, or constant scores); ReplicationError
+    when a run has no scored systems at all."""
+    for name, systems in zip(names, (systems_a, systems_b)):
+        if systems is None or len(systems) == 0 or not {"system", "raw", "z"} <= set(systems.columns):
+            raise ReplicationError(f"campaign {name!r} has no judgments yet (no system has a score): nothing to "
+                                   "compare. Rate or import judgments first.")
     merged = systems_a[["system", "raw", "z"]].merge(systems_b[["system", "raw", "z"]], on="system",
                                                      suffixes=("_a", "_b"))
     raw_r, raw_p = pearson(merged["raw_a"], merged["raw_b"])
     z_r, z_p = pearson(merged["z_a"], merged["z_b"])
-    return {"n_systems": int(len(merged)), "systems": merged["system"].tolist(),
-            "raw": {"r": raw_r, "p_value": raw_p}, "z": {"r": z_r, "p_value": z_p}}
+    def finite(value):
+        return None if value is None or not np.isfinite(value) else float(value)
+
+    result = {"n_systems": int(len(merged)), "systems": merged["system"].tolist(),
+              "raw": {"r": finite(raw_r), "p_value": finite(raw_p)}, "z": {"r": finite(z_r), "p_value": finite(z_p)}}
+    if result["raw"]["r"] is None or result["z"]["r"] is None:
+        result["note"] = ("the correlation is undefined: it needs at least 3 systems scored by both campaigns, with "
+                          "scores that are not all equal")
+    return result

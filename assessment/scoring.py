@@ -10,15 +10,17 @@ Source: Graham, Awad & Smeaton (PLoS ONE 2018), section "Results", following Gra
 3. Average per worker per caption first (so a worker's repeat of an item counts once, merged with the first
    showing), then per caption across workers, then per system across its captions.
 
-Only judgments of system items and their repeats count towards scores; originals and degraded copies are
-quality control only. The human caption set is scored as one of the systems. ``n`` counts judgments.
+Judgments of system items, their repeats and of originals count towards scores; degraded copies never do. An
+original is an unmodified caption of the human caption set, so its judgments are the human system's scores: in
+the paper the human set A is "an additional system" whose captions are the originals of the original/degraded
+pairs, and Table 4 ranks it among the systems (Human-b, 88.2 %, z 0.895). ``n`` counts judgments.
 
 Input frame columns: ``worker``, ``score``, ``item_type``, ``caption``, ``system``, ``video``.
 """
 import numpy as np
 import pandas as pd
 
-SCORED_TYPES = ("system", "repeat")
+SCORED_TYPES = ("system", "repeat", "original")
 CAPTION_COLUMNS = ["video_id", "system", "raw", "z", "n"]
 SYSTEM_COLUMNS = ["system", "raw", "z", "n"]
 

@@ -2,6 +2,9 @@
 are replaced, one per campaign and worker)."""
 from celery import shared_task
 
+from annotation_site.jobs import services as jobs
+
+from . import services
 from .models import Campaign
 
 
@@ -11,8 +14,6 @@ def compute_worker_qc(campaign_id, worker_id):
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return None
-    from . import services
-
     qc = services.store_qc(campaign, worker_ids=[worker_id])
     return {"workers": len(qc), "passed": int(qc["passed"].sum())}
 
@@ -20,10 +21,6 @@ def compute_worker_qc(campaign_id, worker_id):
 @shared_task(acks_late=True)
 def compute_campaign_qc(job_id, campaign_id):
     """Quality control of every worker of a campaign, as a Job (the campaign page shows its progress)."""
-    from annotation_site.jobs import services as jobs
-
-    from . import services
-
     jobs.mark_running(job_id, total=1, message="computing quality control")
     try:
         campaign = Campaign.objects.filter(pk=campaign_id).first()
@@ -38,3 +35,11 @@ def compute_campaign_qc(job_id, campaign_id):
     except Exception as exc:
         jobs.mark_failed(job_id, exc)
         raise
+
+
+@shared_task(acks_late=True)
+def release_idle_assignments():
+    """Celery beat: unused HIT slots of accounts and link workers come back (services.release_idle_assignments)."""
+    from . import services
+
+    return services.release_idle_assignments()

@@ -5,7 +5,6 @@ downloads), replication. Workers: the rating page, reached as a logged-in accoun
 by an assignment's signed link (``a/TOKEN/``) or by the campaign's entry link with a worker id
 (``join/TOKEN/?worker_id=ID``, for crowd platforms that append the worker's id).
 """
-import csv
 import json
 
 from django.contrib import messages
@@ -17,15 +16,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation_site import spreadsheet_csv
 from annotation_site.corpus.models import Dataset
+from annotation_site.crowd.hooks import frameable
 from annotation_site.jobs.services import latest_job
 
 from . import campaigns, charts, replication, services
 from .analysis import analyse
-from .api import create_from_data, start_qc_job
 from .forms import AssignForm, CampaignForm
-from .models import Campaign, Judgment
-from .scoring import CAPTION_COLUMNS
+from .models import Campaign, Judgment, QCStatus, Worker
+from .results import PUBLIC_CAPTION_COLUMNS
 
 QC_ROWS_SHOWN = 200
 
@@ -49,7 +49,7 @@ def campaign_create(request):
     form = CampaignForm(request.POST or None, dataset=dataset)
     if request.method == "POST" and form.is_valid():
         try:
-            campaign = create_from_data(form.data_for_service())
+            campaign = campaigns.create_campaign_by_names(**form.data_for_service())
         except campaigns.CampaignError as exc:
             form.add_error(None, str(exc))
         else:
@@ -66,16 +66,22 @@ def campaign_detail(request, name):
     analysis = analyse(campaign) if progress["judgments"] else None
     context = {"campaign": campaign, "progress": progress, "analysis": analysis,
                "systems": campaign.systems.order_by("position", "name"),
-               "entry_link": request.build_absolute_uri(
-                   reverse("da-join", args=[services.campaign_entry_token(campaign)])) + "?worker_id=",
+               "entry_link": request.build_absolute_uri(services.campaign_entry_path(campaign)) + "?worker_id=",
                "assign_form": AssignForm(), "links": request.session.pop(f"da-links-{campaign.pk}", None),
-               "qc_job": latest_job(f"da-campaign:{campaign.pk}", "da-qc")}
+               "qc_job": latest_job(f"da-campaign:{campaign.pk}", "da-qc"),
+               "plan_summary": campaigns.plan_summary(campaign) if campaign.source == Campaign.Source.PLANNED
+               else None,
+               "statuses": QCStatus}
     if analysis is not None:
-        qc = analysis.qc.sort_values(["passed", "p_value", "worker_id"], ascending=[False, True, True])
+        order = {status: i for i, status in enumerate(QCStatus.values)}
+        qc = analysis.qc.assign(order=analysis.qc["status"].map(order)).sort_values(
+            ["order", "p_value", "worker_id"])
         context.update({
             "systems_table": analysis.systems.to_dict(orient="records"),
             "qc_rows": qc.head(QC_ROWS_SHOWN).to_dict(orient="records"),
             "qc_more": max(0, len(qc) - QC_ROWS_SHOWN),
+            "qc_counts": [(QCStatus(status).label, n) for status, n in
+                          analysis.parameters["n_workers_by_status"].items()],
             "wins": analysis.wins,
             "scores_chart": charts.system_scores_chart(analysis.systems) if len(analysis.systems) else None,
             "win_chart": charts.win_matrix_chart(analysis.p_values, campaign.significance_threshold)
@@ -88,7 +94,7 @@ def campaign_detail(request, name):
 @require_POST
 def campaign_qc(request, name):
     campaign = _campaign(name)
-    start_qc_job(campaign, request.user)
+    services.start_qc_job(campaign, request.user)
     messages.info(request, "Quality control is being recomputed for every worker.")
     return redirect("da-campaign", name=name)
 
@@ -110,7 +116,7 @@ def campaign_assign(request, name):
             if assignment is None:
                 messages.warning(request, f"{worker_id}: no HIT left for this worker.")
                 continue
-            url = request.build_absolute_uri(reverse("da-rate-token", args=[services.assignment_token(assignment)]))
+            url = request.build_absolute_uri(services.assignment_path(assignment))
             links.append({"worker": worker.external_id, "hit": assignment.hit.number, "url": url})
     request.session[f"da-links-{campaign.pk}"] = links
     return redirect(reverse("da-campaign", args=[name]) + "#links")
@@ -126,15 +132,10 @@ def campaign_report(request, name):
 
 @staff_member_required
 def campaign_captions_csv(request, name):
-    captions = analyse(_campaign(name)).captions[CAPTION_COLUMNS]
-    response = HttpResponse(captions.to_csv(index=False), content_type="text/csv; charset=utf-8")
+    captions = analyse(_campaign(name)).captions[PUBLIC_CAPTION_COLUMNS]
+    response = HttpResponse(spreadsheet_csv.frame_to_csv(captions), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}-captions.csv"'
     return response
-
-
-class _Echo:
-    def write(self, value):
-        return value
 
 
 @staff_member_required
@@ -148,18 +149,14 @@ def campaign_judgments_csv(request, name):
                          "item__external_id", "item__position", "item__caption__system__name",
                          "item__caption__video__external_id", "item__item_type", "item__control_of__external_id",
                          "item__control_of__position", "score"))
-    writer = csv.writer(_Echo(), lineterminator="\n")
-
     def lines():
-        yield writer.writerow(["worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of",
-                               "score"])
         for worker, hit_ext, hit_no, item_ext, pos, system, video, item_type, ctl_ext, ctl_pos, score in \
                 rows.iterator(chunk_size=5000):
             control = "" if ctl_pos is None else (ctl_ext or str(ctl_pos + 1))
-            yield writer.writerow([worker, hit_ext or str(hit_no), item_ext or str(pos + 1), system, video, item_type,
-                                   control, score])
+            yield [worker, hit_ext or str(hit_no), item_ext or str(pos + 1), system, video, item_type, control, score]
 
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    header = ["worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score"]
+    response = StreamingHttpResponse(spreadsheet_csv.stream(header, lines()), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}-judgments.csv"'
     return response
 
@@ -168,51 +165,70 @@ def campaign_judgments_csv(request, name):
 def replication_page(request):
     names = list(Campaign.objects.order_by("name").values_list("name", flat=True))
     a, b = request.GET.get("a"), request.GET.get("b")
-    result = None
+    result = error = None
     if a and b:
-        result = replication.correlate(analyse(_campaign(a)).systems, analyse(_campaign(b)).systems)
-    return render(request, "assessment/replication.html", {"names": names, "a": a, "b": b, "result": result})
+        try:
+            result = replication.correlate(analyse(_campaign(a)).systems, analyse(_campaign(b)).systems, names=(a, b))
+        except replication.ReplicationError as exc:
+            error = str(exc)
+    return render(request, "assessment/replication.html", {"names": names, "a": a, "b": b, "result": result,
+                                                            "error": error})
 
 
 # --- Workers ----------------------------------------------------------------------------------------------
 
 def _rate(request, assignment, token):
+    from annotation_site.crowd.hooks import finish_path
+
+    if assignment.released_at is not None:
+        return render(request, "assessment/no_work.html", {"campaign": assignment.hit.campaign, "released": True},
+                      status=410)
+    finish_url = finish_path("da", assignment.pk)  # crowd work ends on the crowd's end page (code, redirect, submit)
+    state = services.state(assignment)
+    if finish_url:
+        state["completion_code"] = None
     return render(request, "assessment/rate.html", {
-        "assignment": assignment, "campaign": assignment.hit.campaign, "state": services.state(assignment),
+        "assignment": assignment, "campaign": assignment.hit.campaign, "state": state,
         "state_url": reverse("api-da-assignment", args=[token]),
-        "submit_url": reverse("api-da-judgments", args=[token]),
+        "submit_url": reverse("api-da-judgments", args=[token]), "finish_url": finish_url or "",
     })
 
 
 @login_required
 def rate_account(request, name):
+    """A signed-in account's rating page. Opening it never takes a HIT slot (issue #11): it shows the account's
+    open assignment if there is one, else a page with a Start button; taking a slot is that explicit POST."""
     campaign = get_object_or_404(Campaign, name=name)
-    assignment = services.assign(campaign, services.worker_for_user(request.user))
+    if request.method == "POST":
+        assignment = services.assign(campaign, services.worker_for_user(request.user))
+        if assignment is None:
+            return render(request, "assessment/no_work.html", {"campaign": campaign})
+        return redirect("da-rate", name=campaign.name)
+    worker = Worker.objects.filter(user=request.user).first()
+    assignment = services.open_assignment(campaign, worker) if worker is not None else None
     if assignment is None:
-        return render(request, "assessment/no_work.html", {"campaign": campaign})
+        return render(request, "assessment/start.html", {"campaign": campaign})
     return _rate(request, assignment, services.assignment_token(assignment))
 
 
+@frameable
 def rate_token(request, token):
+    """The rating page by the assignment's signed link; crowd platforms may frame it (MTurk's HIT iframe)."""
     assignment = services.assignment_from_token(token)
     if assignment is None:
         raise Http404("unknown or invalid assignment link")
-    if assignment.worker.user_id is not None and assignment.worker.user_id != request.user.pk:
+    if services.owned_by_another_account(assignment, request.user):
         return redirect(f"{reverse('login')}?next={request.path}")
     return _rate(request, assignment, token)
 
 
 def join(request, token):
+    """The campaign's old entry link (``?worker_id=ID``): now the crowd entry of the campaign's default link study,
+    capped like every entry link (places, one HIT per participant; see docs/crowd.md)."""
+    from annotation_site.crowd.hooks import default_entry_url
+
     campaign = services.campaign_from_entry_token(token)
     if campaign is None:
         raise Http404("unknown or invalid campaign link")
-    try:
-        worker = services.worker_by_external_id(request.GET.get("worker_id", ""))
-    except ValueError:
-        return render(request, "assessment/no_work.html", {"campaign": campaign, "missing_worker": True}, status=400)
-    if worker.user_id is not None:
-        raise Http404("this worker id belongs to an account; log in instead")
-    assignment = services.assign(campaign, worker)
-    if assignment is None:
-        return render(request, "assessment/no_work.html", {"campaign": campaign})
-    return redirect("da-rate-token", token=services.assignment_token(assignment))
+    return redirect(default_entry_url("da", campaign.pk, campaign.name, id_parameter="worker_id",
+                                      query=request.GET.urlencode()))

@@ -8,18 +8,31 @@ from 5,000 workers and 20 systems in under 15 s on the project machine.
     .venv/bin/python benchmarks/da_analysis.py --workers 500   # a smaller run
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/captioneval .venv/bin/python benchmarks/da_analysis.py
 
-A fresh temporary SQLite database unless DATABASE_URL is set (then the benchmark's dataset and campaign are
-removed afterwards). Generation (dataset, plan, simulated crowd written with bulk_create) is timed apart from
+A fresh temporary SQLite database unless DATABASE_URL is set. Everything the run creates (its dataset, campaign
+and simulated workers, named ``benchmark-da...``) is removed afterwards, also when the run fails, and any left
+over by an interrupted earlier run is removed first, so the benchmark can run again and again on a configured
+database. Generation (dataset, plan, simulated crowd written with bulk_create) is timed apart from
 the analysis. The analysis is timed as ``assessment.analysis.analyse`` runs it for the pages, the API and
 ``da_report``: one query for the items, one for the judgments, then vectorised pandas/NumPy/SciPy.
 """
 import argparse
-import os
 import time
 
 from da_common import Timer, generate_dataset, setup_django
 
 TARGET_SECONDS = 15.0
+NAME = "benchmark-da"
+WORKER_PREFIX = f"{NAME}-sim"
+
+
+def clean_up(name=NAME):
+    """Remove what a run creates: the dataset (its campaign, HITs, judgments go with it) and the simulated
+    workers (they belong to no dataset, so they would stay behind and collide with the next run's)."""
+    from annotation_site.corpus.models import Dataset
+    from assessment.models import Worker
+
+    Dataset.objects.filter(name=name).delete()
+    Worker.objects.filter(external_id__startswith=f"{name}-sim-", source="simulation").delete()
 
 
 def main():
@@ -31,16 +44,28 @@ def main():
     parser.add_argument("--repeat", type=int, default=2, help="analysis runs (the best is the figure)")
     args = parser.parse_args()
     vendor = setup_django()
+    print(f"database: {vendor}; {args.videos} videos x ({args.systems} systems + human), {args.workers} workers "
+          f"x {args.hits_per_worker} HITs of 100 items")
+    return run(videos=args.videos, systems=args.systems, workers=args.workers, hits_per_worker=args.hits_per_worker,
+               repeat=args.repeat)
 
+
+def run(*, videos, systems, workers, hits_per_worker, repeat):
+    """Generate, analyse and report; the database is left as it was found (see clean_up)."""
+    clean_up()
+    try:
+        return _run(args=argparse.Namespace(videos=videos, systems=systems, workers=workers,
+                                            hits_per_worker=hits_per_worker, repeat=repeat))
+    finally:
+        clean_up()
+
+
+def _run(args):
     from assessment import campaigns, loading, quality_control, scoring, services, significance, simulation
     from assessment.analysis import analyse
     from assessment.models import Campaign
-    from annotation_site.corpus.models import Dataset
 
-    name = "benchmark-da"
-    Dataset.objects.filter(name=name).delete()
-    print(f"database: {vendor}; {args.videos} videos x ({args.systems} systems + human), {args.workers} workers "
-          f"x {args.hits_per_worker} HITs of 100 items")
+    name = NAME
     timer = Timer()
     print("generation")
     with timer("dataset (videos, captions, sentences)"):
@@ -54,7 +79,8 @@ def main():
     crowd = {"diligent": int(args.workers * 0.8), "random": args.workers // 10, "constant": args.workers // 20}
     crowd["reversed"] = args.workers - sum(crowd.values())
     with timer("simulated crowd (bulk_create)"):
-        result = simulation.simulate_campaign(campaign, crowd, quality, seed=2, hits_per_worker=args.hits_per_worker)
+        result = simulation.simulate_campaign(campaign, crowd, quality, seed=2, hits_per_worker=args.hits_per_worker,
+                                              prefix=WORKER_PREFIX)
     print(f"  {result.judgments:,} judgments, {len(result.workers):,} workers, "
           f"{campaign.hits.count()} HITs")
 
@@ -90,9 +116,7 @@ def main():
     print(top)
     verdict = "OK" if best < TARGET_SECONDS else "TOO SLOW"
     print(f"full analysis: {best:.2f} s (target < {TARGET_SECONDS:.0f} s): {verdict}")
-    if os.environ.get("DATABASE_URL"):  # a configured database: leave it as it was
-        Campaign.objects.filter(pk=campaign.pk).delete()
-        Dataset.objects.filter(name=name).delete()
+    return {"seconds": best, "judgments": analysis.parameters["n_judgments"], "workers": len(result.workers)}
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def main():
     Dataset.objects.filter(name=name).delete()
     counts = ", ".join(f"{n} {what}" for what, n in bundle.counts().items())
     print(f"size: {counts}")
-    print("best of %d: %s" % (args.repeat, ", ".join(f"{k} {v:.3f} s" for k, v in best.items())))
+    print(f"best of {args.repeat}: " + ", ".join(f"{k} {v:.3f} s" for k, v in best.items()))
     verdict = "PASS" if best["import total"] < TARGET_SECONDS else "FAIL"
     print(f"target: import under {TARGET_SECONDS:.0f} s -> {verdict} ({best['import total']:.2f} s)")
 

@@ -26,3 +26,8 @@ class ReportAdmin(admin.ModelAdmin):
     list_select_related = ["dataset"]
     readonly_fields = ["kind", "dataset", "campaign", "parameters", "parameters_hash", "snapshot", "data_hash",
                        "versions", "result", "created_by", "created_at"]
+
+    def has_add_permission(self, request):
+        # A report is the output of an analysis (every field is read-only): it is made by the metrics pages,
+        # API or command, never typed in (an empty one would not even save).
+        return False

@@ -3,11 +3,13 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status, viewsets
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation_site.corpus.models import Dataset
+from annotation_site.safe_json import SafeJSONParser
+from annotation_site import uploads
 
 from . import analysis, correlation, loaders, reports, services, text_metrics
 from .models import Metric, MetricScore, Report
@@ -71,9 +73,10 @@ class ComputeSerializer(serializers.Serializer):
 class ComputeView(APIView):
     """Start computing text metrics for every caption of the dataset (a Celery job; poll /api/jobs/ID/)."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
-    @extend_schema(request=ComputeSerializer, responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    @extend_schema(request=ComputeSerializer, responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT,
+                                                         409: OpenApiTypes.OBJECT})
     def post(self, request, name):
         dataset = get_object_or_404(Dataset, name=name)
         serializer = ComputeSerializer(data=request.data)
@@ -82,6 +85,9 @@ class ComputeView(APIView):
             job = services.start_compute_job(dataset, serializer.validated_data["metrics"],
                                              reference_sets=serializer.validated_data["reference_sets"],
                                              user=request.user)
+        except services.ComputeRunning as exc:  # never two computations of one dataset at once
+            return Response({"detail": str(exc), "job": str(exc.job.pk), "status": exc.job.status,
+                             "url": f"/api/jobs/{exc.job.pk}/"}, status=status.HTTP_409_CONFLICT)
         except services.MetricError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"job": str(job.pk), "status": job.status, "url": f"/api/jobs/{job.pk}/"},
@@ -107,12 +113,12 @@ class ImportView(APIView):
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:
-            text = upload.read().decode("utf-8")
+            text = uploads.upload_text(upload)
             result = services.import_scores(dataset, text, upload.name,
                                             replace=serializer.validated_data["replace"],
                                             version=serializer.validated_data.get("version") or None)
-        except UnicodeDecodeError:
-            return Response({"detail": f"{upload.name} is not UTF-8 text", "problems": []}, status=400)
+        except uploads.UploadRefused as exc:
+            return Response({"detail": f"{exc}; nothing was imported", "problems": [str(exc)]}, status=400)
         except FormatError as exc:
             return Response({"detail": "invalid file, nothing was imported",
                              "problems": [str(p) for p in exc.problems]}, status=status.HTTP_400_BAD_REQUEST)
@@ -138,13 +144,13 @@ class PairsImportView(APIView):
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:
-            count = services.import_pairs(dataset, upload.read().decode("utf-8"), upload.name,
+            count = services.import_pairs(dataset, uploads.upload_text(upload), upload.name,
                                           pair_set=serializer.validated_data["pair_set"],
                                           replace=serializer.validated_data["replace"])
         except FormatError as exc:
             return Response({"detail": "invalid file, nothing was imported",
                              "problems": [str(p) for p in exc.problems]}, status=status.HTTP_400_BAD_REQUEST)
-        except (services.MetricError, UnicodeDecodeError) as exc:
+        except (services.MetricError, uploads.UploadRefused) as exc:
             return Response({"detail": str(exc), "problems": []}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"pair_set": serializer.validated_data["pair_set"], "pairs": count},
                         status=status.HTTP_201_CREATED)
@@ -164,13 +170,16 @@ class CorrelateSerializer(serializers.Serializer):
     confidence = serializers.FloatField(default=0.95)
     alpha = serializers.FloatField(default=0.05)
     test = serializers.ChoiceField(choices=[""] + list(analysis.TESTS), default="", allow_blank=True)
+    include_human = serializers.BooleanField(
+        default=False, help_text="include the captions of human systems (left out by default), scored "
+                                 "leave-one-out against the other references")
 
 
 class CorrelateView(APIView):
     """Correlate the dataset's metrics with human judgments; answers the report in the contract shape
     ``{"method", "level", "metrics": {metric: {human level: {"r", "ci", "n"}}}, "report": id, ...}``."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(request=CorrelateSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT,
                                                            400: OpenApiTypes.OBJECT})

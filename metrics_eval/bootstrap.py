@@ -202,29 +202,144 @@ def _distinct_drawn(layout, ranks, drawn):
     return np.asarray((presence @ drawn.T) > 0).sum(axis=0)
 
 
+def margin_thresholds(values, epsilon):
+    """For sorted distinct ``values``: ``up[k]``, the first index u with values[u] - values[k] > epsilon, and
+    ``low[k]``, the first index u with values[k] - values[u] <= epsilon, both by the very float subtraction
+    |m_i - m_j| <= epsilon uses (a search on values +- epsilon, then corrected where rounding differs). Two metric
+    scores of distinct-value ranks a <= b are then tied within epsilon exactly when b < up[a]."""
+    values = np.asarray(values, dtype=float)
+    k = len(values)
+    index = np.arange(k)
+    up = np.searchsorted(values, values + epsilon, side="right")
+    low = np.searchsorted(values, values - epsilon, side="left")
+    while True:  # rounding can put the search one place off: move until the exact predicate holds
+        under = (up < k) & ~(values[np.minimum(up, k - 1)] - values > epsilon)
+        over = (up > index + 1) & (values[np.maximum(up - 1, 0)] - values > epsilon)
+        low_over = (low < index) & ~(values - values[np.minimum(low, k - 1)] <= epsilon)
+        low_under = (low > 0) & (values - values[np.maximum(low - 1, 0)] <= epsilon)
+        if not (under.any() or over.any() or low_over.any() or low_under.any()):
+            return up, low
+        up = up + under - over
+        low = low + low_over - low_under
+
+
 def _concordance_matrices(layout, rh, m, epsilon):
-    """Video-by-video sums over caption pairs of sign(dh) sign(dm) ("cd"), and with epsilon > 0 of the metric
-    ties ("tm": |dm| <= epsilon) and the ties in both ("thm")."""
-    exact = not epsilon
+    """Video-by-video sums over caption pairs of sign(dh) sign(dm) ("cd"); with epsilon > 0 a metric difference
+    of at most epsilon counts as no difference (compared through the integer thresholds of margin_thresholds)."""
+    ranks = dense_ranks(m)
     h_cells = layout.place(rh)
-    m_cells = layout.place(dense_ranks(m) if exact else m.astype(float))
+    m_cells = layout.place(ranks)
     valid = layout.valid
-    mats = {key: np.zeros((layout.k, layout.k)) for key in (("cd",) if exact else ("cd", "tm", "thm"))}
+    if epsilon:
+        up, _ = margin_thresholds(np.unique(m), epsilon)
+        t_cells = layout.place(up.astype(ranks.dtype)[ranks])
+    cd = np.zeros((layout.k, layout.k))
     for first, last, rows in layout.video_blocks():
         sh = np.sign(h_cells[rows, None] - h_cells[None, :]) * valid[rows, None]
-        if exact:
+        if epsilon:  # +1 when m_i - m_j > epsilon, -1 when m_j - m_i > epsilon, else 0
+            sm = ((m_cells[rows, None] >= t_cells[None, :]).astype(np.int16)
+                  - (m_cells[None, :] >= t_cells[rows, None])) * valid[None, :]
+        else:
             sm = np.sign(m_cells[rows, None] - m_cells[None, :]) * valid[None, :]
-            mats["cd"][first:last] = layout.video_sums(sh * sm, first, last)
-            continue
-        dm = m_cells[rows, None] - m_cells[None, :]
-        both = (valid[rows, None] * valid[None, :]).astype(bool)
-        tie_m = (np.abs(dm) <= epsilon) & both
-        sm = np.where(tie_m, 0, np.sign(dm)).astype(np.int16) * valid[None, :]
-        mats["cd"][first:last] = layout.video_sums(sh * sm, first, last)
-        mats["tm"][first:last] = layout.video_sums(tie_m.astype(np.int16), first, last)
-        tie_hm = tie_m & (h_cells[rows, None] == h_cells[None, :])
-        mats["thm"][first:last] = layout.video_sums(tie_hm.astype(np.int16), first, last)
-    return mats
+        cd[first:last] = layout.video_sums(sh * sm, first, last)
+    return cd
+
+
+def _window_ties(weights, rh, m, epsilon):
+    """Pairs of distinct captions whose metric scores differ by at most epsilon - all of them ("tm") and those
+    also tied in the human score ("thm") - weighted by the products of the captions' weights, per resample.
+
+    ``weights``: (captions x resamples). Sorted by (human rank, metric), the captions tied with caption i within
+    epsilon (in its human group, or in all) are one contiguous run, so each count is a difference of prefix sums:
+    O(captions x resamples) instead of comparing every pair."""
+    values = np.unique(m)
+    ranks = np.searchsorted(values, m)
+    up, low = margin_thresholds(values, epsilon)
+    out = []
+    for groups in (np.zeros(len(m), dtype=np.int64), rh.astype(np.int64)):
+        key = groups * (len(values) + 1) + ranks
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        start = np.searchsorted(sorted_key, groups * (len(values) + 1) + low[ranks], side="left")
+        end = np.searchsorted(sorted_key, groups * (len(values) + 1) + up[ranks], side="left")
+        cumulative = np.zeros((len(m) + 1, weights.shape[1]), dtype=weights.dtype)
+        np.cumsum(weights[order], axis=0, out=cumulative[1:])
+        window = cumulative[end] - cumulative[start] - weights  # the captions tied with i, less i itself
+        out.append(0.5 * np.einsum("ib,ib->b", weights, window, dtype=np.float64))
+    return out
+
+
+SORTED_BLOCK = 64  # items per block whose pairs sorted_discordant_weight counts as a small dense form
+#: The sorted count replaces the videos x videos forms when n log n (times the cost of a memory-bound pass relative
+#: to a BLAS flop, ~64 here) is below videos^2: groups of about one caption per video (grouped by system).
+SORTED_COST = 64
+
+
+def use_sorted_pairs(n_captions, n_videos):
+    return n_captions * max(1.0, np.log2(max(n_captions, 2) / SORTED_BLOCK)) * SORTED_COST < n_videos ** 2
+
+
+def weighted_inversions(r, tau, weights, block=None):
+    """sum over i < j (in sequence order) of weights[i] * weights[j] * [r[i] >= tau[j]], for every column of
+    ``weights`` (items x resamples) at once.
+
+    A bottom-up merge sort whose comparisons do not depend on the weights: items are sorted within runs once
+    (per level) and every resample reuses those orders. Pairs inside a block of ``block`` items are a small
+    dense form (BLAS); at each further level, every item j of a right run adds its weight times the weight of
+    the items of the left run with r >= tau[j], read from prefix sums of the left run sorted by r.
+    O(items x resamples x log(items / block)). Integer weights give exact sums."""
+    n, resamples = weights.shape
+    if n < 2:
+        return np.zeros(resamples)
+    block = block or SORTED_BLOCK
+    blocks = 1 << max(0, (-(-n // block) - 1).bit_length())  # a power of two of blocks
+    size = blocks * block
+    big = int(max(r.max(), tau.max())) + 3
+    r = np.concatenate([np.asarray(r, dtype=np.int64), np.full(size - n, -1, dtype=np.int64)])  # padding: no pairs
+    tau = np.concatenate([np.asarray(tau, dtype=np.int64), np.full(size - n, big, dtype=np.int64)])
+    w = np.zeros((size, resamples), dtype=weights.dtype)
+    w[:n] = weights
+    upper = np.triu(np.ones((block, block), dtype=bool), 1)
+    inside = ((r.reshape(blocks, block)[:, :, None] >= tau.reshape(blocks, block)[:, None, :]) & upper)
+    wb = w.reshape(blocks, block, resamples)
+    total = np.einsum("kjb,kjb->b", np.matmul(inside.astype(w.dtype).transpose(0, 2, 1), wb), wb,
+                      dtype=np.float64)
+    position = np.arange(size)
+    width = block
+    while width < size:
+        runs = size // (2 * width)
+        order = np.lexsort((r, position // width))
+        left = order.reshape(runs, 2, width)[:, 0, :].ravel()
+        right = position.reshape(runs, 2, width)[:, 1, :].ravel()  # contiguous: the weights are a view
+        offsets = np.repeat(np.arange(runs, dtype=np.int64) * big, width)
+        below = (np.searchsorted(r[left] + offsets, tau[right] + offsets, side="left")
+                 - np.repeat(np.arange(runs) * width, width))
+        np.clip(below, 0, width, out=below)  # left items with r < tau[j]
+        prefix = np.zeros((runs, width + 1, resamples), dtype=w.dtype)
+        np.cumsum(w[left].reshape(runs, width, resamples), axis=1, out=prefix[:, 1:])
+        right_w = w.reshape(runs, 2, width, resamples)[:, 1]
+        # weight of the left items with r >= tau[j] = the left run's total - the weight of its `below` smallest
+        total += np.einsum("kb,kb->b", prefix[:, width], right_w.sum(axis=1, dtype=np.float64))
+        flat = prefix.reshape(runs * (width + 1), resamples)
+        kept = np.take(flat, np.repeat(np.arange(runs) * (width + 1), width) + below, axis=0)
+        total -= np.einsum("jb,jb->b", kept, right_w.reshape(runs * width, resamples), dtype=np.float64)
+        width *= 2
+    return total
+
+
+def sorted_discordant_weight(rh, m, rm, weights, epsilon):
+    """D: the weighted number of pairs of distinct captions with h_i < h_j and m_i - m_j > epsilon (epsilon 0:
+    m_i > m_j), per resample. In the order of (h, m), a pair i < j always has h_i <= h_j, and when h_i = h_j
+    then m_i <= m_j; so D is the weighted count of pairs i < j in that order with m_i - m_j > epsilon, i.e.
+    rm_i >= up[rm_j] (margin_thresholds; rm_j + 1 for epsilon 0). The other pairs untied in h are tied in m
+    (within epsilon) or concordant, so C - D = pairs - T_h - T_m + T_hm - 2 D."""
+    order = np.lexsort((m, rh))
+    if epsilon:
+        up, _ = margin_thresholds(np.unique(m), epsilon)
+        tau = up[rm]
+    else:
+        tau = rm.astype(np.int64) + 1
+    return weighted_inversions(rm[order], tau[order], weights[order])
 
 
 def _weighted_pairs(counts, vid, h, m, method, epsilon):
@@ -252,23 +367,45 @@ def _weighted_pairs(counts, vid, h, m, method, epsilon):
         return 0.5 * np.einsum("bv,bv->b", product, c)
 
     rh = dense_ranks(h)
-    mats = _concordance_matrices(layout, rh, m, epsilon)
-    cd = form(mats["cd"])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if method == "kendall_c":
-            drawn = (c > 0).astype(float)
-            classes = np.minimum(_distinct_drawn(layout, rh, drawn), _distinct_drawn(layout, dense_ranks(m), drawn))
-            value = 2.0 * cd / (n_items ** 2 * (classes - 1.0) / classes)
-            value[classes < 2] = np.nan
-            return np.where(np.isfinite(value), value, np.nan)
+    rm = dense_ranks(m)
+    weights = None
+
+    def caption_weights():  # (captions x resamples); single precision is exact while sums stay below 2^24
+        nonlocal weights
+        if weights is None:
+            exact32 = n_items.max(initial=0) < 2 ** 24
+            weights = np.ascontiguousarray(c[:, layout.local].T, dtype=np.float32 if exact32 else float)
+        return weights
+
+    def ties():
         th = tied(_gram(layout, rh))
-        if epsilon:  # these block sums include each caption compared with itself: remove those self-pairs
-            tm, thm = form(mats["tm"]) - 0.5 * self_pairs, form(mats["thm"]) - 0.5 * self_pairs
+        if epsilon:
+            tm, thm = _window_ties(caption_weights(), rh, m, epsilon)
         else:
-            rm = dense_ranks(m)
             tm = tied(_gram(layout, rm))
             joint = np.unique(np.stack([rh, rm], axis=1), axis=0, return_inverse=True)[1].ravel()
             thm = tied(_gram(layout, joint))
+        return th, tm, thm
+
+    if use_sorted_pairs(layout.n, layout.k):
+        # few captions per video: count discordant pairs by sorting once (the same order for every resample)
+        # rather than through a videos x videos matrix: cd = pairs - T_h - T_m + T_hm - 2 D (see
+        # sorted_discordant_weight)
+        th, tm, thm = ties()
+        discordant = sorted_discordant_weight(rh, m, rm, caption_weights(), epsilon)
+        cd = pairs - th - tm + thm - 2.0 * discordant
+    else:
+        cd = form(_concordance_matrices(layout, rh, m, epsilon))
+        th = tm = thm = None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "kendall_c":
+            drawn = (c > 0).astype(float)
+            classes = np.minimum(_distinct_drawn(layout, rh, drawn), _distinct_drawn(layout, rm, drawn))
+            value = 2.0 * cd / (n_items ** 2 * (classes - 1.0) / classes)
+            value[classes < 2] = np.nan
+            return np.where(np.isfinite(value), value, np.nan)
+        if th is None:
+            th, tm, thm = ties()
         if method == "kendall_b":
             value = cd / np.sqrt((pairs - th) * (pairs - tm))
         else:

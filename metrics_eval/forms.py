@@ -21,6 +21,8 @@ class ReportForm(forms.Form):
     test = forms.ChoiceField(label="Significance test", required=False, initial="",
                              choices=[("", "default (Williams for Pearson, else bootstrap)")] +
                                      [(t, t) for t in TESTS])
+    include_human = forms.BooleanField(
+        label="Include human systems (scored leave-one-out against the other references)", required=False)
 
     def __init__(self, data=None, *, label_sets=(), metric_names=()):
         if data is not None:  # a link may give only some parameters: show the others at their defaults
@@ -40,6 +42,9 @@ class ReportForm(forms.Form):
         return {key: (data.get(key) if data.get(key) not in (None, "") else self.fields[key].initial)
                 for key in ("method", "level", "group_by", "resamples", "seed", "confidence", "test")}
 
+    def human_included(self):
+        return bool(self.is_bound and self.cleaned_data.get("include_human"))
+
 
 class ComputeForm(forms.Form):
     metrics = forms.MultipleChoiceField(
@@ -58,3 +63,10 @@ class ScoreImportForm(forms.Form):
     file = forms.FileField(label="Score file (.csv, .json or .jsonl)")
     replace = forms.BooleanField(label="Replace metrics of the same name", required=False)
     version = forms.CharField(label="Version of the metric (optional)", required=False, max_length=200)
+
+
+class PairsImportForm(forms.Form):
+    prefix = "pairs"  # its fields sit on the page next to the score import form's
+    file = forms.FileField(label="Pairs file (.csv, .json or .jsonl: video_id, correct, foil)")
+    pair_set = forms.CharField(label="Name of the pair set", max_length=100, initial="foil")
+    replace = forms.BooleanField(label="Replace a pair set of the same name", required=False)

@@ -64,6 +64,32 @@ def da_caption_scores(caption_scores, captions):
     return merged.set_index("caption_id")[["z", "raw", "n"]].astype(float)
 
 
+def select_human_systems(frame, metrics, *, include=False, valid=()):
+    """Keep the captions of human systems out of a correlation unless asked for (issue #9).
+
+    A human system's captions are (copies of) references: scored against the references they came from, BLEU
+    and METEOR give them 1.0. By default they are left out of every cell; with ``include`` they stay, but only
+    for the metrics in ``valid`` (metrics that scored them leave-one-out against the other references, or
+    without references) - for the others their scores are dropped, so ``n`` counts only what was correlated.
+    ``frame`` has an ``is_human`` column (dropped from the returned frame). Returns (frame, description).
+    """
+    is_human = frame["is_human"].astype(bool).to_numpy() if "is_human" in frame else np.zeros(len(frame), bool)
+    systems = sorted(frame.loc[is_human, "system"].unique()) if is_human.any() else []
+    description = {"systems": systems, "captions": int(is_human.sum()), "included": bool(include and systems),
+                   "metrics_with_them": [], "metrics_without_them": []}
+    if not include:
+        frame = frame.loc[~is_human]
+    elif systems:
+        frame = frame.copy()
+        for metric in metrics:
+            if metric in valid:
+                description["metrics_with_them"].append(metric)
+            else:
+                frame.loc[is_human, metric] = np.nan
+                description["metrics_without_them"].append(metric)
+    return frame.drop(columns=["is_human"], errors="ignore").reset_index(drop=True), description
+
+
 def analysis_frame(captions, human, metrics):
     """The frame the correlation engine works on: captions [caption_id, video_id, system] with the human
     columns and the metric columns (both indexed by caption_id) joined on; captions without any human score

@@ -17,11 +17,14 @@ class HumanScoresUnavailable(Exception):
 
 
 def captions(dataset):
-    """[caption_id, video_id, system] in dataset order (videos, then systems)."""
+    """[caption_id, video_id, system, is_human] in dataset order (videos, then systems); ``is_human``: the
+    caption belongs to a human system (a set of human captions, e.g. made from a reference set)."""
     rows = (Caption.objects.filter(video__dataset=dataset)
             .order_by("video__position", "video__external_id", "system__position", "system__name")
-            .values_list("pk", "video__external_id", "system__name"))
-    return pd.DataFrame(list(rows), columns=["caption_id", "video_id", "system"])
+            .values_list("pk", "video__external_id", "system__name", "system__is_human"))
+    frame = pd.DataFrame(list(rows), columns=["caption_id", "video_id", "system", "is_human"])
+    frame["is_human"] = frame["is_human"].astype(bool)
+    return frame
 
 
 def caption_texts(dataset):
@@ -42,6 +45,18 @@ def references(dataset, reference_sets=None):
     for video_id, text in queryset.order_by("video__position", "video__external_id", "reference_set").values_list(
             "video__external_id", "text"):
         grouped.setdefault(video_id, []).append(text)
+    return grouped
+
+
+def references_with_sets(dataset, reference_sets=None):
+    """{video_id: [(reference_set, paragraph), ...]}, in the order of ``references``."""
+    queryset = Reference.objects.filter(video__dataset=dataset)
+    if reference_sets:
+        queryset = queryset.filter(reference_set__in=reference_sets)
+    grouped = {}
+    for video_id, reference_set, text in (queryset.order_by("video__position", "video__external_id", "reference_set")
+                                          .values_list("video__external_id", "reference_set", "text")):
+        grouped.setdefault(video_id, []).append((reference_set, text))
     return grouped
 
 

@@ -4,7 +4,6 @@ with the snapshot of the data (counts and hashes), the parameters and the packag
 A report with the same parameters over identical data is reused rather than computed again (the data hash
 covers every caption key, human score and metric score, and each metric's version and parameters).
 """
-import csv
 import hashlib
 import io
 import json
@@ -15,8 +14,10 @@ from pathlib import Path
 import pandas as pd
 from django.conf import settings
 
-from . import analysis, human, loaders
-from .models import Report
+from annotation_site import spreadsheet_csv
+
+from . import analysis, human, loaders, services
+from .models import Metric, Report
 
 PACKAGES = ("Django", "numpy", "scipy", "pandas", "matplotlib", "pycocoevalcap")
 
@@ -116,25 +117,63 @@ def _store(kind, dataset, parameters, snap, result, user, campaign=""):
     return report, True
 
 
-def factuality_report(dataset, *, label_set=None, metrics=None, params=None, user=None, progress=None):
-    """(report, created) for the correlation of the dataset's metrics with a factuality label set."""
+def _human_systems(frame, metric_rows, names, include_human):
+    """The frame without (or, when asked, with valid scores of) the human systems' captions, and what was done;
+    see human.select_human_systems."""
+    valid = {m.name for m in metric_rows
+             if (m.parameters or {}).get("human_captions") in services.HUMAN_SCORING_VALID}
+    return human.select_human_systems(frame, names, include=include_human, valid=valid)
+
+
+def describe_human_systems(description):
+    """One sentence for pages, the command's table and the CSV header: what was done with the human systems."""
+    if not description or not description.get("systems"):
+        return "No human system among the captions."
+    systems = ", ".join(description["systems"])
+    count = description["captions"]
+    if not description["included"]:
+        return (f"Human system {systems} ({count} captions) left out: its captions are references and would be "
+                "scored against themselves (include it explicitly to score it leave-one-out).")
+    text = (f"Human system {systems} ({count} captions) included, scored leave-one-out against the other "
+            "references (never the reference a caption is)")
+    if description.get("metrics_without_them"):
+        text += ("; left out for " + ", ".join(description["metrics_without_them"])
+                 + " (its scores of human captions are not known to be leave-one-out or reference-free)")
+    return text + "."
+
+
+def _with_human_systems(compute, description):
+    def run():
+        result = compute()
+        result["human_systems"] = description
+        return result
+    return run
+
+
+def factuality_report(dataset, *, label_set=None, metrics=None, params=None, user=None, progress=None,
+                      include_human=False):
+    """(report, created) for the correlation of the dataset's metrics with a factuality label set. Captions of
+    human systems are left out unless ``include_human`` (then scored leave-one-out)."""
     params = params or analysis.Parameters()
     labels = loaders.label_set(dataset, label_set)
     metric_rows = loaders.metrics(dataset)
     names = _choose_metrics(metric_rows, metrics)
     frame = human.analysis_frame(loaders.captions(dataset), loaders.factuality(labels),
                                  loaders.metric_scores(dataset, names))
+    frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
     humans = list(human.FACTUALITY_LEVELS)
     parameters = {"kind": "factuality", "dataset": dataset.name, "label_set": labels.name, "metrics": names,
-                  **params.as_dict()}
+                  "include_human": bool(include_human), **params.as_dict()}
     snap = snapshot(frame, humans, names, _metric_info(metric_rows, names),
-                    {"label_set": {"name": labels.name, "origin": labels.origin, "source": labels.source}})
-    return _store(Report.Kind.FACTUALITY, dataset, parameters, snap,
-                  lambda: analysis.analyse(frame, humans, names, params, progress=progress), user)
+                    {"label_set": {"name": labels.name, "origin": labels.origin, "source": labels.source},
+                     "human_systems": human_systems})
+    return _store(Report.Kind.FACTUALITY, dataset, parameters, snap, _with_human_systems(
+        lambda: analysis.analyse(frame, humans, names, params, progress=progress), human_systems), user)
 
 
-def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=None):
-    """(report, created) for the correlation of the campaign dataset's metrics with its DA scores."""
+def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=None, include_human=False):
+    """(report, created) for the correlation of the campaign dataset's metrics with its DA scores. The human
+    system (scored by people from the hidden originals) is left out unless ``include_human``."""
     params = params or analysis.Parameters()
     campaign, caption_scores, system_scores = loaders.da_campaign(campaign_name)
     dataset = campaign.dataset
@@ -143,17 +182,18 @@ def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=N
     captions = loaders.captions(dataset)
     frame = human.analysis_frame(captions, human.da_caption_scores(caption_scores, captions),
                                  loaders.metric_scores(dataset, names))
+    frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
     humans = list(human.DA_LEVELS)
     system_table = system_scores.set_index("system")
     human_system = {level: system_table[level].astype(float) for level in humans}
     parameters = {"kind": "da", "dataset": dataset.name, "campaign": campaign.name, "metrics": names,
-                  **params.as_dict()}
+                  "include_human": bool(include_human), **params.as_dict()}
     snap = snapshot(frame, humans, names, _metric_info(metric_rows, names),
-                    {"campaign": campaign.name, "system_scores": analysis.clean(
+                    {"campaign": campaign.name, "human_systems": human_systems, "system_scores": analysis.clean(
                         system_scores.sort_values("system").to_dict(orient="records"))})
-    return _store(Report.Kind.DA, dataset, parameters, snap,
-                  lambda: analysis.analyse(frame, humans, names, params, human_system=human_system,
-                                           progress=progress), user, campaign=campaign.name)
+    return _store(Report.Kind.DA, dataset, parameters, snap, _with_human_systems(
+        lambda: analysis.analyse(frame, humans, names, params, human_system=human_system, progress=progress),
+        human_systems), user, campaign=campaign.name)
 
 
 def pairs_frame(pairs, scores, names):
@@ -184,22 +224,33 @@ def pairs_report(dataset, pair_set, *, metrics=None, params=None, tie_credit=0.5
                   lambda: analysis.analyse_pairs(frame, names, params, tie_credit), user)
 
 
+def pair_set_reports(dataset, *, params=None, user=None):
+    """[(pair set, report)] for every correct/foil pair set of the dataset, each stored (or reused) like any
+    report; no pair sets or no metric scores: an empty list."""
+    names = loaders.pair_sets(dataset)
+    if not names or not Metric.objects.filter(dataset=dataset).exists():
+        return []
+    return [(name, pairs_report(dataset, name, params=params, user=user)[0]) for name in names]
+
+
 def build_report(dataset, data, user=None, progress=None):
     """(report, created) for a request as the API and the correlate command take it: ``human`` (factuality, da or
     pairs), ``labels`` / ``campaign`` / ``pair_set``, ``metrics`` and the analysis parameters."""
     params = analysis.Parameters(**{key: data[key] for key in (
         "method", "level", "group_by", "resamples", "seed", "confidence", "alpha", "test")})
     metrics = data.get("metrics") or None
+    include_human = bool(data.get("include_human"))
     if data["human"] == "da":
         if not data.get("campaign"):
             raise ValueError("human=da needs a campaign")
-        return da_report(data["campaign"], metrics=metrics, params=params, user=user, progress=progress)
+        return da_report(data["campaign"], metrics=metrics, params=params, user=user, progress=progress,
+                         include_human=include_human)
     if data["human"] == "pairs":
         if not data.get("pair_set"):
             raise ValueError("human=pairs needs a pair_set")
         return pairs_report(dataset, data["pair_set"], metrics=metrics, params=params, user=user)
     return factuality_report(dataset, label_set=data.get("labels") or None, metrics=metrics, params=params,
-                             user=user, progress=progress)
+                             user=user, progress=progress, include_human=include_human)
 
 
 def contract(report):
@@ -220,6 +271,7 @@ def contract(report):
         "metrics": result["metrics"],
         "best": result["best"],
         "clusters": result["clusters"],
+        **({"human_systems": result["human_systems"]} if "human_systems" in result else {}),
         "report": report.pk,
     }
 
@@ -247,9 +299,11 @@ def table_csv(report):
               f"{parameters['method']}, level {parameters['level']}, group by {parameters.get('group_by')}, "
               f"{parameters['resamples']} resamples of videos (seed {parameters['seed']}), "
               f"{round(100 * parameters['confidence'])}% CI, test {parameters['test']}; data "
-              f"{report.data_hash[:12]}\n")
+              f"{report.data_hash[:12]}"
+              + (f"; {describe_human_systems(report.result['human_systems'])}"
+                 if "human_systems" in report.result else "") + "\n")
     fields = ["metric", "label", "human", "value", "ci_low", "ci_high", "n", "groups", "epsilon", "cluster", "best"]
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer = spreadsheet_csv.DictWriter(out, fieldnames=fields)
     writer.writeheader()
     for row in table_rows(report):
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})

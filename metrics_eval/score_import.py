@@ -24,7 +24,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from annotation_site.interchange.bundle import FormatError, ProblemList
+from annotation_site.problems import FormatError, ProblemList
+from annotation_site import safe_json
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 KEY_FIELDS = ("video_id", "system")
@@ -173,7 +174,7 @@ def _array_lines(text, array_start):
 
 def _read_json_scores(text, filename, problems, result):
     try:
-        data = json.loads(text)
+        data = safe_json.loads(text)
     except json.JSONDecodeError as exc:
         problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno)
         return
@@ -219,7 +220,7 @@ def _json_lines(text, filename, problems):
         if not raw.strip():
             continue
         try:
-            yield json.loads(raw), number
+            yield safe_json.loads(raw), number
         except json.JSONDecodeError as exc:
             problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number)
 
@@ -314,7 +315,7 @@ def read_pairs(text, filename, problems=None):
             records = list(_json_lines(text, filename, problems))
         else:
             try:
-                data = json.loads(text)
+                data = safe_json.loads(text)
             except json.JSONDecodeError as exc:
                 problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno)
                 data = None

@@ -1,16 +1,23 @@
 """Operations on metric scores and caption pairs. Commands, the REST API, the pages and the Celery task are thin
 adapters over these functions (one code path per operation)."""
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.db import transaction
 
-from annotation_site.corpus.models import Caption
+from annotation_site.corpus.models import Caption, Dataset
 from annotation_site.jobs import services as jobs
 
 from . import loaders, score_import, text_metrics
 from .models import CaptionPair, Metric, MetricScore
 
 COMPUTE_KIND = "metric-scores"
+COMPUTE_STALE_AFTER = timedelta(hours=2)  # a computation without progress for this long is abandoned
+# How a metric scored the captions of human systems, recorded in Metric.parameters["human_captions"]. Computed
+# metrics score them leave-one-out; an imported metric may declare either value in its parameters.
+HUMAN_LEAVE_ONE_OUT = "leave-one-out"
+HUMAN_SCORING_VALID = {HUMAN_LEAVE_ONE_OUT: "scored leave-one-out against the other references",
+                       "reference-free": "scored without references"}
 _BATCH = 2000
 
 
@@ -68,9 +75,18 @@ def compute_scores(dataset, names, *, reference_sets=None, progress=None):
     available = check_compute_request(dataset, names, reference_sets)
     captions = loaders.captions(dataset)
     texts = loaders.caption_texts(dataset)
-    references = loaders.references(dataset, reference_sets)
-    items = [(row.caption_id, row.system, row.video_id, texts.get(row.caption_id, ""))
-             for row in captions.itertuples(index=False)]
+    with_sets = loaders.references_with_sets(dataset, reference_sets)
+    references = {video: [text for _, text in refs] for video, refs in with_sets.items()}
+    items, human_captions, left_out = [], 0, 0
+    for row in captions.itertuples(index=False):
+        text = texts.get(row.caption_id, "")
+        if row.is_human:  # never scored against the reference it is (docs/metrics.md, "Human systems")
+            own = text_metrics.self_references(row.system, text, with_sets.get(row.video_id, []))
+            human_captions += 1
+            left_out += len(own)
+            items.append((row.caption_id, row.system, row.video_id, text, own))
+        else:
+            items.append((row.caption_id, row.system, row.video_id, text))
     results = text_metrics.score_captions(items, references, names, progress=progress)
     version = f"pycocoevalcap {text_metrics.package_version()}"
     used_sets = list(reference_sets) if reference_sets else available
@@ -80,22 +96,46 @@ def compute_scores(dataset, names, *, reference_sets=None, progress=None):
             store_scores(dataset, name, results[name], source=Metric.Source.COMPUTED, label=spec.label,
                          version=version,
                          parameters={**spec.parameters, "tokenizer": text_metrics.TOKENIZER,
-                                     "reference_sets": used_sets})
+                                     "reference_sets": used_sets, "human_captions": HUMAN_LEAVE_ONE_OUT})
     scored = {name: len(results[name]) for name in names}
+    unscored = [item for item in items if not text_metrics.references_used(item, references.get(item[2]) or [])]
     return {"captions": len(items), "scored": scored,
-            "without_references": sum(1 for item in items if not references.get(item[2]))}
+            "without_references": len(unscored),
+            "human": {"captions": human_captions, "references_left_out": left_out,
+                      "without_other_references": sum(1 for item in unscored if len(item) > 4)}}
+
+
+class ComputeRunning(MetricError):
+    """A computation of this dataset's metrics is already queued or running (``job``)."""
+
+    def __init__(self, job):
+        super().__init__(f"metrics of this dataset are already being computed (job {job.pk}, {job.status}"
+                         f"{': ' + job.message if job.message else ''}); wait for it to finish")
+        self.job = job
+
+
+def running_compute_job(dataset):
+    """The dataset's queued or running computation, if any (one silent for COMPUTE_STALE_AFTER is abandoned)."""
+    return jobs.unfinished_job(f"dataset:{dataset.pk}", COMPUTE_KIND, stale_after=COMPUTE_STALE_AFTER)
 
 
 def start_compute_job(dataset, names, *, reference_sets=None, user=None):
-    """Queue the computation as a Celery job (progress in jobs.Job, scope ``dataset:<pk>``)."""
+    """Start the computation as a job (progress in jobs.Job, scope ``dataset:<pk>``), off the caller: on a
+    Celery worker with a broker, in a thread of this process on the embedded default. Raises ComputeRunning
+    while another computation of the dataset is queued or running (never two at once)."""
     from .tasks import compute_metric_scores
 
     names = parse_names(names)
     check_compute_request(dataset, names, reference_sets)
     with transaction.atomic():
+        # lock the dataset row so two clicks at once cannot both start (SQLite: IMMEDIATE transactions are serial)
+        Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        running = running_compute_job(dataset)
+        if running is not None:
+            raise ComputeRunning(running)
         job = jobs.create_job(COMPUTE_KIND, scope=f"dataset:{dataset.pk}", user=user,
-                              message=f"waiting for a worker: {', '.join(names)}")
-        jobs.enqueue(job, compute_metric_scores, dataset.pk, names, list(reference_sets or []))
+                              message=f"waiting to start: {', '.join(names)}")
+        jobs.enqueue_off_request(job, compute_metric_scores, dataset.pk, names, list(reference_sets or []))
     job.refresh_from_db()
     return job
 

@@ -6,12 +6,12 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.jobs import services as jobs
 from annotation_site.jobs.models import Job
 
+from . import services, text_metrics
+
 
 @shared_task(acks_late=True)
 def compute_metric_scores(job_id, dataset_id, names, reference_sets=None):
     """Compute text metrics for a dataset, reporting progress on the job."""
-    from . import services, text_metrics
-
     job = Job.objects.filter(pk=job_id).first()
     if job is None or job.status == Job.Status.SUCCEEDED:
         return None  # unknown, or already done by an earlier delivery

@@ -113,8 +113,11 @@ def check_names(names):
 def score_captions(captions, references, names, progress=None):
     """Scores per caption.
 
-    ``captions``: list of (key, system, video_id, text); ``references``: {video_id: [paragraph, ...]};
-    ``names``: metric names (TEXT_METRICS keys). Captions of videos without references are not scored.
+    ``captions``: list of (key, system, video_id, text) or (key, system, video_id, text, leave_out), where
+    ``leave_out`` holds the indices (into the video's references) of references this caption must not be scored
+    against (a human caption that *is* one of the references is scored leave-one-out against the others);
+    ``references``: {video_id: [paragraph, ...]}; ``names``: metric names (TEXT_METRICS keys). Captions left
+    without any reference are not scored.
     ``progress(done, total, message)`` is called after each step. Returns {name: {key: score}}.
     """
     check_names(names)
@@ -126,7 +129,7 @@ def score_captions(captions, references, names, progress=None):
     from pycocoevalcap.meteor.meteor import Meteor
     from pycocoevalcap.rouge.rouge import Rouge
 
-    scored = [c for c in captions if references.get(c[2])]
+    scored = [c for c in captions if references_used(c, references.get(c[2]) or [])]
     families = [f for f in ("bleu", "meteor", "rouge", "cider") if any(TEXT_METRICS[n].family == f for n in names)]
     systems = sorted({c[1] for c in scored})
     total, done = 1 + len(families) * len(systems), 0
@@ -152,7 +155,7 @@ def score_captions(captions, references, names, progress=None):
         for family in families:
             for system in systems:
                 keys = [i for i, c in enumerate(scored) if c[1] == system]
-                gts = {f"c{i}": reference_of[scored[i][2]] for i in keys}
+                gts = {f"c{i}": references_used(scored[i], reference_of[scored[i][2]]) for i in keys}
                 res = {f"c{i}": tokenized[f"c{i}"] for i in keys}
                 _score_family(family, names, gts, res, scored, results, Bleu, Cider, Rouge, meteor)
                 step(f"{FAMILY_LABELS[family]}: {system}")
@@ -160,6 +163,26 @@ def score_captions(captions, references, names, progress=None):
         if meteor is not None:
             _close_meteor(meteor)
     return results
+
+
+def references_used(caption, references):
+    """The references a caption is scored against: the video's, less those it must be left out of."""
+    leave_out = caption[4] if len(caption) > 4 else ()
+    return [r for j, r in enumerate(references) if j not in leave_out]
+
+
+def normalise(text):
+    """Text compared for identity with a reference: lower case, whitespace collapsed."""
+    return " ".join(text.lower().split())
+
+
+def self_references(system, text, references):
+    """Indices of the references (``[(reference_set, text), ...]`` of the caption's video) that a human
+    caption *is*: the reference of the set the human system was made from (same name), or a reference with the
+    same text (lower case, whitespace collapsed)."""
+    own = normalise(text)
+    return frozenset(j for j, (reference_set, reference) in enumerate(references)
+                     if reference_set == system or normalise(reference) == own)
 
 
 def _close_meteor(meteor):

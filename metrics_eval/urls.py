@@ -8,6 +8,7 @@ urlpatterns = [
     path("datasets/<str:name>/", views.dataset_report, name="metrics-dataset"),
     path("datasets/<str:name>/compute/", views.compute, name="metrics-compute"),
     path("datasets/<str:name>/import/", views.import_scores, name="metrics-import"),
+    path("datasets/<str:name>/pairs/", views.import_pairs, name="metrics-pairs-import"),
     path("campaigns/<str:name>/", views.campaign_report, name="metrics-campaign"),
     path("reports/<int:pk>/", views.report_detail, name="metrics-report"),
     path("reports/<int:pk>/table.csv", views.report_csv, name="metrics-report-csv"),

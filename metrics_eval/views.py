@@ -6,13 +6,15 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.models import LabelSet
+from annotation_site import uploads
 
 from . import analysis, charts, loaders, reports, services, text_metrics
-from .forms import ComputeForm, ReportForm, ScoreImportForm
+from .forms import ComputeForm, PairsImportForm, ReportForm, ScoreImportForm
 from .models import Metric, Report
 from .score_import import FormatError
 
@@ -70,7 +72,18 @@ def _report_context(report):
         "formats": list(charts.FORMATS), "method_label": charts.method_label(report),
         "snapshot_json": json.dumps(report.snapshot, indent=2, sort_keys=True),
         "versions": sorted(report.versions.items()),
+        "human_systems": (reports.describe_human_systems(result["human_systems"])
+                          if "human_systems" in result else None),
     }
+
+
+def _pairs_context(name, report):
+    """A pair set's report as the dataset page shows it: one row per metric (no queries)."""
+    parameters = report.result["parameters"]
+    return {"name": name, "report": report, "pairs": report.snapshot["counts"]["captions"],
+            "rows": list(reports.table_rows(report)), "resamples": parameters["resamples"],
+            "seed": parameters["seed"], "confidence_percent": round(100 * parameters["confidence"]),
+            "tie_credit": parameters.get("tie_credit")}
 
 
 @staff_member_required
@@ -83,15 +96,23 @@ def dataset_report(request, name):
         "dataset": dataset, "metrics": metric_rows, "label_sets": label_sets, "form": form,
         "compute_form": ComputeForm(reference_sets=loaders.reference_sets(dataset)),
         "import_form": ScoreImportForm(), "job": services.latest_compute_job(dataset),
-        "text_metrics": text_metrics.TEXT_METRICS, "problem": None,
+        "text_metrics": text_metrics.TEXT_METRICS, "problem": None, "pairs_form": PairsImportForm(),
+        "pair_reports": [], "pairs_problem": None,
     }
+    try:  # correct/foil pairs: with the resamples, seed and confidence of the analysis form
+        kwargs = form.analysis_kwargs() if (not form.is_bound or form.is_valid()) else {}
+        pair_params = analysis.Parameters(**{k: kwargs[k] for k in ("resamples", "seed", "confidence") if k in kwargs})
+        context["pair_reports"] = [_pairs_context(name, report) for name, report in reports.pair_set_reports(
+            dataset, params=pair_params, user=request.user)]
+    except (ValueError, loaders.HumanScoresUnavailable) as exc:
+        context["pairs_problem"] = str(exc)
     if metric_rows and label_sets and (not form.is_bound or form.is_valid()):
         chosen = form.cleaned_data.get("metrics") if form.is_bound else None
         try:
             params = analysis.Parameters(**form.analysis_kwargs())
             report, _ = reports.factuality_report(
                 dataset, label_set=(form.cleaned_data.get("labels") if form.is_bound else None) or None,
-                metrics=chosen or None, params=params, user=request.user)
+                metrics=chosen or None, params=params, user=request.user, include_human=form.human_included())
         except (ValueError, loaders.HumanScoresUnavailable) as exc:
             context["problem"] = str(exc)
         else:
@@ -110,6 +131,11 @@ def compute(request, name):
     try:
         job = services.start_compute_job(dataset, form.cleaned_data["metrics"],
                                          reference_sets=form.cleaned_data["reference_sets"], user=request.user)
+    except services.ComputeRunning as exc:
+        messages.warning(request, f"Already computing metrics for this dataset (started "
+                                  f"{exc.job.created_at:%H:%M} UTC); this page shows its progress. Start again "
+                                  "once it has finished.")
+        return redirect("metrics-dataset", name=name)
     except services.MetricError as exc:
         messages.error(request, str(exc))
     else:
@@ -132,16 +158,39 @@ def import_scores(request, name):
         return redirect("metrics-dataset", name=name)
     upload = form.cleaned_data["file"]
     try:
-        text = upload.read().decode("utf-8")
+        text = uploads.upload_text(upload)
         result = services.import_scores(dataset, text, upload.name, replace=form.cleaned_data["replace"],
                                         version=form.cleaned_data["version"] or None)
-    except UnicodeDecodeError:
-        messages.error(request, f"{upload.name} is not UTF-8 text; nothing was imported.")
+    except uploads.UploadRefused as exc:
+        messages.error(request, f"{exc}; nothing was imported.")
     except FormatError as exc:
         messages.error(request, exc.describe())
     else:
         messages.success(request, "Imported " + ", ".join(f"{n} {name} scores" for name, n in result.metrics.items()))
     return redirect("metrics-dataset", name=name)
+
+
+@staff_member_required
+@require_POST
+def import_pairs(request, name):
+    dataset = get_object_or_404(Dataset, name=name)
+    form = PairsImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a pairs file and name the pair set.")
+        return redirect(reverse("metrics-dataset", args=[name]) + "#pairs")
+    upload = form.cleaned_data["file"]
+    try:
+        count = services.import_pairs(dataset, upload.read().decode("utf-8"), upload.name,
+                                      pair_set=form.cleaned_data["pair_set"], replace=form.cleaned_data["replace"])
+    except UnicodeDecodeError:
+        messages.error(request, f"{upload.name} is not UTF-8 text; nothing was imported.")
+    except FormatError as exc:
+        messages.error(request, exc.describe())
+    except services.MetricError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Imported {count} correct/foil pairs as pair set {form.cleaned_data['pair_set']}.")
+    return redirect(reverse("metrics-dataset", args=[name]) + "#pairs")
 
 
 @staff_member_required
@@ -151,7 +200,7 @@ def campaign_report(request, name):
     if not form.is_bound or form.is_valid():
         try:
             params = analysis.Parameters(**form.analysis_kwargs())
-            report, _ = reports.da_report(name, params=params, user=request.user)
+            report, _ = reports.da_report(name, params=params, user=request.user, include_human=form.human_included())
         except (ValueError, loaders.HumanScoresUnavailable) as exc:
             context["problem"] = str(exc)
         else:
@@ -190,7 +239,7 @@ def report_figure(request, pk, figure, fmt):
         raise Http404("unknown figure or format")
     report = get_object_or_404(Report.objects.select_related("dataset"), pk=pk)
     human = request.GET.get("human") or ""
-    key = f"metrics-figure:{report.pk}:{report.data_hash[:16]}:{figure}:{fmt}:{human}"
+    key = f"metrics-figure-v2:{report.pk}:{report.data_hash[:16]}:{figure}:{fmt}:{human}"
     content = cache.get(key)
     if content is None:
         content = charts.render(report, figure, fmt, human=human or None)

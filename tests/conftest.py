@@ -7,11 +7,15 @@
   for the session (tests that use it need ``transactional_db`` so the worker sees their rows); on the
   embedded default tasks run eagerly and the fixture yields None.
 - ``browser`` / ``page``: Playwright driving Debian's /usr/bin/chromium (never a downloaded browser).
+- Personas for permission tests: ``staff_researcher``, ``annotator``, ``other_annotator``, ``crowd_worker``,
+  ``outsider`` (each a ``Persona`` with ``user``, a logged-in page ``client`` and ``api`` client).
 """
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +43,15 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"skipped in strict mode (CAPTIONEVAL_STRICT=1): {reason}"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Every test starts with empty throttle counts (all test clients share the address 127.0.0.1)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -107,9 +120,73 @@ def page(browser):
     context.close()
 
 
+# --- Personas: who uses the platform. Permission tests take these rather than making their own accounts. -------
+
+@dataclass
+class Persona:
+    """Someone using the platform: their account (None for a crowd worker, who comes by a signed link), a page
+    client and an API client already logged in as them, and the id a crowd platform gives them."""
+
+    name: str
+    user: Any
+    client: Any
+    api: Any
+    external_id: str = ""
+
+
+def _persona(name, user, external_id=""):
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    client, api = Client(), APIClient()
+    if user is not None:
+        client.force_login(user)
+        api.force_authenticate(user)
+    return Persona(name, user, client, api, external_id)
+
+
 @pytest.fixture
 def staff_user(django_user_model):
     return django_user_model.objects.create_user("researcher", "r@example.org", "pw-researcher-1", is_staff=True)
+
+
+@pytest.fixture
+def staff_researcher(staff_user):
+    """A researcher: a staff account (every researcher page and API)."""
+    return _persona("staff researcher", staff_user)
+
+
+def _annotator(django_user_model, username):
+    from annotation_site.annotators.services import annotator_for_user
+
+    user = django_user_model.objects.create_user(username, f"{username}@example.org", f"pw-{username}-123")
+    annotator_for_user(user)  # an invited annotator's profile: their own queues, nothing of the researchers'
+    return _persona(username, user)
+
+
+@pytest.fixture
+def annotator(django_user_model):
+    """An annotator: an invited, non-staff account with an annotator profile."""
+    return _annotator(django_user_model, "annotator")
+
+
+@pytest.fixture
+def other_annotator(django_user_model):
+    """A second annotator, to check that nobody sees or submits another's assignments."""
+    return _annotator(django_user_model, "other-annotator")
+
+
+@pytest.fixture
+def crowd_worker(db):
+    """A crowd worker: no account, known by the platform's worker id, reaching work through signed links."""
+    return _persona("crowd worker", None, external_id="CROWD-WORKER-1")
+
+
+@pytest.fixture
+def outsider(django_user_model):
+    """A logged-in account with no role: neither staff nor annotator."""
+    user = django_user_model.objects.create_user("outsider", "o@example.org", "pw-outsider-123")
+    return _persona("outsider", user)
 
 
 @pytest.fixture

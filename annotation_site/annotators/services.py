@@ -1,4 +1,7 @@
-"""Annotator identity: finding the Annotator of an account, inviting people, naming imported annotators."""
+"""Annotator identity: finding the Annotator of an account, inviting people (and reissuing a lost invitation
+link), naming imported annotators."""
+from dataclasses import dataclass
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
@@ -40,6 +43,49 @@ def invite(username, *, email="", display_name=""):
                 user=user, kind=Annotator.Kind.STAFF if user.is_staff else Annotator.Kind.INVITED,
                 display_name=display_name)
     return annotator, created
+
+
+@dataclass
+class Invited:
+    """The outcome of inviting someone to a project or task: the link travels with it while it is still needed."""
+
+    annotator: Annotator
+    created_account: bool
+    link_path: str | None = None  # the invitation link, while the account awaits activation (new or not)
+
+    @property
+    def needs_link(self):
+        return self.link_path is not None
+
+
+def invite_with_link(username, *, email=""):
+    """``invite`` plus the invitation link whenever the account still needs one: a new account, or one that never
+    activated (so re-inviting someone who lost their link shows a working one)."""
+    annotator, created = invite(username, email=email)
+    user = annotator.user
+    link = invitation_path(user) if created or awaits_activation(user) else None
+    return Invited(annotator=annotator, created_account=created, link_path=link)
+
+
+def awaits_activation(user):
+    """An invited account whose invitee never set a password (and never logged in): their link is still needed."""
+    return not user.has_usable_password() and user.last_login is None
+
+
+class InvitationError(ValueError):
+    """No invitation link can be (re)issued for this account."""
+
+
+def reissue_invitation(user):
+    """A fresh invitation path for an account that never activated, when the first link was lost. The earlier
+    link stops working (the account gets a new unusable password, which changes what the token is made of).
+    Refused for an account that has a password: its owner logs in, or resets a forgotten password."""
+    if not awaits_activation(user):
+        raise InvitationError(f"{user.get_username()} has already set a password: they log in with it (a forgotten "
+                              "password is reset from the login page or by an administrator)")
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    return invitation_path(user)
 
 
 def invitation_path(user):

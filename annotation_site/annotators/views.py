@@ -1,4 +1,5 @@
 """Accepting an invitation: the invitee sets a password through a one-time link and is logged in."""
+from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.tokens import default_token_generator
@@ -24,3 +25,17 @@ def accept_invitation(request, uidb64, token):
         return redirect("factuality-home")
     return render(request, "annotators/accept_invitation.html",
                   {"form": form, "valid": valid, "invitee": user if valid else None}, status=200 if valid else 400)
+
+
+def invitation_messages(request, invited):
+    """Tell the researcher, on the page, who was invited and which one-time links to send (one wording for every
+    protocol that invites annotators)."""
+    for entry in invited:
+        user = entry.annotator.user
+        if entry.needs_link:
+            link = request.build_absolute_uri(entry.link_path)
+            what = "New account" if entry.created_account else "Not activated yet"
+            messages.info(request, f"{what} {user.get_username()}: send them this one-time link to set a "
+                                   f"password: {link}")
+        else:
+            messages.success(request, f"Invited {user.get_username()} (their account is active: they log in).")

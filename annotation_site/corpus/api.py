@@ -2,10 +2,15 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
+
+from annotation_site.safe_json import SafeJSONParser
+
+from annotation_site.api_errors import Conflict
 
 from . import services
 from .models import Dataset, Video
+from .protection import HumanWorkAtRisk, refuse_if_human_work
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -49,12 +54,23 @@ class VideoViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.R
     """Videos; filter with ``?dataset=NAME``. POST a file (multipart) or a ``url`` to add one."""
 
     serializer_class = VideoSerializer
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, SafeJSONParser]
 
     def get_queryset(self):
         queryset = Video.objects.select_related("dataset").order_by("dataset__name", "position", "external_id")
         dataset = self.request.query_params.get("dataset")
         return queryset.filter(dataset__name=dataset) if dataset else queryset
+
+    def perform_destroy(self, instance):
+        """Refused (409, with what would be lost) while people's judgments are on the video's captions, unless
+        ``?force_delete_judgments=true``."""
+        force = self.request.query_params.get("force_delete_judgments", "").lower() in ("1", "true", "yes")
+        try:
+            refuse_if_human_work(f"deleting video {instance.external_id!r}", videos=[instance], force=force,
+                                 force_hint="?force_delete_judgments=true")
+        except HumanWorkAtRisk as exc:
+            raise Conflict(str(exc)) from None
+        instance.delete()
 
     def perform_create(self, serializer):
         data = serializer.validated_data

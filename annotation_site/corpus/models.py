@@ -112,6 +112,8 @@ class Caption(models.Model):
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="captions")
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="captions")
     position = models.PositiveIntegerField(default=0, help_text="Order in the imported file (kept for export).")
+    prompt = models.TextField(blank=True, help_text="The prompt that produced the text, when there was one (FIFA's "
+                                                     "V2T responses); rating tasks show it beside the caption.")
 
     class Meta:
         ordering = ["position", "id"]

@@ -1,6 +1,8 @@
 """Celery tasks of the corpus. They take primary keys, re-check state and are safe to run twice."""
 from celery import shared_task
 
+from annotation_site.jobs import services as jobs
+
 from . import video_processing
 from .models import Video
 
@@ -27,8 +29,6 @@ def probe_pending_videos(limit=100):
 @shared_task(acks_late=True)
 def process_videos(job_id, video_ids):
     """Process many videos as one job, reporting progress after each (safe to rerun: each step is idempotent)."""
-    from annotation_site.jobs import services as jobs
-
     jobs.mark_running(job_id, total=len(video_ids), message="processing videos")
     try:
         failed = 0

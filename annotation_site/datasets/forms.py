@@ -12,7 +12,12 @@ class DatasetImportForm(forms.Form):
     labels = forms.CharField(max_length=100, initial=DEFAULT_LABEL_SET, required=False,
                              help_text="Name for the imported factuality labels, if the file has any.")
     replace = forms.BooleanField(required=False, label="Replace an existing dataset",
-                                 help_text="Replace a dataset of the same name.")
+                                 help_text="Replace a dataset of the same name (refused while people's judgments "
+                                           "are on it).")
+    force_delete_judgments = forms.BooleanField(
+        required=False, label="Delete the human judgments on it too",
+        help_text="Only with “Replace”: the old dataset's factuality answers, DA judgments and task answers are "
+                  "deleted with it. Export them first.")
     youtube = forms.BooleanField(required=False, initial=True, label="YouTube addresses",
                                  help_text="Register YouTube addresses for ids that look like YouTube ids.")
 

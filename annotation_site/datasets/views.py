@@ -12,12 +12,16 @@ from annotation_site.corpus import attach
 from annotation_site.corpus import services as corpus
 from annotation_site.corpus.models import Dataset, Video
 from annotation_site.factuality import labels
+from annotation_site.factuality.exports import attachment
+from annotation_site.factuality.models import Project
 from annotation_site.interchange import formats
-from annotation_site.interchange.api import import_upload
 from annotation_site.interchange.bundle import FormatError
-from annotation_site.interchange.services import ImportRefused, default_label_set, export_bundle
+from annotation_site.interchange.services import (PROJECT_FACTVC_FILENAME, ImportRefused, NothingToExport,
+                                                  default_label_set, export_bundle, import_upload,
+                                                  project_factvc_text)
 from annotation_site.jobs.services import latest_job
 
+from . import charts
 from .forms import DatasetImportForm, VideoAddForm
 
 
@@ -40,13 +44,15 @@ def dataset_detail(request, name):
     dataset = get_object_or_404(Dataset, name=name)
     label_set = _label_set(dataset, request)
     videos = Paginator(dataset.videos.order_by("position", "external_id"), 50).get_page(request.GET.get("page"))
+    summary = labels.system_summary(label_set) if label_set else None
     return render(request, "datasets/dataset_detail.html", {
         "dataset": dataset,
         "systems": dataset.systems.order_by("position", "name"),
         "videos": videos,
         "label_sets": labels.label_sets(dataset),
         "label_set": label_set,
-        "summary": labels.system_summary(label_set) if label_set else None,
+        "summary": summary,
+        "label_chart": charts.label_summary_chart(summary) if summary else None,
         "formats": formats.FORMATS,
         "processing_job": latest_job(f"dataset:{dataset.pk}", attach.PROCESS_KIND),
         "unprocessed": attach.videos_to_process(dataset).count(),
@@ -128,3 +134,16 @@ def add_video(request, name):
             messages.success(request, f"Added video {video.external_id}.")
             return redirect("video-detail", name=name, external_id=video.external_id)
     return render(request, "datasets/video_add.html", {"form": form, "dataset": dataset})
+
+
+@staff_member_required
+def project_export_factvc(request, name):
+    """The FactVC download of a factuality project's aggregated labels (mounted under /factuality/ by
+    annotation_site/urls.py, beside the project's other pages)."""
+    project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
+    try:
+        text = project_factvc_text(project)
+    except NothingToExport as exc:
+        messages.error(request, str(exc))
+        return redirect("factuality-project", name=name)
+    return attachment(text, PROJECT_FACTVC_FILENAME, "application/json")

@@ -43,7 +43,7 @@ def annotator_agreement(paragraph_frame, sentence_frame, result, marks=None):
     """Per annotator: paragraphs scored, exact agreement with the median and mean absolute difference from it;
     sentences judged and agreement with the majority; token agreement and F1 of their marked tokens against
     the majority's marked tokens."""
-    rows = {}
+    rows: dict = {}
     for caption_id, annotator_id, score in paragraph_frame[["caption_id", "annotator_id", "score"]].itertuples(
             index=False, name=None):
         final = result.paragraphs.get(int(caption_id))

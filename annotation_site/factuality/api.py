@@ -7,14 +7,16 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import JSONParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation_site.annotators.services import annotator_for_user, invitation_path
+from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
-from annotation_site.interchange.bundle import FormatError
+from annotation_site.problems import FormatError
+from annotation_site.safe_json import SafeJSONParser
+from annotation_site import uploads
 
 from . import agreement, aggregation, exports, judgments, projects, raw_labels
 from .assignment import ProjectClosed, assignment_for, next_assignment, presented_captions
@@ -24,18 +26,29 @@ from .models import Project
 class ProjectSerializer(serializers.ModelSerializer):
     dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
     label_set = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    systems = serializers.SerializerMethodField(help_text="The systems judged that are not human.")
+    human_systems = serializers.SerializerMethodField(help_text="Human caption sets judged (only when named).")
 
     class Meta:
         model = Project
         fields = ["name", "dataset", "kind", "status", "description", "annotators_per_video", "shuffle_systems",
-                  "question", "scale_min", "scale_max", "rationale", "label_set", "created_at", "closed_at"]
+                  "question", "scale_min", "scale_max", "rationale", "label_set", "systems", "human_systems",
+                  "created_at", "closed_at"]
+
+    def get_systems(self, project) -> list[str]:
+        return [s.name for s in project.systems.all() if not s.is_human]
+
+    def get_human_systems(self, project) -> list[str]:
+        return [s.name for s in project.systems.all() if s.is_human]
 
 
 class ProjectCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     dataset = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=Project.Kind.values, default=Project.Kind.FACTUALITY)
-    systems = serializers.ListField(child=serializers.CharField(), required=False)
+    systems = serializers.ListField(child=serializers.CharField(), required=False,
+                                    help_text="System names; default: every system that is not human (human "
+                                              "caption sets are judged only when named).")
     videos = serializers.ListField(child=serializers.CharField(), required=False)
     annotators_per_video = serializers.IntegerField(default=3, min_value=1, max_value=50)
     shuffle_systems = serializers.BooleanField(default=True)
@@ -66,7 +79,8 @@ def _errors(exc):
 class ProjectListView(APIView):
     @extend_schema(responses=ProjectSerializer(many=True))
     def get(self, request):
-        return Response(ProjectSerializer(Project.objects.select_related("dataset", "label_set"), many=True).data)
+        return Response(ProjectSerializer(Project.objects.select_related("dataset", "label_set")
+                                          .prefetch_related("systems"), many=True).data)
 
     @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
     def post(self, request):
@@ -82,8 +96,8 @@ class ProjectListView(APIView):
         except ValidationError as exc:
             return Response(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
         body = ProjectSerializer(project).data
-        body["invitations"] = {i.annotator.user.get_username(): request.build_absolute_uri(
-            invitation_path(i.annotator.user)) for i in invited if i.created_account}
+        body["invitations"] = {i.annotator.user.get_username(): request.build_absolute_uri(i.link_path)
+                               for i in invited if i.needs_link}
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -134,11 +148,23 @@ class InviteView(APIView):
         try:
             for username in names:
                 invited = projects.invite_to_project(project, username)
-                result[username] = (request.build_absolute_uri(invitation_path(invited.annotator.user))
-                                    if invited.created_account else None)
+                result[username] = request.build_absolute_uri(invited.link_path) if invited.needs_link else None
         except ValidationError as exc:
             return Response(_errors(exc), status=400)
         return Response({"invited": result})
+
+
+class ReissueView(APIView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, name, username):
+        """A new invitation link for an invited account that never activated (the lost link stops working);
+        400 when the account is active or not invited to the project."""
+        project = get_object_or_404(Project, name=name)
+        try:
+            path = projects.reissue_invitation(project, username)
+        except ValidationError as exc:
+            return Response(_errors(exc), status=400)
+        return Response({"username": username, "url": request.build_absolute_uri(path)})
 
 
 class AggregateView(APIView):
@@ -197,24 +223,14 @@ class LabelsView(APIView):
             return Response({"detail": "send the file (and the dataset, for a new project)"}, status=400)
         dataset = get_object_or_404(Dataset, name=dataset_name)
         try:
-            project, counts = raw_labels.import_lines(upload.read().decode("utf-8"), project_name=name,
+            project, counts = raw_labels.import_lines(uploads.upload_text(upload), project_name=name,
                                                       dataset=dataset, filename=upload.name)
-        except UnicodeDecodeError:
-            return Response({"detail": "not UTF-8 text, nothing was imported"}, status=400)
+        except uploads.UploadRefused as exc:
+            return Response({"detail": f"{exc}; nothing was imported"}, status=400)
         except FormatError as exc:
             return Response({"detail": "invalid file, nothing was imported",
                              "problems": [str(p) for p in exc.problems]}, status=400)
         return Response({"project": project.name, **counts}, status=201)
-
-
-class FactvcExportView(APIView):
-    @extend_schema(responses={200: bytes})
-    def get(self, request, name):
-        project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
-        try:
-            return exports.attachment(exports.factvc_text(project), exports.FACTVC_FILENAME, "application/json")
-        except exports.NothingToExport as exc:
-            return Response({"detail": str(exc)}, status=404)
 
 
 # --- annotator endpoints ----------------------------------------------------------------------------------
@@ -238,10 +254,26 @@ class NextVideoView(APIView):
 
 class _AssignmentView(APIView):
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     def assignment(self, request, pk):
         found = assignment_for(annotator_for_user(request.user, create=False), pk)
+        if found is None:
+            raise NotFound("no such assignment")
+        return found
+
+
+class _TokenAssignment:
+    """The draft / submit endpoints of a crowd annotator's signed link (no account: the token is the
+    credential, so no session and no CSRF check)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes = []
+
+    def assignment(self, request, token):
+        from .crowd_links import assignment_from_token
+
+        found = assignment_from_token(token)
         if found is None:
             raise NotFound("no such assignment")
         return found
@@ -253,8 +285,8 @@ class DraftView(_AssignmentView):
         found = self.assignment(request, pk)
         try:
             saved = judgments.save_draft(found, request.data)
-        except ProjectClosed as exc:
-            return Response({"detail": str(exc)}, status=409)
+        except (ProjectClosed, judgments.StaleDraft) as exc:
+            return Response({"detail": str(exc), "stale": isinstance(exc, judgments.StaleDraft)}, status=409)
         except judgments.AnswerInvalid as exc:
             return Response({"problems": [p.as_dict() for p in exc.problems]}, status=400)
         return Response({"saved_at": saved.isoformat()})
@@ -270,7 +302,7 @@ class SubmitView(_AssignmentView):
             result = judgments.submit(
                 found, presented_captions(found), data.get("answer"), client_uuid=data.get("submission_uuid"),
                 confirm=bool(data.get("confirm")), time_spent=data.get("time_spent", 0),
-                video_played=data.get("video_played"))
+                video_played=data.get("video_played"), watched_seconds=data.get("watched_seconds"))
         except judgments.AnswerInvalid as exc:
             return Response({"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]},
                             status=400)
@@ -284,3 +316,16 @@ class SubmitView(_AssignmentView):
                          "current": submission.is_current, "confirmed_incomplete": submission.confirmed_incomplete,
                          "created": result.created},
                         status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+class TokenDraftView(_TokenAssignment, DraftView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def put(self, request, token):
+        return DraftView.put(self, request, token)
+
+
+class TokenSubmitView(_TokenAssignment, SubmitView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT,
+                                                          400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    def post(self, request, token):
+        return SubmitView.post(self, request, token)

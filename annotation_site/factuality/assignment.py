@@ -8,8 +8,8 @@ this moment is skipped, so annotators arriving together take different videos wi
 every free video is locked does a request wait, for the first one (and then looks again). A slot counter is
 only ever incremented by a conditional UPDATE (``assigned < overlap``) on the locked row, so two annotators
 arriving at once can never both take the last slot. On SQLite (no row locks) the IMMEDIATE transactions of
-the settings serialise writers, which gives the same guarantee. The unique constraint (video, annotator) is
-the last line of defence.
+the settings serialise writers, which gives the same guarantee (the loop is ``workflow.slots.claim``, shared with
+the judgment tasks). The unique constraint (video, annotator) is the last line of defence.
 """
 import random
 import secrets
@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 
 from annotation_site.corpus.models import Caption, Sentence
+from annotation_site.workflow import slots
 
 from .models import Assignment, Project, ProjectMember, ProjectVideo
 
@@ -54,22 +55,15 @@ def next_assignment(project, annotator):
             return current
         free = (ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
                 .exclude(assignments__annotator=annotator).order_by("position", "id").values_list("pk", flat=True))
-        for _ in range(50):  # each round either claims a slot or sees one fewer free video
-            candidate = free.select_for_update(skip_locked=True, of=("self",)).first()
-            if candidate is None:
-                # Every free video is being handed to someone else right now (or none is left): wait for the
-                # first one's lock, then look again (its last slot may be gone by then).
-                candidate = free.first()
-                if candidate is None:
-                    return None
-                if free.filter(pk=candidate).select_for_update(of=("self",)).first() is None:
-                    continue
-            _after_lock()
-            taken = (ProjectVideo.objects.filter(pk=candidate, assigned__lt=project.annotators_per_video)
-                     .update(assigned=F("assigned") + 1))
-            if taken:
-                return Assignment.objects.create(project=project, project_video_id=candidate, annotator=annotator,
-                                                 shuffle_seed=secrets.randbits(62))
+
+        def take(pk):
+            return (ProjectVideo.objects.filter(pk=pk, assigned__lt=project.annotators_per_video)
+                    .update(assigned=F("assigned") + 1))
+
+        claimed = slots.claim(free, take, after_lock=lambda: _after_lock())
+        if claimed is not None:
+            return Assignment.objects.create(project=project, project_video_id=claimed, annotator=annotator,
+                                             shuffle_seed=secrets.randbits(62))
     return None
 
 

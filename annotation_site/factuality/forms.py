@@ -13,7 +13,12 @@ class ProjectCreateForm(forms.Form):
     kind = forms.ChoiceField(choices=Project.Kind.choices, initial=Project.Kind.FACTUALITY, label="Task")
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
-        help_text="Leave all unticked to include every system of the dataset.")
+        help_text="Leave all unticked to include every system of the dataset (human caption sets excepted).")
+    human_systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
+        label="Human caption sets",
+        help_text="Reference captions made into a system (for example by a DA campaign). Included only when "
+                  "ticked: annotators would judge them as if a model had written them.")
     videos = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         label="Videos", help_text="Video ids, one per line; empty: every video with a caption of those systems.")
@@ -37,8 +42,19 @@ class ProjectCreateForm(forms.Form):
     def __init__(self, *args, dataset=None, **kwargs):
         super().__init__(*args, **kwargs)
         if dataset is not None:
-            self.fields["systems"].queryset = System.objects.filter(dataset=dataset).order_by("position", "name")
+            systems = System.objects.filter(dataset=dataset).order_by("position", "name")
+            self.fields["systems"].queryset = systems.filter(is_human=False)
+            self.fields["human_systems"].queryset = systems.filter(is_human=True)
+            self.fields["human_systems"].label_from_instance = lambda system: f"{system.name} (human)"
             self.fields["dataset"].initial = dataset.name
+
+    def chosen_systems(self):
+        """The systems ticked (None: the default, every system that is not human), human ones included when
+        ticked."""
+        chosen = list(self.cleaned_data["systems"]) + list(self.cleaned_data.get("human_systems") or [])
+        if self.cleaned_data.get("human_systems") and not self.cleaned_data["systems"]:
+            chosen = list(self.fields["systems"].queryset) + list(self.cleaned_data["human_systems"])
+        return chosen or None
 
     def clean_videos(self):
         return [line.strip() for line in self.cleaned_data["videos"].splitlines() if line.strip()]

@@ -8,7 +8,13 @@ The answer of a video, as the page and the API send it (paragraphs in the order 
 
 Hard problems (wrong shape, a score off the scale, spans outside the sentence or on an unflagged sentence, a
 required rationale missing) refuse the answer. Soft problems (a paragraph without a score, a flagged sentence
-without spans) refuse it unless the annotator confirms; the submission records that they did.
+without spans, a video that was never played) refuse it unless the annotator confirms; the submission records
+that they did.
+
+Playback: the page measures the real time the video played (static/js/playback-clock.js: seeking does not
+count) and sends it as ``watched_seconds``; the server cuts it to the time since the video was handed out (its
+own clock) and derives ``video_played`` from it (played at all). Without ``watched_seconds`` (embeds, API
+clients, imports) the client's ``video_played`` stands, None meaning unknown.
 """
 import json
 import uuid as uuid_module
@@ -18,14 +24,17 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation_site.corpus.tokens import validate_spans
+from annotation_site.workflow.answers import (  # noqa: F401 - re-exported: callers catch judgments.AnswerInvalid etc.
+    MAX_DRAFT_BYTES, MAX_SECONDS, AnswerInvalid, NeedsConfirmation, SubmissionConflict,
+)
+from annotation_site.workflow.answers import clean_seconds as _seconds
 
 from .assignment import ProjectClosed, paragraph_letter
 from .models import (
     Assignment, CaptionRating, ParagraphJudgment, Project, SentenceJudgment, SpanJudgment, Submission,
 )
 
-MAX_DRAFT_BYTES = 256 * 1024
-MAX_SECONDS = 7 * 24 * 3600
+WATCH_SLACK_SECONDS = 1.0
 
 
 @dataclass
@@ -54,22 +63,9 @@ class ParagraphAnswer:
     rationale: str = ""
 
 
-class AnswerInvalid(Exception):
-    def __init__(self, problems):
-        self.problems = problems
-        super().__init__("; ".join(p.message for p in problems))
-
-
-class NeedsConfirmation(Exception):
-    """Only soft problems: the annotator may confirm and submit anyway."""
-
-    def __init__(self, problems):
-        self.problems = problems
-        super().__init__("; ".join(p.message for p in problems))
-
-
-class SubmissionConflict(Exception):
-    """The client UUID was already used for another assignment."""
+class StaleDraft(Exception):
+    """A draft written by a page that predates the assignment's current submission (e.g. a late autosave of the
+    page that has just submitted): it must not shadow the submitted answer."""
 
 
 @dataclass
@@ -142,15 +138,24 @@ def check_answer(project, presented, data):
     return cleaned, problems, soft
 
 
-def _seconds(value):
+def checked_playback(assignment, now, *, video_played=None, watched_seconds=None):
+    """``(video_played, watched_seconds)`` as stored: the page's playback time cut to the time since the video
+    was handed out (the server's clock), and ``video_played`` derived from it when it is given."""
+    if watched_seconds in (None, ""):
+        return (video_played if video_played in (True, False) else None), None
     try:
-        seconds = float(value)
+        watched = float(watched_seconds)
     except (TypeError, ValueError):
-        return 0.0
-    return min(max(seconds, 0.0), MAX_SECONDS) if seconds == seconds else 0.0
+        raise AnswerInvalid([Problem("watched_seconds must be a number of seconds", code="watched")]) from None
+    if watched != watched or watched < 0:
+        raise AnswerInvalid([Problem("watched_seconds must be a number of seconds", code="watched")])
+    bound = max(0.0, (now - assignment.created_at).total_seconds()) + WATCH_SLACK_SECONDS
+    watched = min(watched, bound, MAX_SECONDS)
+    return watched > 0, watched
 
 
-def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spent=0, video_played=None):
+def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spent=0, video_played=None,
+           watched_seconds=None):
     """Store an annotator's answer for their assignment, once per ``client_uuid``.
 
     A retry with the same UUID returns the stored submission (``created=False``) without checking or writing
@@ -168,6 +173,11 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
     paragraphs, problems, soft = check_answer(assignment.project, presented, data)
     if problems:
         raise AnswerInvalid(problems)
+    video_played, watched = checked_playback(assignment, timezone.now(), video_played=video_played,
+                                             watched_seconds=watched_seconds)
+    if video_played is False:
+        soft.insert(0, Problem("You have not played the video: please watch it before judging the captions.",
+                               code="video_not_played"))
     if soft and not confirm:
         raise NeedsConfirmation(soft)
     try:
@@ -178,7 +188,7 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
                 return SubmitResult(stored, created=False)
             [submission] = write_submissions([dict(
                 assignment=assignment, paragraphs=paragraphs, client_uuid=client_uuid,
-                time_spent=_seconds(time_spent), video_played=video_played if video_played in (True, False) else None,
+                time_spent=_seconds(time_spent), video_played=video_played, watched_seconds=watched,
                 confirmed_incomplete=bool(soft), source=Submission.Source.WEB)], rating=assignment.project.is_rating)
     except IntegrityError:
         stored = _stored(client_uuid, assignment)
@@ -205,7 +215,8 @@ def write_submissions(items, *, rating=False):
     submissions = Submission.objects.bulk_create([
         Submission(assignment_id=item["assignment"].pk, annotator_id=item["assignment"].annotator_id,
                    client_uuid=item["client_uuid"], time_spent=item.get("time_spent", 0),
-                   video_played=item.get("video_played"), confirmed_incomplete=item.get("confirmed_incomplete", False),
+                   video_played=item.get("video_played"), watched_seconds=item.get("watched_seconds"),
+                   confirmed_incomplete=item.get("confirmed_incomplete", False),
                    source=item.get("source", Submission.Source.WEB))
         for item in items], batch_size=1000)
     if rating:
@@ -229,15 +240,29 @@ def write_submissions(items, *, rating=False):
     return submissions
 
 
+def current_submission_uuid(assignment):
+    """The client UUID of the assignment's current submission (a string), or None (one query)."""
+    found = (Submission.objects.filter(assignment=assignment, is_current=True)
+             .values_list("client_uuid", flat=True).first())
+    return str(found) if found else None
+
+
 def save_draft(assignment, data):
-    """Keep the page's unsaved state (one query). ``data``: {"answer": {...}, "time_spent": s,
-    "video_played": bool}, stored as sent (a draft is never a judgment); refused when too large."""
+    """Keep the page's unsaved state (one query; two with ``based_on``). ``data``: {"answer": {...},
+    "time_spent": s, "video_played": bool, "watched_seconds"?: s, "based_on"?: uuid | null}, stored as sent (a
+    draft is never a judgment); refused when too large. ``based_on`` names the submission the page started from
+    (null: none); a draft of a page that predates the current submission is refused (StaleDraft), so a late
+    autosave can never shadow a submitted answer."""
     if not assignment.project.is_open:
         raise ProjectClosed(f"project {assignment.project.name} is closed")
     if not isinstance(data, dict) or not isinstance(data.get("answer", {}), dict):
         raise AnswerInvalid([Problem("a draft must be an object with an answer object", code="shape")])
+    if "based_on" in data and (data["based_on"] or None) != current_submission_uuid(assignment):
+        raise StaleDraft("this video was submitted after the page was opened; reload it to continue")
     draft = {"answer": data.get("answer") or {}, "time_spent": _seconds(data.get("time_spent")),
              "video_played": bool(data.get("video_played"))}
+    if data.get("watched_seconds") not in (None, ""):
+        draft["watched_seconds"] = _seconds(data.get("watched_seconds"))
     if len(json.dumps(draft)) > MAX_DRAFT_BYTES:
         raise AnswerInvalid([Problem("the draft is too large", code="size")])
     now = timezone.now()
@@ -249,16 +274,17 @@ def save_draft(assignment, data):
 def current_answer(assignment, presented):
     """The annotator's current submitted answer for the page, in the page's shape (2 queries), or None."""
     submission = (Submission.objects.filter(assignment=assignment, is_current=True)
-                  .values_list("pk", "time_spent", "video_played").first())
+                  .values_list("pk", "time_spent", "video_played", "watched_seconds").first())
     if submission is None:
         return None
-    pk, time_spent, played = submission
+    pk, time_spent, played, watched = submission
     if assignment.project.is_rating:
         scores = {c: (s, r) for c, s, r in CaptionRating.objects.filter(submission_id=pk)
                   .values_list("caption_id", "score", "rationale")}
         paragraphs = [{"score": scores.get(c.pk, (None, ""))[0], "rationale": scores.get(c.pk, (None, ""))[1]}
                       for c, _ in presented]
-        return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played)}
+        return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played),
+                "watched_seconds": watched}
     scores = dict(ParagraphJudgment.objects.filter(submission_id=pk).values_list("caption_id", "score"))
     sentences = {}
     for sentence_id, error, start, end in (SentenceJudgment.objects.filter(submission_id=pk)
@@ -271,4 +297,5 @@ def current_answer(assignment, presented):
         paragraphs.append({"score": scores.get(caption.pk), "sentences": [
             {"error": sentences.get(s.pk, {}).get("error", 0),
              "spans": sorted(sentences.get(s.pk, {}).get("spans", []))} for s in caption_sentences]})
-    return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played)}
+    return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played),
+            "watched_seconds": watched}

@@ -8,17 +8,11 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from annotation_site.annotators.models import Annotator
-from annotation_site.annotators.services import invite
+from annotation_site.annotators.services import Invited, awaits_activation, invite, invite_with_link  # noqa: F401 - Invited re-exported
 from annotation_site.corpus.models import DATASET_NAME, Caption, System, Video
 
 from . import protocol
 from .models import Assignment, Project, ProjectMember, ProjectVideo, ScaleAnchor, Submission
-
-
-@dataclass
-class Invited:
-    annotator: Annotator
-    created_account: bool
 
 
 @dataclass
@@ -28,7 +22,7 @@ class ProjectSpec:
     name: str
     dataset: object
     kind: str = Project.Kind.FACTUALITY
-    systems: list = None  # System rows or names; None: every system of the dataset
+    systems: list = None  # System rows or names; None: every system of the dataset that is not human
     videos: list = None  # Video rows or external ids; None: every video with a caption of those systems
     annotators_per_video: int = 3
     shuffle_systems: bool = True
@@ -87,10 +81,15 @@ def create_project(spec, *, created_by=None):
     if spec.rationale not in Project.Rationale.values:
         raise ValidationError({"rationale": f"rationale must be one of {', '.join(Project.Rationale.values)}"})
     dataset = spec.dataset
+    # Human caption sets (references made into systems, e.g. by a DA campaign) are judged only when named: by
+    # default annotators would see a reference paragraph as if a model had written it.
     systems = (_resolve(dataset, System, spec.systems, "name", "systems") if spec.systems
-               else list(System.objects.filter(dataset=dataset)))
+               else list(System.objects.filter(dataset=dataset, is_human=False)))
     if not systems:
-        raise ValidationError({"systems": f"dataset {dataset.name} has no systems (no captions) to judge"})
+        humans = list(System.objects.filter(dataset=dataset, is_human=True).values_list("name", flat=True))
+        raise ValidationError({"systems": f"dataset {dataset.name} has no systems (no captions) to judge" + (
+            f"; its human caption sets ({', '.join(humans)}) are judged only when chosen explicitly"
+            if humans else "")})
     with_captions = set(Caption.objects.filter(video__dataset=dataset, system__in=systems)
                         .values_list("video_id", flat=True).distinct())
     if spec.videos:
@@ -121,7 +120,7 @@ def create_project(spec, *, created_by=None):
         ProjectVideo.objects.bulk_create(
             [ProjectVideo(project=project, video=v, position=i) for i, v in enumerate(videos)], batch_size=2000)
         if scale:
-            ScaleAnchor.objects.bulk_create([ScaleAnchor(project=project, value=v, label=l) for v, l in scale[0]])
+            ScaleAnchor.objects.bulk_create([ScaleAnchor(project=project, value=v, label=text) for v, text in scale[0]])
         for username in spec.usernames:
             add_member(project, invite(username)[0])
     return project
@@ -133,9 +132,26 @@ def add_member(project, annotator):
 
 
 def invite_to_project(project, username, *, email=""):
-    annotator, created = invite(username, email=email)
-    add_member(project, annotator)
-    return Invited(annotator=annotator, created_account=created)
+    """Invite ``username`` (a new account is made when needed). The result carries the invitation link while
+    the account has not been activated, so re-inviting someone who lost their link shows a working one."""
+    invited = invite_with_link(username, email=email)
+    add_member(project, invited.annotator)
+    return invited
+
+
+def reissue_invitation(project, username):
+    """A fresh invitation link (a path) for ``username``, invited to ``project`` but never activated; the lost
+    link stops working. ValidationError when the account is not invited here or has activated already."""
+    from annotation_site.annotators.services import InvitationError, reissue_invitation as reissue
+
+    member = (ProjectMember.objects.filter(project=project, annotator__user__username=username)
+              .select_related("annotator__user").first())
+    if member is None:
+        raise ValidationError({"username": f"{username} is not invited to project {project.name}"})
+    try:
+        return reissue(member.annotator.user)
+    except InvitationError as exc:
+        raise ValidationError({"username": str(exc)}) from None
 
 
 def remove_member(project, annotator):
@@ -219,6 +235,7 @@ def progress(project):
         seconds = sorted(times.get(annotator.pk, {}).get("seconds", []))
         rows.append({
             "annotator": annotator, "invited": invited, "assigned": counts.get("assigned", 0),
+            "awaits_activation": annotator.user_id is not None and awaits_activation(annotator.user),
             "submitted": counts.get("submitted", 0),
             "median_seconds": seconds[len(seconds) // 2] if seconds else None,
             "played": times.get(annotator.pk, {}).get("played", 0),

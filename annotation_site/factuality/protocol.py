@@ -72,7 +72,8 @@ RATING_PRESETS = {
         "instructions": (
             "## What you do\nWatch the video, then rate how faithful each caption is: does everything it says "
             "appear in the video? 1 means completely hallucinated, 5 fully faithful. Do not penalise what a "
-            "caption leaves out.\n"
+            "caption leaves out. When a caption answers a prompt, the prompt is shown above it: judge the answer "
+            "against the video, not against the prompt.\n"
         ),
     },
 }

@@ -26,7 +26,8 @@ from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import imported_annotators
 from annotation_site.corpus.models import Caption, Sentence, System, Video
 from annotation_site.corpus.tokens import validate_spans
-from annotation_site.interchange.bundle import ProblemList
+from annotation_site.problems import ProblemList
+from annotation_site import safe_json
 
 from .judgments import ParagraphAnswer, SentenceAnswer, write_submissions
 from .models import (
@@ -84,7 +85,7 @@ def _parse(text, filename, keys, problems):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = safe_json.loads(line)
         except json.JSONDecodeError as exc:
             problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number)
             continue

@@ -7,9 +7,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation_site.annotators.services import invitation_path
+from annotation_site.annotators.views import invitation_messages
 from annotation_site.corpus.models import Dataset
-from annotation_site.interchange.bundle import FormatError
+from annotation_site.problems import FormatError
+from annotation_site import uploads
 
 from . import agreement, aggregation, charts, exports, projects, raw_labels
 from .forms import InviteForm, ProjectCreateForm, ProjectSettingsForm, RawImportForm
@@ -20,17 +21,6 @@ def _project(name):
     return get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
 
 
-def _invited_messages(request, invited):
-    for entry in invited:
-        user = entry.annotator.user
-        if entry.created_account:
-            link = request.build_absolute_uri(invitation_path(user))
-            messages.info(request, f"New account {user.get_username()}: send them this one-time link to set a "
-                                   f"password: {link}")
-        else:
-            messages.success(request, f"Invited {user.get_username()}.")
-
-
 @staff_member_required
 def project_create(request):
     dataset = Dataset.objects.filter(name=request.POST.get("dataset") or request.GET.get("dataset")).first()
@@ -38,7 +28,7 @@ def project_create(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         spec = projects.ProjectSpec(
-            name=data["name"], dataset=data["dataset"], kind=data["kind"], systems=list(data["systems"]) or None,
+            name=data["name"], dataset=data["dataset"], kind=data["kind"], systems=form.chosen_systems(),
             videos=data["videos"] or None, annotators_per_video=data["annotators_per_video"],
             shuffle_systems=data["shuffle_systems"], description=data["description"],
             preset=data.get("preset") or "", rationale=data.get("rationale") or Project.Rationale.OFF)
@@ -50,7 +40,7 @@ def project_create(request):
         else:
             messages.success(request, f"Created project {project.name} with {project.project_videos.count()} "
                                       "videos.")
-            _invited_messages(request, invited)
+            invitation_messages(request, invited)
             return redirect("factuality-project", name=project.name)
     return render(request, "factuality/project_create.html", {"form": form, "dataset": dataset})
 
@@ -83,9 +73,24 @@ def project_invite(request, name):
                 invited.append(projects.invite_to_project(project, username))
             except ValidationError as exc:
                 messages.error(request, f"{username}: {' '.join(exc.messages)}")
-        _invited_messages(request, invited)
+        invitation_messages(request, invited)
     else:
         messages.error(request, " ".join(form.errors.get("usernames", ["Invalid input."])))
+    return redirect("factuality-project", name=name)
+
+
+@staff_member_required
+@require_POST
+def project_reissue(request, name, username):
+    """A new invitation link for an invited account that never activated (the lost link stops working)."""
+    project = _project(name)
+    try:
+        path = projects.reissue_invitation(project, username)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.info(request, f"New invitation link for {username} (the earlier one no longer works): "
+                               f"{request.build_absolute_uri(path)}")
     return redirect("factuality-project", name=name)
 
 
@@ -172,19 +177,7 @@ def project_chart(request, name, chart):
     else:
         raise Http404("no such chart")
     response = HttpResponse(svg, content_type="image/svg+xml")
-    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
     return response
-
-
-@staff_member_required
-def export_factvc(request, name):
-    project = _project(name)
-    try:
-        text = exports.factvc_text(project)
-    except exports.NothingToExport as exc:
-        messages.error(request, str(exc))
-        return redirect("factuality-project", name=name)
-    return exports.attachment(text, exports.FACTVC_FILENAME, "application/json")
 
 
 @staff_member_required
@@ -205,11 +198,11 @@ def import_raw(request, name):
         return redirect("factuality-project", name=name)
     upload = form.cleaned_data["file"]
     try:
-        text = upload.read().decode("utf-8")
+        text = uploads.upload_text(upload)
         _, counts = raw_labels.import_lines(text, project_name=project.name, dataset=project.dataset,
                                             filename=upload.name)
-    except UnicodeDecodeError:
-        messages.error(request, f"{upload.name}: not UTF-8 text; nothing was imported.")
+    except uploads.UploadRefused as exc:
+        messages.error(request, f"{exc}; nothing was imported.")
     except FormatError as exc:
         return render(request, "factuality/import_problems.html",
                       {"project": project, "problems": exc.problems, "filename": upload.name}, status=400)

@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site.annotators.services import annotator_for_user
+from annotation_site.crowd.hooks import frameable
 
 from . import assignment as assigning
 from . import judgments, projects
@@ -82,7 +83,7 @@ def page_state(assignment, presented):
     current = judgments.current_answer(assignment, presented)
     if current is not None:
         return dict(current, source="submitted")
-    return {"answer": None, "time_spent": 0, "video_played": False, "source": "new"}
+    return {"answer": None, "time_spent": 0, "video_played": False, "watched_seconds": 0, "source": "new"}
 
 
 @login_required
@@ -91,28 +92,52 @@ def annotate(request, pk):
     found = assigning.assignment_for(annotator, pk)
     if found is None:
         raise Http404("no such assignment")
+    return _annotate(request, found, draft_url=reverse("api-factuality-draft", args=[found.pk]),
+                     submit_url=reverse("api-factuality-submit", args=[found.pk]))
+
+
+@frameable
+def annotate_token(request, token):
+    """The annotation page of a crowd annotator (no account): reached by the assignment's signed link; after
+    submitting, the page goes to the crowd's end page (code, redirect to the platform, or MTurk's form)."""
+    from annotation_site.crowd.hooks import finish_path
+
+    from .crowd_links import assignment_from_token
+
+    found = assignment_from_token(token)
+    if found is None:
+        raise Http404("unknown or invalid assignment link")
+    finish = finish_path("factuality", found.pk)
+    return _annotate(request, found, draft_url=reverse("api-factuality-token-draft", args=[token]),
+                     submit_url=reverse("api-factuality-token-submit", args=[token]), next_url=finish,
+                     work_url=finish or request.path)
+
+
+def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=None):
     project = found.project
     presented = assigning.presented_captions(found)
     number, total = assigning.position_of(found)
     scale = projects.scale_of(project)
-    paragraphs = [{"letter": paragraph_letter(i), "index": i,
+    paragraphs = [{"letter": paragraph_letter(i), "index": i, "prompt": caption.prompt,
                    "sentences": [{"index": j, "tokens": s.tokens} for j, s in enumerate(sentences)]}
-                  for i, (_, sentences) in enumerate(presented)]
+                  for i, (caption, sentences) in enumerate(presented)]
     config = {
         "kind": project.kind,
         "rationale": project.rationale,
         "scale": [[value, label] for value, label in scale],
         "paragraphs": [{"letter": p["letter"], "sentences": [len(s["tokens"]) for s in p["sentences"]]}
                        for p in paragraphs],
-        "draftUrl": reverse("api-factuality-draft", args=[found.pk]),
-        "submitUrl": reverse("api-factuality-submit", args=[found.pk]),
+        "draftUrl": draft_url,
+        "submitUrl": submit_url,
         "startUrl": reverse("factuality-start", args=[project.name]),
-        "workUrl": reverse("factuality-work", args=[project.name]),
+        "workUrl": work_url or reverse("factuality-work", args=[project.name]),
         "open": project.is_open,
         "state": page_state(found, presented),
         "submitted": found.status == Assignment.Status.SUBMITTED,
+        # drafts name the submission this page started from, so a late autosave cannot shadow a newer answer
+        "basedOn": judgments.current_submission_uuid(found),
     }
     return render(request, "factuality/annotate.html", {
         "assignment": found, "project": project, "video": found.project_video.video, "paragraphs": paragraphs,
-        "scale": scale, "number": number, "total": total, "config": config,
+        "scale": scale, "number": number, "total": total, "config": config, "next_url": next_url,
     })

@@ -9,10 +9,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation_site.corpus.models import Dataset
+from annotation_site.factuality.exports import attachment
+from annotation_site.factuality.models import Project
 
 from . import formats
 from .bundle import FormatError
-from .services import DEFAULT_LABEL_SET, ImportRefused, default_label_set, export_bundle, import_bundle
+from .services import (DEFAULT_LABEL_SET, PROJECT_FACTVC_FILENAME, ImportRefused, NothingToExport,
+                       default_label_set, export_bundle, import_upload, project_factvc_text)
 
 
 class DatasetImportSerializer(serializers.Serializer):
@@ -20,19 +23,11 @@ class DatasetImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=formats.FORMATS)
     name = serializers.CharField(max_length=100)
     replace = serializers.BooleanField(default=False)
+    force_delete_judgments = serializers.BooleanField(
+        default=False, help_text="With replace: also when people's judgments are on the dataset (they are deleted; "
+                                 "without it such a replace is refused with 409 and what would be lost).")
     labels = serializers.CharField(default=DEFAULT_LABEL_SET, max_length=100)
     youtube = serializers.BooleanField(default=True)
-
-
-def import_upload(data):
-    """Shared by the API and the import page: read the upload, write it; raises FormatError / ImportRefused."""
-    uploaded = data["file"]
-    try:
-        bundle = formats.read_upload(data["format"], uploaded, youtube=data.get("youtube", True))
-    except UnicodeDecodeError as exc:
-        raise FormatError([f"{uploaded.name}: not UTF-8 text ({exc.reason})"]) from None
-    return import_bundle(bundle, name=data["name"], source_format=data["format"], replace=data.get("replace", False),
-                         label_set_name=data.get("labels") or DEFAULT_LABEL_SET, label_source=uploaded.name)
 
 
 class DatasetImportView(APIView):
@@ -77,3 +72,17 @@ class DatasetExportView(APIView):
         response = HttpResponse(text, content_type=formats.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{formats.filename(fmt, dataset.name)}"'
         return response
+
+
+class ProjectFactvcExportView(APIView):
+    """Mounted at /api/factuality/projects/NAME/export/ (by annotation_site/urls.py: the formats sit above
+    factuality, so factuality's own URL modules cannot reach this view)."""
+
+    @extend_schema(responses={200: bytes})
+    def get(self, request, name):
+        project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
+        try:
+            text = project_factvc_text(project)
+        except NothingToExport as exc:
+            return Response({"detail": str(exc)}, status=404)
+        return attachment(text, PROJECT_FACTVC_FILENAME, "application/json")

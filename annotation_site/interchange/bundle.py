@@ -6,6 +6,36 @@ database for the writers. Formats never touch the ORM; services never parse file
 """
 from dataclasses import dataclass, field
 
+from annotation_site.problems import FormatError, Problem, ProblemList  # noqa: F401 (the readers' error types)
+
+
+# The longest value each bundle field may hold: the database column's length (tests/hardening/test_uploads.py
+# checks they match the models). Readers refuse longer values with file / line / field, before anything is
+# written (a 100,000-character id would otherwise reach the database and fail there, or worse, be truncated).
+FIELD_LIMITS = {"video_id": 200, "system": 100, "reference_set": 100, "url": 1000}
+
+
+def too_long(field_name, value):
+    """A message when ``value`` is longer than ``field_name``'s column allows, else None."""
+    limit = FIELD_LIMITS.get(field_name)
+    if limit is not None and isinstance(value, str) and len(value) > limit:
+        return f"{field_name} has {len(value)} characters; at most {limit} are allowed"
+    return None
+
+
+def check_lengths(bundle, file, problems):
+    """Every id and name of a bundle within its column's length (for formats whose readers cannot say the line)."""
+    seen = set()
+    for field_name, values in (("video_id", [v.video_id for v in bundle.videos]),
+                               ("system", [name for name, _ in bundle.systems]),
+                               ("reference_set", [r.reference_set for r in bundle.references]),
+                               ("url", [v.url for v in bundle.videos])):
+        for value in values:
+            message = too_long(field_name, value)
+            if message and (field_name, value) not in seen:
+                seen.add((field_name, value))
+                problems.add(file, message + f" ({value[:40]!r}...)", where=field_name)
+
 
 @dataclass
 class SentenceData:
@@ -23,6 +53,7 @@ class CaptionData:
     system: str
     sentences: list
     paragraph_score: int | None = None
+    prompt: str = ""  # the prompt that produced the caption, if any
 
     @property
     def labelled(self):
@@ -63,50 +94,3 @@ class DatasetBundle:
             "sentences": sum(len(c.sentences) for c in self.captions),
             "references": len(self.references),
         }
-
-
-@dataclass
-class Problem:
-    """One thing wrong with an input file, located as precisely as the format allows."""
-
-    file: str
-    message: str
-    line: int | None = None
-    where: str = ""  # key path or field, e.g. "'v_x' > 'COOT' > sentences[2]"
-
-    def __str__(self):
-        place = self.file
-        if self.line is not None:
-            place += f", line {self.line}"
-        if self.where:
-            place += f", {self.where}"
-        return f"{place}: {self.message}"
-
-
-class FormatError(Exception):
-    """The input is not valid; ``problems`` lists every problem found (nothing has been written)."""
-
-    MAX_SHOWN = 50
-
-    def __init__(self, problems):
-        self.problems = list(problems)
-        super().__init__(self.describe())
-
-    def describe(self):
-        shown = [str(p) for p in self.problems[: self.MAX_SHOWN]]
-        more = len(self.problems) - len(shown)
-        if more > 0:
-            shown.append(f"... and {more} more problems")
-        count = len(self.problems)
-        return f"{count} problem{'s' if count != 1 else ''} found, nothing was imported:\n" + "\n".join(shown)
-
-
-class ProblemList(list):
-    """Collects problems while a reader goes on checking the rest of the input."""
-
-    def add(self, file, message, *, line=None, where=""):
-        self.append(Problem(file=file, message=message, line=line, where=where))
-
-    def raise_if_any(self):
-        if self:
-            raise FormatError(self)

@@ -19,7 +19,10 @@ import math
 import posixpath
 
 from annotation_site.corpus.tokens import BracketError, parse_bracketed, render_bracketed
+from annotation_site import safe_json
+from annotation_site.uploads import UploadRefused
 
+from .bundle import check_lengths
 from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData
 
 ANNOTATION = "factuality_annotation.json"
@@ -62,13 +65,13 @@ def load_json(source, relpath, problems):
     """Parse a JSON file of the source; record a located problem and return None when it is not JSON."""
     try:
         text = source.read(relpath)
-    except UnicodeDecodeError as exc:
-        problems.add(relpath, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except UploadRefused as exc:
+        problems.add(relpath, exc.reason, line=exc.line)
         return None, None
     if text is None:
         return None, None
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates), text
+        return safe_json.loads(text, object_pairs_hook=_no_duplicates), text
     except _DuplicateKeys as exc:
         problems.add(relpath, f"key {exc.args[0]!r} appears more than once", line=_LineFinder(text).line(exc.args[0]))
     except json.JSONDecodeError as exc:
@@ -139,8 +142,8 @@ def _read_captions(data, text, problems):
 def _read_vids(source, problems):
     try:
         text = source.read(VIDS)
-    except UnicodeDecodeError:
-        problems.add(VIDS, "not UTF-8 text")
+    except UploadRefused as exc:
+        problems.add(VIDS, exc.reason, line=exc.line)
         return None
     if text is None:
         return None
@@ -263,6 +266,7 @@ def read_folder(source, *, video_url=None):
             bundle.references.extend(_read_references(relpath, file_data, file_text, video_ids, problems))
         else:
             _attach_timestamps(relpath, file_data, file_text, by_system[system], problems, bundle.warnings)
+    check_lengths(bundle, ANNOTATION, problems)
     problems.raise_if_any()
     return bundle
 

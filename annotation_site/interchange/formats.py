@@ -5,6 +5,8 @@
 """
 import re
 
+from annotation_site import uploads
+
 from . import factvc, jsonl
 from .sources import SingleFileSource, ZipSource, open_source
 
@@ -23,23 +25,23 @@ def read_path(fmt, path, *, youtube=True):
     if fmt == "factvc":
         return factvc.read_folder(open_source(path), video_url=youtube_url if youtube else None)
     if fmt == "jsonl":
-        with open(path, encoding="utf-8") as handle:
-            return jsonl.read(handle.read(), filename=str(path))
+        return jsonl.read(uploads.path_text(path), filename=str(path))
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
 
 
 def read_upload(fmt, uploaded, *, youtube=True):
     """Read a dataset from an uploaded file (Django UploadedFile): a zip or JSON for factvc, JSONL for jsonl."""
     if fmt == "factvc":
+        uploads.check_size(uploaded.name, uploaded.size)  # before anything is read
         head = uploaded.read(4)
         uploaded.seek(0)
         if head.startswith(b"PK"):
-            source = ZipSource(uploaded)
+            source = ZipSource(uploaded, uploaded.name)
         else:
-            source = SingleFileSource(factvc.ANNOTATION, uploaded.read().decode("utf-8"))
+            source = SingleFileSource(factvc.ANNOTATION, uploads.upload_text(uploaded))
         return factvc.read_folder(source, video_url=youtube_url if youtube else None)
     if fmt == "jsonl":
-        return jsonl.read(uploaded.read().decode("utf-8"), filename=uploaded.name)
+        return jsonl.read(uploads.upload_text(uploaded), filename=uploaded.name)
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
 
 

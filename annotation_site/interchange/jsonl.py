@@ -12,7 +12,8 @@ Three kinds of line, told apart by ``"type"`` (default ``"caption"``):
     ``{"text": "...", "error": 0|1, "spans": [[start, end], ...], "timestamp": [start_s, end_s]}`` where
     spans are token index ranges (whitespace tokens of ``text``, end exclusive). ``paragraph_score``
     (1-5), ``error`` and ``spans`` are the factuality labels and may be left out for unlabelled captions;
-    ``"is_human": true`` marks a system of human-written captions.
+    ``"is_human": true`` marks a system of human-written captions; ``"prompt"`` is the prompt that produced the
+    caption, when there was one (rating tasks show it beside the caption, as FIFA's faithfulness study does).
 
 ``write`` emits videos, then references, then captions, so a file in that order round-trips exactly.
 """
@@ -20,13 +21,15 @@ import json
 import math
 
 from annotation_site.corpus.tokens import tokenize, validate_spans
+from annotation_site import safe_json
 
+from .bundle import too_long
 from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData
 
 _FIELDS = {
     "video": {"type", "video_id", "url", "duration"},
     "reference": {"type", "video_id", "reference_set", "text"},
-    "caption": {"type", "video_id", "system", "is_human", "paragraph_score", "sentences"},
+    "caption": {"type", "video_id", "system", "is_human", "paragraph_score", "sentences", "prompt"},
 }
 _SENTENCE_FIELDS = {"text", "error", "spans", "timestamp"}
 
@@ -55,7 +58,11 @@ class _Reader:
         if value is None and not required:
             return ""
         if not isinstance(value, str) or not value.strip():
-            self.problem(line, f"{key} must be a non-empty string, not {value!r}", where=key)
+            self.problem(line, f"{key} must be a non-empty string, not {value!r}"[:300], where=key)
+            return None
+        message = too_long(key, value)
+        if message:
+            self.problem(line, message, where=key)
             return None
         return value
 
@@ -136,10 +143,15 @@ class _Reader:
         sentences = [self.read_sentence(line, index, raw) for index, raw in enumerate(raw_sentences)]
         if None in sentences:
             return
+        prompt = obj.get("prompt", "")
+        if not isinstance(prompt, str):
+            self.problem(line, f"prompt must be a string, not {prompt!r}", where="prompt")
+            return
         self.mentions.append((video_id, line))
         self.video(video_id)
         self.bundle.captions.append(
-            CaptionData(video_id=video_id, system=system, sentences=sentences, paragraph_score=score)
+            CaptionData(video_id=video_id, system=system, sentences=sentences, paragraph_score=score,
+                        prompt=prompt.strip())
         )
 
     def read_sentence(self, line, index, raw):
@@ -207,7 +219,7 @@ def read(text, *, filename="dataset.jsonl"):
         if not raw_line.strip():
             continue
         try:
-            obj = json.loads(raw_line)
+            obj = safe_json.loads(raw_line)
         except json.JSONDecodeError as exc:
             reader.problem(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
             continue
@@ -238,6 +250,8 @@ def write(bundle):
             obj["is_human"] = True
         if caption.paragraph_score is not None:
             obj["paragraph_score"] = caption.paragraph_score
+        if caption.prompt:
+            obj["prompt"] = caption.prompt
         sentences = []
         for s in caption.sentences:
             item = {"text": s.text}

@@ -3,18 +3,27 @@
 ``import_bundle`` writes everything in one transaction with ``bulk_create`` (a constant number of queries per
 table, whatever the size); ``export_bundle`` reads a dataset back with one query per table.
 """
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, Reference, Sentence, System, Video
-from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
+from annotation_site.corpus.protection import HumanWorkAtRisk, refuse_if_human_work
+from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, Project, SentenceLabel
+from annotation_site.uploads import UploadRefused
 
-from .bundle import CaptionData, DatasetBundle, ReferenceData, SentenceData, VideoData
+from . import factvc, formats
+from .bundle import CaptionData, DatasetBundle, FormatError, ReferenceData, SentenceData, VideoData
 
 DEFAULT_LABEL_SET = "imported"
 _BATCH = 2000
+
+
+class NothingToExport(Exception):
+    """There is nothing of that kind to export yet (e.g. a project without aggregated labels)."""
 
 
 class ImportRefused(Exception):
@@ -30,8 +39,9 @@ class ImportResult:
 
 
 def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=DEFAULT_LABEL_SET,
-                  label_source="", description=""):
-    """Create dataset ``name`` from a validated bundle; with ``replace`` an existing one is replaced."""
+                  label_source="", description="", force_delete_judgments=False):
+    """Create dataset ``name`` from a validated bundle; with ``replace`` an existing one is replaced, unless
+    people's judgments are on it (refused with what would be lost; ``force_delete_judgments`` deletes them)."""
     try:
         DATASET_NAME(name)
     except ValidationError as exc:
@@ -41,6 +51,11 @@ def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=
         if existing is not None:
             if not replace:
                 raise ImportRefused(f"dataset {name!r} already exists (use --replace to replace it)")
+            try:
+                refuse_if_human_work(f"replacing dataset {name!r}", datasets=[existing],
+                                     force=force_delete_judgments)
+            except HumanWorkAtRisk as exc:
+                raise ImportRefused(str(exc)) from exc
             existing.delete()
         dataset = Dataset.objects.create(name=name, source_format=source_format, description=description)
 
@@ -59,7 +74,7 @@ def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=
         video_ids = {v.external_id: v.pk for v in videos}
         captions = Caption.objects.bulk_create(
             [
-                Caption(video_id=video_ids[c.video_id], system_id=system_ids[c.system], position=i)
+                Caption(video_id=video_ids[c.video_id], system_id=system_ids[c.system], position=i, prompt=c.prompt)
                 for i, c in enumerate(bundle.captions)
             ],
             batch_size=_BATCH,
@@ -81,6 +96,23 @@ def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=
         if bundle.has_labels:
             label_set = _write_labels(dataset, bundle, captions, sentences, label_set_name, label_source)
     return ImportResult(dataset=dataset, counts=bundle.counts(), label_set=label_set, warnings=bundle.warnings)
+
+
+def import_upload(data: Mapping[str, Any]) -> ImportResult:
+    """Read an uploaded file and write it (the one path of the API and the import page). ``data``: ``file`` (an
+    uploaded file), ``format``, ``name``, optional ``replace``, ``force_delete_judgments``, ``labels`` (label set
+    name) and ``youtube``.
+    Raises FormatError (nothing written) or ImportRefused."""
+    uploaded = data["file"]
+    try:
+        bundle = formats.read_upload(data["format"], uploaded, youtube=data.get("youtube", True))
+    except UnicodeDecodeError as exc:
+        raise FormatError([f"{uploaded.name}: not UTF-8 text ({exc.reason})"]) from None
+    except UploadRefused as exc:  # too big, a zip bomb, a corrupt archive, not UTF-8, a NUL character
+        raise FormatError([str(exc)]) from None
+    return import_bundle(bundle, name=data["name"], source_format=data["format"], replace=data.get("replace", False),
+                         label_set_name=data.get("labels") or DEFAULT_LABEL_SET, label_source=uploaded.name,
+                         force_delete_judgments=data.get("force_delete_judgments", False))
 
 
 def _write_labels(dataset, bundle, captions, sentences, name, source):
@@ -133,9 +165,10 @@ def export_bundle(dataset, *, label_set=None):
     bundle.videos = [VideoData(video_id=e, url=u, duration=d) for _, e, u, d in video_rows]
 
     caption_rows = list(
-        Caption.objects.filter(video__dataset=dataset).order_by("position", "pk").values_list("pk", "video_id", "system_id")
+        Caption.objects.filter(video__dataset=dataset).order_by("position", "pk")
+        .values_list("pk", "video_id", "system_id", "prompt")
     )
-    sentences_of = {}
+    sentences_of: dict = {}
     sentence_rows = (
         Sentence.objects.filter(caption__video__dataset=dataset)
         .order_by("caption_id", "index")
@@ -162,8 +195,8 @@ def export_bundle(dataset, *, label_set=None):
 
     bundle.captions = [
         CaptionData(video_id=video_names[video_id], system=system_names[system_id],
-                    sentences=sentences_of.get(pk, []), paragraph_score=scores.get(pk))
-        for pk, video_id, system_id in caption_rows
+                    sentences=sentences_of.get(pk, []), paragraph_score=scores.get(pk), prompt=prompt)
+        for pk, video_id, system_id, prompt in caption_rows
     ]
     bundle.references = [
         ReferenceData(video_id=video_names[video_id], reference_set=reference_set, text=text)
@@ -171,3 +204,14 @@ def export_bundle(dataset, *, label_set=None):
         .order_by("video__position", "video_id", "reference_set").values_list("video_id", "reference_set", "text")
     ]
     return bundle
+
+
+PROJECT_FACTVC_FILENAME = factvc.ANNOTATION
+
+
+def project_factvc_text(project: Project) -> str:
+    """The aggregated labels of a factuality project in the FactVC layout (brackets around error spans): exactly
+    what ``export_dataset --format factvc --labels NAME`` writes. Raises NothingToExport before aggregation."""
+    if project.label_set_id is None:
+        raise NothingToExport(f"project {project.name} has no aggregated labels yet: aggregate it first")
+    return factvc.write_annotation(export_bundle(project.dataset, label_set=project.label_set))

@@ -7,6 +7,8 @@ import posixpath
 import zipfile
 from pathlib import Path
 
+from annotation_site import uploads
+
 
 class DirectorySource:
     def __init__(self, path):
@@ -14,7 +16,7 @@ class DirectorySource:
 
     def read(self, relpath):
         path = self.root / relpath
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        return uploads.decode_file(path, relpath) if path.is_file() else None
 
     def list(self, folder):
         path = self.root / folder
@@ -26,9 +28,9 @@ class DirectorySource:
 class ZipSource:
     """A zip archive of the folder; the folder may be the archive's root or its single top-level directory."""
 
-    def __init__(self, fileobj):
-        self.zip = zipfile.ZipFile(fileobj)
-        names = [n for n in self.zip.namelist() if not n.endswith("/")]
+    def __init__(self, fileobj, name="archive.zip"):
+        self.zip = uploads.open_zip(fileobj, name)  # limits checked before anything is decompressed
+        names = self.zip.namelist()
         self.names = set(names)
         self.prefix = ""
         marker = "factuality_annotation.json"
@@ -40,7 +42,7 @@ class ZipSource:
         name = self.prefix + relpath
         if name not in self.names:
             return None
-        return self.zip.read(name).decode("utf-8")
+        return self.zip.read_text(name)
 
     def list(self, folder):
         start = self.prefix + folder.rstrip("/") + "/"
@@ -66,5 +68,6 @@ def open_source(path):
     if path.is_dir():
         return DirectorySource(path)
     if zipfile.is_zipfile(path):
-        return ZipSource(path)
-    return SingleFileSource("factuality_annotation.json", path.read_text(encoding="utf-8"))
+        uploads.check_size(str(path), path.stat().st_size)
+        return ZipSource(path, str(path))
+    return SingleFileSource("factuality_annotation.json", uploads.path_text(path))

@@ -1,14 +1,14 @@
 // CaptionEval Direct Assessment rating page: one item at a time, fetched and submitted as JSON, no page reload.
 // Markup: templates/assessment/rate.html ([data-da-rating]); the initial state is in <script id="da-state">.
 //
-// Rules: the slider starts unset (no thumb, no value shown); "Submit" stays disabled until the video has played
-// (at least min(5 s, 90% of its length), or to its end) and the slider has been moved. Every item gets a fresh
+// Rules: the slider starts unset (no thumb, no value shown); "Submit" stays disabled until the video has really
+// played for the campaign's watch gate (default 90 % of the clip, capped; playback time counted by
+// playback-clock.js, so seeking to the end unlocks nothing) and the slider has been moved. Every item gets a fresh
 // client submission UUID; a retry (network error, double click) sends the same UUID, so the server stores the
 // score once and answers the stored judgment. Keyboard: p play/pause, arrows / PageUp / PageDown move the slider,
 // Enter submits.
+import {PlaybackClock, requiredSeconds} from "./playback-clock.js";
 
-const MIN_WATCH_SECONDS = 5;
-const MIN_WATCH_FRACTION = 0.9;
 const RETRIES = 3;
 
 export function newUuid() {
@@ -20,10 +20,6 @@ export function newUuid() {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export function requiredWatchSeconds(duration) {
-  if (!Number.isFinite(duration) || duration <= 0) return MIN_WATCH_SECONDS;
-  return Math.min(MIN_WATCH_SECONDS, duration * MIN_WATCH_FRACTION);
-}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -32,6 +28,7 @@ export class Rating {
     this.root = root;
     this.submitUrl = root.dataset.submitUrl;
     this.csrfToken = root.dataset.csrfToken || "";
+    this.finishUrl = root.dataset.finishUrl || ""; // crowd work: the crowd's end page (code, redirect or submit)
     const role = (name) => root.querySelector(`[data-role="${name}"]`);
     this.el = {
       progress: role("progress"), bar: role("progress-bar"), task: role("task"), statement: role("statement"),
@@ -98,7 +95,11 @@ export class Rating {
       this.item = null;
       this.el.task.hidden = true;
       this.el.done.hidden = false;
-      this.el.code.textContent = state.completion_code || "";
+      if (this.finishUrl) {
+        window.location.assign(this.finishUrl);
+        return;
+      }
+      if (this.el.code) this.el.code.textContent = state.completion_code || "";
       return;
     }
     this.el.progress.textContent = `Item ${state.done + 1} of ${state.total}`;
@@ -111,7 +112,9 @@ export class Rating {
     this.uuid = newUuid();
     this.shownAt = performance.now();
     this.played = false;
-    this.watched = 0;
+    this.clock = new PlaybackClock({onChange: () => this.checkWatched()});
+    this.duration = NaN;
+    this.ytPlaying = false;
     this.moved = false;
     this.showError("");
     this.el.caption.textContent = item.text;
@@ -155,16 +158,8 @@ export class Rating {
     element.preload = "auto";
     element.playsInline = true;
     element.src = video.url;
-    let last = null;
-    element.addEventListener("play", () => { last = element.currentTime; });
-    element.addEventListener("seeking", () => { last = null; });
-    element.addEventListener("timeupdate", () => {
-      const now = element.currentTime;
-      if (!element.paused && last !== null && now > last && now - last < 1.5) this.watched += now - last;
-      last = now;
-      if (this.watched >= requiredWatchSeconds(element.duration)) this.markPlayed();
-    });
-    element.addEventListener("ended", () => this.markPlayed());
+    this.clock.attach(element);
+    element.addEventListener("durationchange", () => { this.duration = element.duration; this.update(); });
     element.addEventListener("error", () => this.showError("The video could not be loaded. Please reload the page."));
     this.el.stage.append(element);
   }
@@ -177,7 +172,6 @@ export class Rating {
     frame.allow = "autoplay; encrypted-media; picture-in-picture";
     frame.referrerPolicy = "strict-origin-when-cross-origin";
     frame.src = `https://www.youtube-nocookie.com/embed/${encodeURIComponent(id)}?enablejsapi=1&rel=0&origin=${encodeURIComponent(window.location.origin)}`;
-    let last = null;
     frame.addEventListener("load", () => {
       frame.contentWindow.postMessage(JSON.stringify({ event: "listening", id: 1, channel: "widget" }), "*");
     });
@@ -187,19 +181,25 @@ export class Rating {
       try { data = JSON.parse(event.data); } catch { return; }
       const info = data && data.info;
       if (!info || typeof info !== "object") return;
-      if (typeof info.currentTime === "number") {
-        const playing = info.playerState === undefined ? this.ytPlaying : info.playerState === 1;
-        if (playing && last !== null && info.currentTime > last && info.currentTime - last < 1.5) {
-          this.watched += info.currentTime - last;
-        }
-        last = info.currentTime;
-      }
+      if (typeof info.duration === "number") this.duration = info.duration;
       if (info.playerState !== undefined) this.ytPlaying = info.playerState === 1;
-      if (info.playerState === 0) this.markPlayed();
-      if (this.watched >= requiredWatchSeconds(info.duration)) this.markPlayed();
+      if (typeof info.currentTime === "number") this.clock.observe(info.currentTime, Boolean(this.ytPlaying));
+      else if (info.playerState !== undefined && !this.ytPlaying) this.clock.jump();
+      this.checkWatched();
     };
     window.addEventListener("message", this.onMessage);
     this.el.stage.append(frame);
+  }
+
+  requiredSeconds() {
+    const watch = this.state.watch || {};
+    return requiredSeconds(this.duration, {fraction: watch.fraction, maxSeconds: watch.max_seconds,
+      known: this.item ? this.item.watch_seconds : null});
+  }
+
+  checkWatched() {
+    if (!this.played && this.clock.seconds >= this.requiredSeconds()) this.markPlayed();
+    else this.update();
   }
 
   markPlayed() {
@@ -225,7 +225,12 @@ export class Rating {
   update() {
     this.el.submit.disabled = !this.ready();
     let hint = "";
-    if (!this.played) hint = "Play the video to continue.";
+    if (!this.played) {
+      const needed = this.requiredSeconds();
+      const seen = Math.min(this.clock ? this.clock.seconds : 0, needed);
+      hint = seen > 0 ? `Keep watching: ${seen.toFixed(1)} of ${needed.toFixed(1)} s played.`
+        : "Play the video to continue.";
+    }
     else if (!this.moved) hint = "Move the slider to give your score.";
     this.el.hint.textContent = this.busy ? "Saving…" : hint;
     this.el.playHint.hidden = this.played;
@@ -245,7 +250,7 @@ export class Rating {
       client_uuid: this.uuid,
       elapsed_ms: Math.round(performance.now() - this.shownAt),
       played: this.played,
-      watched_seconds: Math.round(this.watched * 100) / 100,
+      watched_seconds: Math.round(this.clock.seconds * 1000) / 1000,
     });
     let message = "Your score could not be saved. Please try again.";
     try {
@@ -289,6 +294,7 @@ function start() {
   const data = document.getElementById("da-state");
   if (!root || !data) return;
   window.daRating = new Rating(root, JSON.parse(data.textContent));
+  window.daRating.watchedSeconds = () => window.daRating.clock.seconds;
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -4,9 +4,13 @@
 // State: {paragraphs: [{score, rationale, sentences: [{error: 0|1, spans: [[start, end]]}]}]}, in the order the
 // paragraphs are shown. Every change re-renders the affected paragraph and schedules a draft save (PUT to the
 // draft endpoint); submitting POSTs the answer with a client UUID (kept for retries of the same answer), the
-// time spent on the page and whether the video was played.
+// time spent on the page and the real time the video played (playback-clock.js: seeking does not count). A
+// video that was never played needs the annotator's confirmation. Once a submit starts, no draft is saved any
+// more (drafts also name the submission the page started from, so the server refuses a late one), the submit
+// button keeps its width and "Save draft and leave" is inert, so a double click cannot land on it.
 import "./video-player.js";
 import {SpanMarker, addSpan, spanAt} from "./factuality-spans.js";
+import {PlaybackClock} from "./playback-clock.js";
 
 const config = JSON.parse(document.getElementById("annotation-config").textContent);
 const form = document.getElementById("annotation");
@@ -59,7 +63,16 @@ function restore(answer) {
 
 const initial = config.state || {};
 let state = restore(initial.answer);
-let videoPlayed = Boolean(initial.video_played);
+const leaveLink = document.getElementById("leave");
+let submitting = false; // a submit is under way or done: no more drafts, no leaving by the link
+const video = document.querySelector("#player video");
+const clock = new PlaybackClock({onChange: () => {
+  if (!videoPlayed) { videoPlayed = true; if (!problemsBox.hidden) showProblems(clientProblems(), true); }
+  scheduleDraft();
+}});
+clock.seconds = Number(initial.watched_seconds) || 0;
+// With a video element the page knows whether it played; embeds and pages without a video cannot tell (null).
+let videoPlayed = video ? Boolean(initial.video_played) || clock.seconds > 0 : null;
 let spentMs = (Number(initial.time_spent) || 0) * 1000;
 let visibleSince = document.visibilityState === "visible" ? performance.now() : null;
 let current = {paragraph: 0, sentence: 0};
@@ -80,8 +93,7 @@ document.addEventListener("visibilitychange", () => {
   }
 });
 
-const video = document.querySelector("#player video");
-if (video) video.addEventListener("play", () => { if (!videoPlayed) { videoPlayed = true; scheduleDraft(); } });
+if (video) clock.attach(video);
 
 // --- rendering -----------------------------------------------------------------------------------------------
 function paragraphStatus(p, index) {
@@ -303,37 +315,54 @@ let draftTimer = null;
 let lastSaved = null;
 
 function scheduleDraft() {
-  if (!editable) return;
+  if (!editable || submitting) return;
   clearTimeout(draftTimer);
   saveStatus.textContent = "Unsaved changes";
   draftTimer = setTimeout(() => saveDraft(), DRAFT_DELAY_MS);
 }
 
+function watchedSeconds() {
+  return video ? Math.round(clock.seconds * 1000) / 1000 : null;
+}
+
 async function saveDraft({keepalive = false} = {}) {
-  if (!editable) return;
+  if (!editable || submitting) return;
   clearTimeout(draftTimer);
-  const body = JSON.stringify({answer: state, time_spent: timeSpent(), video_played: videoPlayed});
+  const body = JSON.stringify({answer: state, time_spent: timeSpent(), video_played: Boolean(videoPlayed),
+    watched_seconds: watchedSeconds(), based_on: config.basedOn});
   if (body === lastSaved && !keepalive) return;
   try {
     const response = await fetch(config.draftUrl, {
       method: "PUT", keepalive, credentials: "same-origin",
       headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()}, body,
     });
+    if (response.status === 409) { // closed, or submitted elsewhere meanwhile: nothing to retry
+      const detail = await response.json().catch(() => ({}));
+      saveStatus.textContent = detail.detail || "The draft was not saved.";
+      return;
+    }
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     lastSaved = body;
     const time = new Date().toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
     saveStatus.textContent = `Draft saved at ${time}`;
   } catch (error) {
+    if (submitting) return;
     saveStatus.textContent = "The draft could not be saved; it will be tried again.";
     draftTimer = setTimeout(() => saveDraft(), 10 * DRAFT_DELAY_MS);
   }
 }
 
-setInterval(() => { if (editable && document.visibilityState === "visible") saveDraft({keepalive: true}); }, 60000);
+setInterval(() => {
+  if (editable && !submitting && document.visibilityState === "visible") saveDraft({keepalive: true});
+}, 60000);
 
 // --- submitting ----------------------------------------------------------------------------------------------
 function clientProblems() {
   const problems = [];
+  if (videoPlayed === false) {
+    problems.push({paragraph: null, sentence: null, code: "video_not_played",
+      message: "You have not played the video: please watch it before judging the captions."});
+  }
   state.paragraphs.forEach((p, i) => {
     const name = `${factuality ? "Paragraph" : "Caption"} ${config.paragraphs[i].letter}`;
     if (p.score === null) problems.push({paragraph: i, sentence: null, message: `${name} has no score yet.`});
@@ -360,10 +389,16 @@ function showProblems(problems, canConfirm, title) {
     const link = document.createElement("a");
     const letter = problem.paragraph !== null && problem.paragraph !== undefined
       ? config.paragraphs[problem.paragraph].letter : null;
-    link.href = letter ? `#paragraph-${letter}` : "#annotation";
+    link.href = letter ? `#paragraph-${letter}` : (problem.code === "video_not_played" ? "#player" : "#annotation");
     link.textContent = problem.message;
     link.addEventListener("click", (event) => {
       event.preventDefault();
+      if (problem.code === "video_not_played") {
+        const play = document.querySelector('#player [data-action="toggle"]');
+        document.getElementById("player").scrollIntoView({block: "nearest"});
+        if (play) play.focus();
+        return;
+      }
       if (problem.paragraph === null || problem.paragraph === undefined) return;
       setCurrent(problem.paragraph, problem.sentence || 0, true);
       const root = paragraphs[problem.paragraph];
@@ -380,8 +415,21 @@ function showProblems(problems, canConfirm, title) {
 
 let pending = null; // {uuid, body}: the submission being sent (a retry of the same answer keeps its UUID)
 
+function setSubmitting(on, label) {
+  submitting = on;
+  if (on) submitButton.style.minWidth = `${submitButton.offsetWidth}px`; // the row must not move under a click
+  submitButton.disabled = on;
+  confirmButton.disabled = on;
+  submitButton.textContent = label;
+  leaveLink.classList.toggle("is-inert", on);
+  if (on) leaveLink.setAttribute("aria-disabled", "true");
+  else leaveLink.removeAttribute("aria-disabled");
+}
+
+leaveLink.addEventListener("click", (event) => { if (submitting) event.preventDefault(); });
+
 async function attemptSubmit(confirm) {
-  if (!editable) return;
+  if (!editable || submitting) return;
   const problems = clientProblems();
   if (problems.length && !confirm) {
     showProblems(problems, true);
@@ -390,40 +438,37 @@ async function attemptSubmit(confirm) {
   }
   const answer = JSON.stringify(state);
   if (!pending || pending.answer !== answer) pending = {uuid: uuid4(), answer};
-  submitButton.disabled = true;
-  confirmButton.disabled = true;
-  submitButton.textContent = "Submitting…";
+  clearTimeout(draftTimer);
+  setSubmitting(true, "Submitting…");
+  const body = JSON.stringify({submission_uuid: pending.uuid, answer: state, confirm: Boolean(confirm),
+    time_spent: timeSpent(), video_played: videoPlayed, watched_seconds: watchedSeconds()});
   try {
     const response = await fetch(config.submitUrl, {
-      method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
-      body: JSON.stringify({submission_uuid: pending.uuid, answer: state, confirm: Boolean(confirm),
-        time_spent: timeSpent(), video_played: videoPlayed}),
+      method: "POST", credentials: "same-origin", keepalive: body.length < 60000, // survives leaving the page
+      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()}, body,
     });
-    const body = await response.json().catch(() => ({}));
+    const result = await response.json().catch(() => ({}));
     if (response.ok) {
       editable = false;
-      clearTimeout(draftTimer);
       saveStatus.textContent = "Submitted";
       showProblems([], false);
       submitButton.textContent = "Submitted: opening the next video…";
       document.getElementById("next-form").submit();
       return;
     }
-    if (response.status === 409 && body.needs_confirmation) {
-      showProblems(body.problems || [], true);
+    if (response.status === 409 && result.needs_confirmation) {
+      showProblems(result.problems || [], true);
     } else {
-      showProblems(body.problems && body.problems.length ? body.problems
-        : [{paragraph: null, message: body.detail || `The server refused the answer (HTTP ${response.status}).`}],
+      showProblems(result.problems && result.problems.length ? result.problems
+        : [{paragraph: null, message: result.detail || `The server refused the answer (HTTP ${response.status}).`}],
       false, "Not submitted:");
     }
   } catch (error) {
     showProblems([{paragraph: null, message: "No connection to the server: your answer is kept; try again."}],
       false, "Not submitted:");
   }
-  submitButton.disabled = false;
-  confirmButton.disabled = false;
-  submitButton.textContent = "Submit and go to the next video";
+  setSubmitting(false, "Submit and go to the next video");
+  scheduleDraft();
 }
 
 form.addEventListener("submit", (event) => {
@@ -440,4 +485,5 @@ live.setAttribute("aria-live", "polite");
 document.body.append(live);
 if (initial.source === "draft") saveStatus.textContent = "Draft restored";
 renderAll();
-window.captionEvalAnnotation = {state: () => state, timeSpent, videoPlayed: () => videoPlayed};
+window.captionEvalAnnotation = {state: () => state, timeSpent, videoPlayed: () => videoPlayed,
+  watchedSeconds: () => clock.seconds};

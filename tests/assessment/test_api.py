@@ -16,24 +16,23 @@ def api(staff_user):
     return client
 
 
-def test_researcher_endpoints_are_staff_only(db, campaign, django_user_model):
-    anonymous = APIClient()
-    user = APIClient()
-    user.force_authenticate(django_user_model.objects.create_user("plain", password="pw-plain-12345"))
+def test_researcher_endpoints_are_staff_only(db, campaign, annotator, outsider, crowd_worker):
     for url in ("/api/da/campaigns/", f"/api/da/campaigns/{campaign.name}/",
                 f"/api/da/campaigns/{campaign.name}/results/", f"/api/da/campaigns/{campaign.name}/qc/",
                 "/api/da/replication/?a=x&b=y"):
-        assert anonymous.get(url).status_code in (401, 403), url
-        assert user.get(url).status_code == 403, url
-    assert user.post("/api/da/campaigns/", {}, format="json").status_code == 403
+        assert crowd_worker.api.get(url).status_code in (401, 403), url  # no account
+        for persona in (annotator, outsider):
+            assert persona.api.get(url).status_code == 403, (persona.name, url)
+    for persona in (annotator, outsider):
+        assert persona.api.post("/api/da/campaigns/", {}, format="json").status_code == 403
 
 
 def test_create_list_and_detail(api, db):
     make_dataset("api-ds", n_videos=15)
     response = api.post("/api/da/campaigns/", {
         "name": "api-run", "dataset": "api-ds", "systems": ["Alpha", "Beta"], "human_system": "human",
-        "hit_size": 20, "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 5, "seed": 5},
-        format="json")
+        "hit_size": 20, "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 5, "seed": 5,
+        "qc_min_pairs": 6}, format="json")
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["name"] == "api-run" and body["seed"] == 5 and body["human_system"] == "human"
@@ -41,7 +40,10 @@ def test_create_list_and_detail(api, db):
     listed = api.get("/api/da/campaigns/").json()
     assert [c["name"] for c in listed["results"]] == ["api-run"]
     detail = api.get("/api/da/campaigns/api-run/").json()
-    assert detail["progress"]["hits"] == 4 and detail["progress"]["judgments"] == 0
+    # 30 captions of Alpha and Beta in 12 system slots: the human captions are the hidden originals
+    assert detail["progress"]["hits"] == 3 and detail["progress"]["judgments"] == 0
+    # suggested: a worker needs 2 HITs for 6 pairs, so 4 workers per HIT (at least 3, a multiple of 2)
+    assert detail["workers_per_hit"] == 4 and detail["watch_fraction"] == 0.9
 
 
 @pytest.mark.parametrize("data,message", [
@@ -64,7 +66,7 @@ def test_results_captions_and_qc(api, db):
                                                                           "Gamma": 20}, hits_per_worker=3)
     assert api.get("/api/da/campaigns/api-res/results/").json() == results.report(campaign)
     captions = api.get("/api/da/campaigns/api-res/captions/").json()
-    assert set(captions[0]) == {"video_id", "system", "raw", "z", "n"}
+    assert set(captions[0]) == {"video_id", "system", "raw", "z", "n", "is_human"}
     assert len(captions) == len(results.caption_scores(campaign))
     assert api.get("/api/da/campaigns/api-res/qc/").json() == []  # nothing stored yet
     response = api.post("/api/da/campaigns/api-res/qc/")

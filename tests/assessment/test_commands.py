@@ -7,6 +7,7 @@ import uuid
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.http import HttpRequest
 from django.test import Client
 
 from assessment import services, simulation
@@ -19,10 +20,12 @@ def test_da_plan_prints_the_seed_and_replans_identically(db):
     make_dataset("cmd-ds", n_videos=20, references="gt_cmd")
     out = io.StringIO()
     call_command("da_plan", campaign="cmd-a", dataset="cmd-ds", systems="Alpha,Beta", reference_set="gt_cmd",
-                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, stdout=out)
-    assert "Planned campaign 'cmd-a': 5 HITs of up to 20 items over 2 systems + human 'gt_cmd'; seed 31" in out.getvalue()
+                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, qc_min_pairs=6, stdout=out)
+    # 40 captions of Alpha and Beta in 12 system slots per HIT (the human captions are the hidden originals)
+    assert "Planned campaign 'cmd-a': 4 HITs of up to 20 items over 2 systems + human 'gt_cmd'; seed 31" in out.getvalue()
+    assert "a worker needs 2 HITs (of 4) to reach the 6 pairs quality control needs" in out.getvalue()
     call_command("da_plan", campaign="cmd-b", dataset="cmd-ds", systems="Alpha,Beta", human_system="gt_cmd",
-                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, stdout=io.StringIO())
+                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, qc_min_pairs=6, stdout=io.StringIO())
 
     def plan(name):
         return list(Item.objects.filter(hit__campaign__name=name).order_by("hit__number", "position")
@@ -55,8 +58,8 @@ def test_da_assign_prints_links_and_the_entry_link(campaign):
     assert re.fullmatch(r"A1\tHIT 1\thttps://da\.example\.org/da/a/[^/]+/", lines[1])
     assert lines[2].startswith("B2\tHIT 2\t")
     assert Assignment.objects.count() == 2
-    n_hits = HIT.objects.filter(campaign=campaign).count()
-    call_command("da_assign", campaign=campaign.name, workers=",".join(f"w{i}" for i in range(n_hits)),
+    places = HIT.objects.filter(campaign=campaign).count() * campaign.workers_per_hit
+    call_command("da_assign", campaign=campaign.name, workers=",".join(f"w{i}" for i in range(places)),
                  stdout=io.StringIO(), stderr=err)
     assert "no HIT left for this worker" in err.getvalue()
 
@@ -89,7 +92,10 @@ def test_admin_pages(admin_client, campaign):
 def test_account_workers_submit_with_the_csrf_token(campaign, django_user_model):
     django_user_model.objects.create_user("csrf-rater", password="pw-csrf-12345")
     client = Client(enforce_csrf_checks=True)
-    client.login(username="csrf-rater", password="pw-csrf-12345")
+    client.login(request=HttpRequest(), username="csrf-rater", password="pw-csrf-12345")  # django-axes wants it
+    start = client.get(f"/da/campaigns/{campaign.name}/rate/").content.decode()  # the Start page (no slot yet)
+    form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', start).group(1)
+    client.post(f"/da/campaigns/{campaign.name}/rate/", {"csrfmiddlewaretoken": form_token})
     page = client.get(f"/da/campaigns/{campaign.name}/rate/").content.decode()
     token = re.search(r'data-csrf-token="([^"]+)"', page).group(1)
     submit_url = re.search(r'data-submit-url="([^"]+)"', page).group(1)
@@ -98,3 +104,63 @@ def test_account_workers_submit_with_the_csrf_token(campaign, django_user_model)
     assert client.post(submit_url, body, content_type="application/json").status_code == 403  # no token
     response = client.post(submit_url, body, content_type="application/json", HTTP_X_CSRFTOKEN=token)
     assert response.status_code == 201
+
+
+def test_da_assign_links_start_with_the_configured_public_address(campaign, settings):
+    settings.CAPTIONEVAL_BASE_URL = "https://rate.example.net:8443/"
+    out = io.StringIO()
+    call_command("da_assign", campaign=campaign.name, workers="P1", entry_link=True, stdout=out)
+    lines = out.getvalue().splitlines()
+    assert re.fullmatch(r"https://rate\.example\.net:8443/da/join/[^/]+/\?worker_id=WORKER_ID", lines[0])
+    assert re.fullmatch(r"P1\tHIT \d+\thttps://rate\.example\.net:8443/da/a/[^/]+/", lines[1])
+    from assessment.management.commands.da_assign import Command
+    parser = Command().create_parser("manage.py", "da_assign")
+    help_text = parser.format_help()
+    assert "--base-url BASE_URL" in help_text and "CAPTIONEVAL_BASE_URL" in help_text
+
+
+def test_da_plan_the_api_and_the_form_share_one_campaign_path(db, staff_user):
+    """The three entry points plan the same campaign for the same request, whatever order the systems come in
+    (da_plan kept the user's order and the API the database's before they shared ``create_campaign_by_names``)."""
+    from rest_framework.test import APIClient
+
+    make_dataset("one-path", n_videos=20, systems=("Alpha", "Beta", "Gamma"))
+    layout = dict(hit_size=20, seed=13, qc_min_pairs=6)
+    call_command("da_plan", campaign="by-command", dataset="one-path", systems="Gamma,Alpha", human_system="human",
+                 pairs=3, repeats=2, min_distance=6, stdout=io.StringIO(), **layout)
+    api = APIClient()
+    api.force_authenticate(staff_user)
+    response = api.post("/api/da/campaigns/", {
+        "name": "by-api", "dataset": "one-path", "systems": ["Gamma", "Alpha"], "human_system": "human",
+        "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 6, **layout}, format="json")
+    assert response.status_code == 201, response.json()
+    page = Client()
+    page.force_login(staff_user)
+    response = page.post("/da/campaigns/new/?dataset=one-path", {
+        "dataset": "one-path", "name": "by-page", "systems": ["Gamma", "Alpha"], "human": "system:human",
+        "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 6, "qc_test": "wilcoxon",
+        "qc_threshold": 0.05, **layout})
+    assert response.status_code == 302, response.content.decode()[:2000]
+
+    def plan(name):
+        return list(Item.objects.filter(hit__campaign__name=name).order_by("hit__number", "position")
+                    .values_list("item_type", "caption_id", "text", "degraded_start"))
+
+    assert plan("by-command") and plan("by-command") == plan("by-api") == plan("by-page")
+    for name in ("by-command", "by-api", "by-page"):
+        assert sorted(Campaign.objects.get(name=name).systems.values_list("name", flat=True)) == ["Alpha", "Gamma"]
+
+
+def test_da_plan_and_the_api_refuse_unknown_systems_with_the_same_words(db, staff_user):
+    from rest_framework.test import APIClient
+
+    make_dataset("one-refusal", n_videos=10)
+    with pytest.raises(CommandError) as refused:
+        call_command("da_plan", campaign="x", dataset="one-refusal", systems="Zeta,Alpha,Omega",
+                     human_system="human", hit_size=20, pairs=3, repeats=2)
+    api = APIClient()
+    api.force_authenticate(staff_user)
+    response = api.post("/api/da/campaigns/", {"name": "x", "dataset": "one-refusal", "human_system": "human",
+                                               "systems": ["Zeta", "Alpha", "Omega"]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["detail"] == str(refused.value) == "dataset one-refusal has no system Zeta, Omega"

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation_site.corpus.models import Caption, Dataset, System, Video
-from annotation_site.interchange.bundle import FormatError
+from annotation_site.problems import FormatError
 from assessment import simulation
 from assessment.analysis import analyse
 from assessment.csv_import import import_judgments
@@ -61,8 +61,12 @@ def test_import_creates_campaign_dataset_systems_videos(db, tmp_path):
     qc = {r.worker.external_id: r.passed for r in QCResult.objects.filter(campaign=campaign)}
     assert qc == {"w1": True, "w2": False}
     report = analyse(campaign).report()
-    assert [s["system"] for s in report["systems"]] == ["ModelA", "ModelB"]
-    model_a = report["systems"][0]
+    # the human caption set is ranked from its originals (Graham, Awad & Smeaton 2018, Table 4: Human-b)
+    assert [(s["system"], s["is_human"]) for s in report["systems"]] == [
+        ("refs", True), ("ModelA", False), ("ModelB", False)]
+    refs = report["systems"][0]
+    assert refs["n"] == 10 and refs["raw"] == pytest.approx(sum(80 + k for k in range(10)) / 10)  # w1's originals
+    model_a = report["systems"][1]
     assert model_a["n"] == 3 and model_a["raw"] == pytest.approx(((70 + 72) / 2 + 65) / 2)
 
 
@@ -147,3 +151,46 @@ def test_round_trip_through_the_judgments_download(staff_client, tmp_path):
     assert json.dumps(copy["systems"]) == json.dumps(original["systems"])
     assert copy["wins"] == original["wins"]
     assert Dataset.objects.get(name="copy").videos.count() == Dataset.objects.get(name="origin").videos.count()
+
+
+def trecvid_layout():
+    """The natural export of tools that link only the degraded copy: originals with an empty control_of."""
+    return "".join(line if ",original," not in line else ",".join(line.split(",")[:6] + ["", line.split(",")[7]])
+                   for line in valid_csv().splitlines(True))
+
+
+def test_an_original_without_control_of_is_resolved_from_its_degraded_copy(db, tmp_path):
+    text = trecvid_layout()
+    assert "w1,h1,o3,refs,vid6,original,,83" in text
+    summary = import_judgments("trecvid-2018", write(tmp_path, text))
+    assert summary["judgments"] == 48
+    campaign = Campaign.objects.get(name="trecvid-2018")
+    original = Item.objects.get(hit__campaign=campaign, external_id="o3")
+    assert original.control_of.external_id == "d3" and original.control_of.control_of_id == original.pk
+    # da_report ranks the human system from its originals
+    out = io.StringIO()
+    call_command("da_report", campaign="trecvid-2018", format="json", stdout=out)
+    systems = json.loads(out.getvalue())["systems"]
+    human = [s for s in systems if s["is_human"]]
+    assert [s["system"] for s in human] == ["refs"] and human[0]["n"] == 10
+    assert [s["system"] for s in systems] == ["refs", "ModelA", "ModelB"]
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda t: t.replace("w1,h1,d4,refs,vid7,degraded,o4,24", "w1,h1,d4,refs,vid7,degraded,o5,24")
+     .replace("w2,h1,d4,refs,vid7,degraded,o4,50", "w2,h1,d4,refs,vid7,degraded,o5,50"),
+     "several degraded items name it"),
+    (lambda t: t.replace("w1,h1,d4,refs,vid7,degraded,o4,24\n", "").replace("w2,h1,d4,refs,vid7,degraded,o4,50\n", ""),
+     "no degraded item of the HIT names it"),
+])
+def test_an_original_without_control_of_is_refused_when_ambiguous_or_missing(db, tmp_path, edit, message):
+    text = edit(trecvid_layout())
+    before = counts()
+    with pytest.raises(FormatError) as error:
+        import_judgments("broken", write(tmp_path, text, "tv.csv"))
+    problems = [str(p) for p in error.value.problems]
+    lines = text.splitlines()
+    wanted = next(i + 1 for i, line in enumerate(lines) if line.startswith("w1,h1,o" + ("5" if "several" in message
+                                                                                         else "4")))
+    assert any(f"tv.csv, line {wanted}, field 'control_of'" in p and message in p for p in problems), problems
+    assert counts() == before

@@ -32,10 +32,9 @@ def test_pages_are_for_staff(client, user_client, rated_campaign):
 
 
 @pytest.fixture
-def user_client(client, django_user_model):
-    user = django_user_model.objects.create_user("rater", "r@example.org", "pw-rater-12345")
-    client.force_login(user)
-    return client
+def user_client(annotator):
+    """A logged-in account without staff rights (rates DA work with its own account)."""
+    return annotator.client
 
 
 def test_campaign_list(staff_client, rated_campaign):
@@ -58,7 +57,8 @@ def test_create_a_campaign_through_the_form(staff_client, db):
     assert campaign.human_system.name == "gt_x" and campaign.human_system.is_human
     assert sorted(campaign.systems.values_list("name", flat=True)) == ["Alpha", "Gamma"]
     assert (campaign.seed, campaign.qc_test, campaign.workers_per_hit) == (123, "paired_t", 2)
-    assert HIT.objects.filter(campaign=campaign).count() == 4  # 45 captions / 12 system slots
+    # 30 captions of Alpha and Gamma / 12 system slots (gt_x's captions are the hidden originals)
+    assert HIT.objects.filter(campaign=campaign).count() == 3
     assert System.objects.filter(dataset=dataset, is_human=True).count() == 2  # "human" and "gt_x"
 
 
@@ -82,12 +82,16 @@ def test_campaign_page_matches_the_report_command(staff_client, rated_campaign):
     rows = re.findall(r'<th scope="row" class="break">([^<]+?)(?: <span class="badge">human</span>)?</th>\s*'
                       r'<td class="num">([\d.]+)</td><td class="num">([-\d.]+)</td><td class="num">(\d+)</td>', table)
     assert [r[0] for r in rows] == [s["system"] for s in report["systems"]]
-    for (name, raw, z, n), system in zip(rows, report["systems"]):
+    for (_name, raw, z, n), system in zip(rows, report["systems"]):
         assert float(raw) == pytest.approx(system["raw"], abs=0.05)
         assert float(z) == pytest.approx(system["z"], abs=0.0005)
         assert int(n) == system["n"]
-    passed = sum(w["passed"] for w in report["workers"])
-    assert f"({passed} of {len(report['workers'])})" in page
+    passed = sum(w["status"] == "passed" for w in report["workers"])
+    decided = sum(w["status"] in ("passed", "failed") for w in report["workers"])
+    assert f"({passed} of {decided} with a verdict)" in page
+    for worker in report["workers"]:  # every worker's QC status is on the page
+        assert re.search(rf'<th scope="row" class="break">{re.escape(worker["worker_id"])}</th>.*?'
+                         rf'data-status="{worker["status"]}"', page, re.S)
     assert '<figure class="chart da-chart" id="scores-chart"><svg' in page
     assert '<figure class="chart da-chart" id="win-matrix"><svg' in page
     for a, b, _ in report["wins"]:
@@ -121,7 +125,7 @@ def test_downloads(staff_client, rated_campaign):
     call_command("da_report", campaign="pages", format="json", stdout=out)
     assert json.loads(report.content) == json.loads(out.getvalue())
     captions = staff_client.get("/da/campaigns/pages/captions.csv").content.decode().splitlines()
-    assert captions[0] == "video_id,system,raw,z,n" and len(captions) > 50
+    assert captions[0] == "video_id,system,raw,z,n,is_human" and len(captions) > 50
 
 
 def test_assign_links_and_qc_recompute(staff_client, rated_campaign, django_capture_on_commit_callbacks):
@@ -144,35 +148,60 @@ def test_assign_links_and_qc_recompute(staff_client, rated_campaign, django_capt
     assert f'data-job-url="/api/jobs/{job.pk}/" data-finished="false"' in page  # polled live by job-progress.js
 
 
+def _join_and_start(client, token, worker_id):
+    """The campaign's entry link is a capped crowd entry link: the participant page, then Start takes a HIT."""
+    page = client.get(f"/da/join/{token}/?worker_id={worker_id}", follow=True)
+    found = re.search(r'action="(/crowd/w/[^/]+/start/)"', page.content.decode())
+    return client.post(found.group(1)) if page.status_code == 200 and found else page
+
+
 def test_crowd_entry_link(client, campaign):
     token = services.campaign_entry_token(campaign)
-    response = client.get(f"/da/join/{token}/?worker_id=PROLIFIC_123")
+    response = _join_and_start(client, token, "PROLIFIC_123")
     assert response.status_code == 302 and response["Location"].startswith("/da/a/")
-    again = client.get(f"/da/join/{token}/?worker_id=PROLIFIC_123")
-    assert again["Location"] == response["Location"]  # the same open assignment
+    again = _join_and_start(client, token, "PROLIFIC_123")
+
+    def assignment(location):  # signed links carry a timestamp: compare the assignments they name
+        return services.assignment_from_token(location.split("/")[-2]).pk
+
+    assert assignment(again["Location"]) == assignment(response["Location"])  # the same open assignment
     page = client.get(response["Location"])
     assert page.status_code == 200 and b'id="da-state"' in page.content
-    assert Worker.objects.get(external_id="PROLIFIC_123").source == "link"
-    assert client.get(f"/da/join/{token}/").status_code == 400
+    worker = Worker.objects.get()
+    assert worker.external_id.endswith(":PROLIFIC_123") and worker.external_id.startswith("link:")
+    assert client.get(f"/da/join/{token}/", follow=True).status_code == 400  # no worker id: a clear page
     assert client.get(f"/da/join/{token}x/?worker_id=a").status_code == 404
 
 
 def test_every_hit_is_handed_out_workers_per_hit_times(client, campaign):
     token = services.campaign_entry_token(campaign)
     n_hits = HIT.objects.filter(campaign=campaign).count()
-    for k in range(n_hits + 1):
-        response = client.get(f"/da/join/{token}/?worker_id=w{k}")
-        if k < n_hits:
+    places = n_hits * campaign.workers_per_hit
+    for k in range(places + 1):
+        response = _join_and_start(client, token, f"w{k}")
+        if k < places:
             assert response.status_code == 302
-    assert "Nothing left to rate" in response.content.decode()
-    assert sorted(Assignment.objects.values_list("hit__number", flat=True)) == list(range(1, n_hits + 1))
+    assert response.status_code == 409 and "This study is full" in response.content.decode()
+    assert sorted(Assignment.objects.values_list("hit__number", flat=True)) == sorted(
+        list(range(1, n_hits + 1)) * campaign.workers_per_hit)
 
 
 def test_account_workers_rate_at_the_campaign_address(user_client, campaign):
-    page = user_client.get(f"/da/campaigns/{campaign.name}/rate/").content.decode()
+    """Opening the page takes no HIT slot (issue #11: any account, staff included, used to take one by looking);
+    Start (a POST) does, and the page then shows the HIT, again on every visit, without taking another."""
+    url = f"/da/campaigns/{campaign.name}/rate/"
+    for _ in range(3):
+        start = user_client.get(url)
+        assert start.status_code == 200 and b"<button" in start.content and b"Start" in start.content
+    assert not Assignment.objects.exists()
+    assert user_client.post(url).status_code == 302
+    assert Assignment.objects.count() == 1
+    page = user_client.get(url).content.decode()
+    user_client.get(url)
+    assert Assignment.objects.count() == 1
     assert 'data-da-rating' in page and "strongly disagree" in page and "strongly agree" in page
     assert "Item 1 of 20" in page and 'type="range"' in page
-    assert Worker.objects.get(external_id="account:rater").user.username == "rater"
+    assert Worker.objects.get(external_id="account:annotator").user.username == "annotator"
 
 
 def test_rating_page_puts_the_caption_in_json_not_html(client, db):

@@ -31,10 +31,11 @@ def rating_campaign(transactional_db, celery_worker, tmp_path):
             caption = Caption.objects.create(video=video, system=systems[name])
             for index, text in enumerate(sentences):
                 Sentence.objects.create(caption=caption, index=index, text=f"{text} ({v})" if index else text)
-    # HITs of 10 items: 5 system captions (one repeated), 2 original/degraded pairs, 1 repeat
+    # HITs of 10 items: 5 system captions (one repeated), 2 original/degraded pairs, 1 repeat; the paired t-test
+    # can pass with the 4 pairs of the campaign's 2 HITs (the Wilcoxon test needs 5)
     return campaigns.create_campaign(name="da-browser", dataset=dataset, systems=[systems["Alpha"], systems["Beta"]],
                                      human_system=systems["human"], hit_size=10, pairs_per_hit=2, repeats_per_hit=1,
-                                     min_control_distance=3, qc_min_pairs=2, seed=4)
+                                     min_control_distance=3, qc_test="paired_t", qc_min_pairs=2, seed=4)
 
 
 def enabled(page):
@@ -101,3 +102,4 @@ def test_a_worker_rates_a_short_hit(page, live_server, rating_campaign):
     assert assignment.completed_at is not None
     wait_until(lambda: QCResult.objects.filter(campaign=rating_campaign, worker=assignment.worker).exists(),
                timeout=60, what="the QC task after the completed HIT")
+

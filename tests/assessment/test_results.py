@@ -26,22 +26,24 @@ def rated(db):
 def test_caption_scores_contract(rated):
     campaign, crowd = rated
     captions = results.caption_scores(campaign)
-    assert list(captions.columns) == ["video_id", "system", "raw", "z", "n"]
+    assert list(captions.columns) == ["video_id", "system", "raw", "z", "n", "is_human"]
     assert set(captions["system"]) == set(QUALITY)  # the human system included
+    assert (captions["is_human"] == (captions["system"] == "human")).all()
     assert captions["video_id"].str.startswith("v").all()
     # passing workers only: the same as scoring the loaded frame with the passing workers by hand
     analysis = analyse(campaign)
     passing = analysis.qc.loc[analysis.qc["passed"], "worker"]
     assert 0 < len(passing) < len(analysis.qc)
     expected = scoring.caption_scores(loading.judgments_frame(campaign), passing)
-    pd.testing.assert_frame_equal(captions, expected)
+    pd.testing.assert_frame_equal(captions.drop(columns="is_human"), expected)
     assert results.caption_scores("rated").equals(captions)  # by name as well
 
 
 def test_system_scores_contract(rated):
     campaign, _ = rated
     systems = results.system_scores(campaign)
-    assert list(systems.columns) == ["system", "raw", "z", "n"]
+    assert list(systems.columns) == ["system", "raw", "z", "n", "is_human"]
+    assert systems.loc[systems["is_human"], "system"].tolist() == ["human"]
     assert systems["z"].is_monotonic_decreasing
     captions = results.caption_scores(campaign)
     for row in systems.itertuples():
@@ -61,10 +63,12 @@ def test_da_report_json_shape(rated):
     assert report["parameters"]["qc_threshold"] == 0.05 and report["parameters"]["qc_min_pairs"] == 6
     assert len(report["workers"]) == len(crowd.workers)
     for worker in report["workers"]:
-        assert set(worker) == {"worker_id", "n_pairs", "p_value", "passed"}
+        assert set(worker) == {"worker_id", "n_pairs", "p_value", "passed", "status"}
         assert isinstance(worker["passed"], bool) and isinstance(worker["n_pairs"], int)
+        assert worker["status"] in ("passed", "failed") and worker["passed"] == (worker["status"] == "passed")
     assert {w["worker_id"] for w in report["workers"]} == set(crowd.workers["external_id"])
-    assert [set(s) for s in report["systems"]] == [{"system", "raw", "z", "n"}] * len(QUALITY)
+    assert [set(s) for s in report["systems"]] == [{"system", "raw", "z", "n", "is_human"}] * len(QUALITY)
+    assert [s["system"] for s in report["systems"] if s["is_human"]] == ["human"]
     zs = [s["z"] for s in report["systems"]]
     assert zs == sorted(zs, reverse=True)
     assert report["systems"] == results.system_scores(campaign).to_dict(orient="records")

@@ -61,20 +61,26 @@ def test_caption_scores_by_hand():
     assert captions.loc[("S2", "v1"), "z"] == pytest.approx((1 - 10 / sb) / 2)
     assert captions.loc[("S2", "v1"), "n"] == 2
     assert captions.loc[("S1", "v2"), "z"] == pytest.approx(20 / sb)
-    # controls and failing workers' captions are not scored
-    assert set(captions.index.get_level_values("system")) == {"S1", "S2"}
+    # the original is the human system's caption (Graham, Awad & Smeaton 2018): A 50 (z 0), B 80 (z 0)
+    assert captions.loc[("human", "v9"), "raw"] == pytest.approx(65)
+    assert captions.loc[("human", "v9"), "z"] == pytest.approx(0)
+    assert captions.loc[("human", "v9"), "n"] == 2  # the degraded copies (40, 60) are not scored
+    # degraded copies and failing workers' captions are not scored
+    assert set(captions.index.get_level_values("system")) == {"S1", "S2", "human"}
     assert list(scoring.caption_scores(HAND, ["A"]).columns) == ["video_id", "system", "raw", "z", "n"]
 
 
 def test_system_scores_by_hand():
     systems = scoring.system_scores(scoring.caption_scores(HAND, ["A", "B"]))
     sb = math.sqrt(250)
-    assert systems["system"].tolist() == ["S1", "S2"]  # sorted by z, descending
+    assert systems["system"].tolist() == ["S1", "S2", "human"]  # sorted by z, descending
     s1, s2 = systems.iloc[0], systems.iloc[1]
     assert s1["raw"] == pytest.approx((70 + 100) / 2)
     assert s1["z"] == pytest.approx(((0 + 10 / sb) / 2 + 20 / sb) / 2)
     assert s1["n"] == 4 and s1["n_captions"] == 2
     assert s2["raw"] == pytest.approx(65) and s2["z"] == pytest.approx((1 - 10 / sb) / 2) and s2["n"] == 2
+    human = systems.iloc[2]
+    assert (human["raw"], human["z"], human["n"], human["n_captions"]) == (pytest.approx(65), pytest.approx(0), 2, 1)
 
 
 def test_failing_workers_still_standardise_their_own_scores_only():

@@ -9,7 +9,7 @@ from scipy import stats
 
 from annotation_site.jobs.models import Job
 from assessment import services, tasks
-from assessment.api import start_qc_job
+from assessment.services import start_qc_job
 from assessment.models import Item, QCResult
 from tests.conftest import wait_until
 

@@ -144,7 +144,7 @@ def test_home_and_dataset_pages_fit_the_screen(page, live_server, video_dataset,
     page.screenshot(path=str(artifacts / "home-page.png"))
     page.goto(f"{live_server.url}/datasets/player-demo/")
     assert page.locator("#label-summary tbody tr").count() == 2
-    assert page.locator("#label-chart svg rect.chart__bar").count() == 4
+    assert page.locator('#label-chart svg g[id^="bar-"]').count() == 4
     assert_no_horizontal_scroll(page)
     page.screenshot(path=str(artifacts / "dataset-page.png"), full_page=True)
 

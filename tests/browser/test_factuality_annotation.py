@@ -147,7 +147,7 @@ def test_an_annotator_completes_a_video(page, live_server, fact_project, artifac
     page.screenshot(path=str(artifacts / "factuality-annotate.png"), full_page=True)
 
     page.get_by_role("button", name="Submit and go to the next video").click()
-    page.wait_for_url(lambda url: not url.endswith(f"/assignments/{pk}/"))
+    page.wait_for_url(lambda url, pk=pk: not url.endswith(f"/assignments/{pk}/"))
     assert re.search(r"/factuality/assignments/\d+/$", page.url)  # the second video
     assert "Video 2" in page.locator("h1").inner_text()
 
@@ -190,7 +190,7 @@ def test_a_refused_submit_shows_its_reasons_until_confirmed(page, live_server, f
     page.wait_for_function("() => !document.querySelector('#problems').innerText.includes('Paragraph C has no')")
     # confirming submits anyway, and the submission says so
     page.get_by_role("button", name="Submit anyway").click()
-    page.wait_for_url(lambda url: not url.endswith(f"/assignments/{pk}/"))
+    page.wait_for_url(lambda url, pk=pk: not url.endswith(f"/assignments/{pk}/"))
     submission = Submission.objects.get(assignment_id=pk)
     assert submission.confirmed_incomplete
     assert ParagraphJudgment.objects.filter(submission=submission, score__isnull=True).count() == 1
@@ -344,7 +344,7 @@ def test_three_annotators_complete_a_project_and_the_researcher_reads_the_report
                                  token(page, letters[system], number, last))
                     score(page, letters[system], value)
                 page.get_by_role("button", name="Submit and go to the next video").click()
-                page.wait_for_url(lambda url: not url.endswith(f"/assignments/{pk}/"))
+                page.wait_for_url(lambda url, pk=pk: not url.endswith(f"/assignments/{pk}/"))
             assert page.url.endswith("/factuality/projects/pilot/work/")
             assert "There is no video left for you" in page.locator(".messages").inner_text()
             if name == "cai":

@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation_site.corpus import demo
+from annotation_site.demo import services as demo
 from annotation_site.corpus.models import Caption, Dataset, Reference, Sentence, System, Video
 from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
 from annotation_site.interchange.services import import_bundle

@@ -62,8 +62,8 @@ def test_file_and_url_together_are_refused(token_client, dataset, make_webm):
 
 
 @pytest.mark.parametrize("how", ["session", "token", "anonymous"])
-def test_non_staff_cannot_add_or_list_videos(how, dataset, django_user_model):
-    user = django_user_model.objects.create_user("annotator", password="pw-annotator-1")
+def test_non_staff_cannot_add_or_list_videos(how, dataset, annotator):
+    user = annotator.user
     client = Client()
     if how == "session":
         client.force_login(user)

@@ -25,11 +25,11 @@ def test_base_image_is_python_311_slim():
     assert froms == ["python:3.11-slim"]
 
 
-def test_requirements_are_copied_and_installed_before_the_code():
+def test_the_locked_requirements_are_copied_and_installed_before_the_code():
     steps = instructions()
-    copy_requirements = next(i for i, (name, args) in enumerate(steps) if name == "COPY" and "requirements.txt" in args)
+    copy_requirements = next(i for i, (name, args) in enumerate(steps) if name == "COPY" and "requirements.lock" in args)
     install = next(i for i, (name, args) in enumerate(steps)
-                   if name == "RUN" and re.search(r"\bpip install\b.*-r requirements\.txt", args))
+                   if name == "RUN" and re.search(r"\bpip install\b.*-r requirements\.lock", args))
     copy_code = next(i for i, (name, args) in enumerate(steps) if name == "COPY" and args.split() == [".", "."])
     assert copy_requirements < install < copy_code
 
@@ -97,7 +97,7 @@ def test_local_state_and_secrets_stay_out_of_the_build_context(path):
     assert ignored(path)
 
 
-@pytest.mark.parametrize("path", ["manage.py", "requirements.txt", "gunicorn.conf.py", "docker/healthcheck.py",
+@pytest.mark.parametrize("path", ["manage.py", "requirements.txt", "requirements.lock", "gunicorn.conf.py", "docker/healthcheck.py",
                                   "docker/create_bucket.py", "annotation_site/settings.py", "templates/base.html",
                                   "static/css", "annotation_site/corpus/migrations/0001_initial.py"])
 def test_what_the_containers_run_is_in_the_build_context(path):

@@ -161,6 +161,21 @@ def test_web_command_serves_behind_a_proxy_and_passes_its_health_check(
     assert nothing.returncode == 1 and "unhealthy" in nothing.stderr, output(nothing)
 
 
+def test_web_boots_with_a_lower_case_log_level(compose, production_environment, collected_static, processes,
+                                              tmp_path):
+    """LOG_LEVEL is shared by gunicorn (any case) and Django's logging: "warning" must not stop the workers."""
+    web = compose["services"]["web"]
+    port = free_port()
+    environment = {**production_environment, "STATIC_ROOT": str(collected_static), "PORT": str(port),
+                   "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "1", "LOG_LEVEL": "warning"}
+    healthcheck = web["healthcheck"]["test"][1:]
+    server = Process(web["command"], environment, tmp_path / "gunicorn.log")
+    processes.append(server)
+    server.wait_for(lambda: run(healthcheck, environment, timeout=30).returncode == 0, 60,
+                    "healthy answer with LOG_LEVEL=warning")
+    assert "Worker failed to boot" not in server.text()
+
+
 # --- Celery ----------------------------------------------------------------------------------------------------------
 
 def _celery_environment(production_environment, **extra):

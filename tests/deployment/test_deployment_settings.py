@@ -73,3 +73,17 @@ def test_the_refusals_are_specific_to_production(tmp_path):
                                     CAPTIONEVAL_VAR_DIR=str(tmp_path / "var"))
     result = run([PYTHON, "manage.py", "check"], environment)
     assert result.returncode == 0, output(result)
+
+
+@pytest.mark.parametrize("level", ["warning", "WARNING", " Info "])
+def test_log_level_is_read_in_any_case(production, level):
+    result = run([PYTHON, "manage.py", "shell", "-c",
+                  "import logging; print(logging.getLevelName(logging.getLogger().level))"],
+                 clean_environment(**production, LOG_LEVEL=level))
+    assert result.returncode == 0, output(result)
+    assert result.stdout.strip().splitlines()[-1] == level.strip().upper(), output(result)
+
+
+def test_an_unknown_log_level_is_refused_with_a_clear_message(production):
+    result = run(CHECK_DEPLOY, clean_environment(**production, LOG_LEVEL="loud"))
+    assert result.returncode != 0 and "LOG_LEVEL must be one of debug, info, warning" in result.stderr, output(result)

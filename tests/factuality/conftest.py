@@ -135,10 +135,10 @@ def thread_database():
 
     target = sqlite3.connect(path)
     connection.connection.backup(target)
+    target.execute("PRAGMA journal_mode=WAL")  # once, before the racing threads connect (see sqlite_wal.py)
     target.close()
     settings_dict = dict(connection.settings_dict, NAME=str(path))
-    settings_dict["OPTIONS"] = dict(settings_dict.get("OPTIONS", {}), transaction_mode="IMMEDIATE", timeout=20,
-                                    init_command="PRAGMA journal_mode=WAL;")
+    settings_dict["OPTIONS"] = dict(settings_dict.get("OPTIONS", {}), transaction_mode="IMMEDIATE", timeout=20)
 
     def use():  # each thread closes its connection when done (connections.close_all())
         wrapper = DatabaseWrapper(settings_dict, alias="default")
@@ -178,6 +178,6 @@ def completed(make_project, annotator_accounts):
     project = make_project(name="anet-mini", annotators=annotators)
     for annotator in annotators:
         plan = PLANS[annotator.user.username]
-        while complete_video(project, annotator, lambda video_id: plan[video_id]) is not None:
+        while complete_video(project, annotator, lambda video_id, plan=plan: plan[video_id]) is not None:
             pass
     return project

@@ -152,3 +152,27 @@ def test_staff_changes_a_project_over_the_api(staff_client, make_project):
     assert project.closed_at is not None
     bad = staff_client.patch(url, json.dumps({"annotators_per_video": 0}), content_type="application/json")
     assert bad.status_code == 400
+
+
+ADVERSARIAL_BODIES = {
+    "deep nesting": b'{"answer": ' + b"[" * 50000 + b"]" * 50000 + b"}",
+    "moderately deep nesting": b'{"answer": ' + b"[" * 40 + b"]" * 40 + b"}",
+    "a number of 5000 digits": b'{"answer": {"paragraphs": []}, "time_spent": 1' + b"0" * 5000 + b"}",
+    "a lone surrogate": b'{"answer": {"paragraphs": [], "note": "\\ud800"}, "time_spent": 1}',
+    "a NUL character": b'{"answer": {"paragraphs": [], "note": "a\\u0000b"}, "time_spent": 1}',
+    "NaN": b'{"answer": {"paragraphs": []}, "time_spent": NaN}',
+    "not UTF-8": b'{"answer": {"paragraphs": [], "note": "\xff\xfe"}}',
+}
+
+
+@pytest.mark.parametrize("body", list(ADVERSARIAL_BODIES), ids=list(ADVERSARIAL_BODIES))
+def test_adversarial_json_on_the_annotator_draft_is_a_clear_400(annotator_client, body):
+    """A non-staff annotator's draft save with hostile JSON: 400 with a reason, nothing stored (issue #11)."""
+    client = annotator_client
+    found = next_assignment(client.project, client.annotator)
+    url = reverse("api-factuality-draft", args=[found.pk])
+    response = client.put(url, ADVERSARIAL_BODIES[body], content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["detail"].startswith("JSON parse error - ")
+    found.refresh_from_db()
+    assert not found.draft

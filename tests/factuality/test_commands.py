@@ -147,7 +147,8 @@ def test_project_command_creates_invites_aggregates_and_closes(small_dataset, dj
     out, _ = run("factuality_project", "create", "--name", "cli", "--dataset", "small", "--systems", "Alpha", "Beta",
                  "--per-video", "2", "--annotators", "known", "newcomer", "--base-url", "https://lab.example")
     assert "Created project cli: 3 videos, 2 systems" in out
-    assert "Invited known\n" in out and "Invited newcomer (new account): https://lab.example/factuality/invitations/" in out
+    assert "Invited known (active account: they log in)\n" in out
+    assert "Invited newcomer (new account): https://lab.example/factuality/invitations/" in out
     project = Project.objects.get(name="cli")
     assert project.annotators_per_video == 2 and project.members.count() == 2
     out, _ = run("factuality_project", "aggregate", "--name", "cli")

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation_site.corpus.models import Dataset
-from annotation_site.factuality import agreement, aggregation, exports
+from annotation_site.factuality import agreement, aggregation
+from annotation_site.interchange.services import project_factvc_text
 from annotation_site.factuality.models import LabelSet
 
 from .conftest import PLANS
@@ -61,7 +62,7 @@ def test_aggregate_export_import_export_is_byte_identical(completed, tmp_path):
     first.parent.mkdir()
     call_command("export_dataset", "--format", "factvc", "--name", "small", "--labels", "anet-mini",
                  "--out", str(first), stderr=io.StringIO())
-    assert first.read_text() == exports.factvc_text(completed)  # the download button gives the same bytes
+    assert first.read_text() == project_factvc_text(completed)  # the download button gives the same bytes
     data = json.loads(first.read_text())
     assert data["v1"]["Alpha"] == {"paragraph_score": 4, "sentences": ["a man is cooking in a kitchen .",
                                                                       "he cuts [an onion] ."]}

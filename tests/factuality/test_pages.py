@@ -4,6 +4,7 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.http import HttpRequest
 from django.urls import reverse
 
 from annotation_site.factuality import projects
@@ -133,7 +134,7 @@ def test_an_invitation_link_sets_the_password_once(client, staff_client, make_pr
     assert b"fact" in client.get(reverse("factuality-home")).content  # logged in, sees the project
     client.logout()
     assert client.get(link).status_code == 400  # used up
-    assert client.login(username="invitee", password="a-long-password-42")
+    assert client.login(request=HttpRequest(), username="invitee", password="a-long-password-42")  # (django-axes)
 
 
 def test_project_page_report_charts_and_downloads(staff_client, completed):

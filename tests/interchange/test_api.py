@@ -90,12 +90,10 @@ def test_dataset_list_and_detail(api):
     assert (detail["n_videos"], detail["n_systems"], detail["systems"]) == (4, 2, ["Alpha", "Alpha_big"])
 
 
-def test_researcher_api_is_staff_only(django_user_model):
-    user = django_user_model.objects.create_user("annotator", password="pw-annotator-1")
-    client = APIClient()
-    client.force_authenticate(user)
-    assert client.get("/api/datasets/").status_code == 403
-    assert APIClient().get("/api/datasets/").status_code in (401, 403)
+def test_researcher_api_is_staff_only(annotator, outsider, crowd_worker):
+    assert annotator.api.get("/api/datasets/").status_code == 403
+    assert outsider.api.get("/api/datasets/").status_code == 403
+    assert crowd_worker.api.get("/api/datasets/").status_code in (401, 403)
 
 
 def test_schema_documents_the_endpoints(api):

@@ -80,7 +80,7 @@ def test_unbalanced_brackets_name_the_key_path_and_line(folder):
     rewrite(folder, lambda d: d["v_Zr3tYb7Lq0c"]["Alpha"]["sentences"].__setitem__(1, "she [jumps over a fence ."))
     (problem,) = problems_of(folder)
     text = (folder / "factuality_annotation.json").read_text().splitlines()
-    line = next(i for i, l in enumerate(text, 1) if "jumps over a fence" in l)
+    line = next(i for i, row in enumerate(text, 1) if "jumps over a fence" in row)
     assert problem == (f"factuality_annotation.json, line {line}, 'v_Zr3tYb7Lq0c' > 'Alpha' > 'sentences' > [1]: "
                        "unbalanced brackets: '[' at word 2 is never closed")
 

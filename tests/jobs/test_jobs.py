@@ -1,5 +1,4 @@
 import pytest
-from rest_framework.test import APIClient
 
 from annotation_site.jobs import services
 from annotation_site.jobs.models import Job
@@ -26,8 +25,8 @@ def test_failure_keeps_the_error():
     assert (job.status, job.error, job.finished) == (Job.Status.FAILED, "bad input", True)
 
 
-def test_jobs_are_staff_only(django_user_model):
+def test_jobs_are_staff_only(annotator, outsider, crowd_worker):
     job = services.create_job("k")
-    client = APIClient()
-    client.force_authenticate(django_user_model.objects.create_user("someone", password="pw-someone-1"))
-    assert client.get(f"/api/jobs/{job.pk}/").status_code == 403
+    assert annotator.api.get(f"/api/jobs/{job.pk}/").status_code == 403
+    assert outsider.api.get(f"/api/jobs/{job.pk}/").status_code == 403
+    assert crowd_worker.api.get(f"/api/jobs/{job.pk}/").status_code in (401, 403)

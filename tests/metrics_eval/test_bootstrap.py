@@ -161,3 +161,99 @@ def test_many_metrics_at_once_give_the_same_values_as_one_at_a_time(method, grou
     for name in ("metric", "other"):
         one = bootstrap.bootstrap_segment(frame, "human", name, method, group_by, counts, videos)
         np.testing.assert_allclose(many[name], one, atol=1e-12)
+
+
+def direct_pair_counts(h, m, w, epsilon):
+    """(cd, tm, thm) of the weighted sample by the definition, enumerating every pair of distinct captions
+    (a caption of weight w stands for w copies; copies of one caption are not pairs)."""
+    cd = tm = thm = 0.0
+    for i, j in itertools.combinations(range(len(h)), 2):
+        weight = w[i] * w[j]
+        tied_m = abs(m[i] - m[j]) <= epsilon
+        tm += weight * tied_m
+        thm += weight * (tied_m and h[i] == h[j])
+        if not tied_m:
+            cd += weight * np.sign(h[i] - h[j]) * np.sign(m[i] - m[j])
+    return cd, tm, thm
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_tie_calibrated_pair_counts_equal_the_definition(seed):
+    """The O(n) window counts of metric ties within epsilon and the threshold-based concordance equal pair
+    enumeration on random data with many ties, at epsilons that fall exactly on differences of the data (the
+    float boundary cases: 0.3 - 0.1 is not 0.2) as well as between them; and tau-b / accuracy from them equal
+    SciPy / the definition on the expanded resample."""
+    rng = np.random.default_rng(seed)
+    n, k = 60, 25
+    vid = np.sort(rng.integers(0, k, n))
+    h = rng.integers(1, 4, n).astype(float)
+    m = np.round(rng.normal(size=n), 1) + rng.choice([0.0, 0.3, 0.7], n)
+    counts = bootstrap.video_resamples(k, 4, seed=seed).astype(float)
+    rh = bootstrap.dense_ranks(h)
+    layout = bootstrap._Layout(vid)
+    c = counts[:, layout.videos]
+    for epsilon in (0.1, 0.2, 0.3, 0.25, abs(m[3] - m[7]), 1.0):
+        up, low = bootstrap.margin_thresholds(np.unique(m), epsilon)
+        values = np.unique(m)
+        for a in range(len(values)):
+            assert all((values[u] - values[a] > epsilon) == (u >= up[a]) for u in range(a, len(values)))
+            assert all((values[a] - values[u] <= epsilon) == (u >= low[a]) for u in range(a + 1))
+        weights = c[:, layout.local].T
+        tm, thm = bootstrap._window_ties(np.ascontiguousarray(weights), rh, m, epsilon)
+        cd_matrix = bootstrap._concordance_matrices(layout, rh, m, epsilon)
+        for b in range(len(counts)):
+            cd, tm_direct, thm_direct = direct_pair_counts(h, m, weights[:, b], epsilon)
+            assert (tm[b], thm[b]) == (tm_direct, thm_direct)
+            assert 0.5 * c[b] @ cd_matrix @ c[b] == cd
+    frame = pd.DataFrame({"video_id": [f"v{v:02d}" for v in vid], "system": "S", "human": h, "metric": m})
+    videos = sorted(frame["video_id"].unique())
+    for method in ("kendall_b", "accuracy_tc"):
+        epsilon = 0.3 if method == "accuracy_tc" else None
+        values = bootstrap.bootstrap_segment(frame, "human", "metric", method, "none", counts, videos,
+                                             epsilon=epsilon)
+        for row, value in zip(counts, values):
+            assert value == pytest.approx(reference(method, expanded(frame, videos, row), epsilon or 0.0),
+                                          abs=1e-12)
+
+
+@pytest.mark.parametrize("method", METHODS[2:])
+@pytest.mark.parametrize("group_by", ["none", "system"])
+def test_sorted_pair_counts_give_each_resample_of_the_expanded_sample(method, group_by, monkeypatch):
+    """The same check as above with the sorted count forced on (it serves groups of about one caption per video,
+    e.g. grouped by system on large datasets, which these small frames are not)."""
+    monkeypatch.setattr(bootstrap, "SORTED_COST", 0)
+    monkeypatch.setattr(bootstrap, "SORTED_BLOCK", 4)  # several merge levels even on small groups
+    test_each_resample_equals_the_statistic_of_the_expanded_sample(method, group_by)
+
+
+def test_weighted_inversions_equal_pair_enumeration():
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 3, 7, 64, 65, 200):
+        r = rng.integers(0, 6, n)
+        tau = r + rng.integers(0, 3, n)
+        weights = rng.poisson(1.0, (n, 4)).astype(float)
+        expected = [sum(weights[i, b] * weights[j, b] for i in range(n) for j in range(i + 1, n) if r[i] >= tau[j])
+                    for b in range(4)]
+        for block in (1, 4, 64):
+            assert bootstrap.weighted_inversions(r, tau, weights, block=block).tolist() == expected
+
+
+@pytest.mark.parametrize("method", METHODS[2:])
+def test_sorted_and_matrix_pair_counts_agree_on_larger_random_data(method, monkeypatch):
+    """400 captions of 300 videos with ties on both sides, 50 resamples: the sorted count and the videos x videos
+    forms give the same values (both exact), and tau-b agrees with SciPy on an expanded resample."""
+    rng = np.random.default_rng(9)
+    vid = np.sort(rng.integers(0, 300, 400))
+    h = rng.integers(1, 6, 400).astype(float)
+    m = np.round(rng.normal(size=400), 1)
+    counts = bootstrap.video_resamples(300, 50, seed=3).astype(float)
+    epsilon = 0.2 if method == "accuracy_tc" else None
+    monkeypatch.setattr(bootstrap, "SORTED_COST", 0)
+    fast = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
+    monkeypatch.setattr(bootstrap, "SORTED_COST", 10 ** 12)
+    matrix = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
+    assert np.allclose(fast, matrix, rtol=0, atol=1e-12, equal_nan=True)
+    if method == "kendall_b":
+        row = counts[0].astype(int)
+        keep = np.repeat(np.arange(400), row[vid])
+        assert fast[0] == pytest.approx(scipy_stats.kendalltau(h[keep], m[keep], variant="b")[0], abs=1e-12)

@@ -5,10 +5,13 @@ import re
 
 import numpy as np
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from metrics_eval import services
+from annotation_site.jobs.models import Job
+from metrics_eval import loaders, services
 from metrics_eval.models import Metric, Report
+from tests.conftest import wait_until
 from tests.metrics_eval.conftest import import_jsonl, scores_csv
 
 pytestmark = pytest.mark.django_db
@@ -62,6 +65,8 @@ def test_figures_in_every_format(staff_client, tiny_scores, figure, fmt, magic):
     assert response.status_code == 200
     assert response.content.startswith(magic)
     assert response["Content-Disposition"].endswith(f'-{figure}.{fmt}"')
+    if fmt == "svg":  # an SVG opened on its own may run scripts: every one carries a locked-down policy
+        assert response["Content-Security-Policy"].startswith("default-src 'none'")
     assert staff_client.get(f"/metrics/reports/{report.pk}/figures/violin.{fmt}").status_code == 404
 
 
@@ -89,12 +94,12 @@ def test_untrusted_names_are_escaped_in_pages_and_figures(staff_client):
     assert "<script>" not in svg and "&lt;script&gt;alert(" in svg  # (long names are shortened in figures)
 
 
-def test_pages_are_for_staff_only(client, django_user_model, tiny_scores):
-    assert client.get("/metrics/datasets/tiny/").status_code == 302
-    client.force_login(django_user_model.objects.create_user("annotator", password="pw-annotator-1"))
-    for url in ("/metrics/", "/metrics/datasets/tiny/"):
-        response = client.get(url)
-        assert response.status_code == 302 and "/login/" in response["Location"]
+def test_pages_are_for_staff_only(crowd_worker, annotator, outsider, tiny_scores):
+    assert crowd_worker.client.get("/metrics/datasets/tiny/").status_code == 302
+    for persona in (annotator, outsider):
+        for url in ("/metrics/", "/metrics/datasets/tiny/"):
+            response = persona.client.get(url)
+            assert response.status_code == 302 and "/login/" in response["Location"], (persona.name, url)
 
 
 def test_report_page_queries_do_not_grow_with_the_dataset(staff_client, django_assert_max_num_queries):
@@ -102,9 +107,9 @@ def test_report_page_queries_do_not_grow_with_the_dataset(staff_client, django_a
     large = synthetic_dataset("large", 60, systems=("S1", "S2", "S3", "S4", "S5"))
     assert small.videos.count() * 3 < large.videos.count() * 5
     for dataset in (small, large):
-        with django_assert_max_num_queries(17):  # first view: computes and stores the report
+        with django_assert_max_num_queries(18):  # first view: computes and stores the report (1: pair sets)
             assert staff_client.get(f"/metrics/datasets/{dataset.name}/").status_code == 200
-        with django_assert_max_num_queries(16):  # again: the stored report is reused
+        with django_assert_max_num_queries(17):  # again: the stored report is reused
             assert staff_client.get(f"/metrics/datasets/{dataset.name}/").status_code == 200
         report = Report.objects.filter(dataset=dataset).get()
         with django_assert_max_num_queries(5):
@@ -129,8 +134,10 @@ def test_compute_form_runs_the_job_and_reports_failures(staff_client, tiny_datas
 
     monkeypatch.setattr(shutil, "which", lambda name: None)  # no Java: the job fails with the clear message
     response = staff_client.post("/metrics/datasets/tiny/compute/", {"metrics": ["bleu4"]}, follow=True)
-    html = response.content.decode()
-    assert "Computing failed" in html and "needs Java" in html
+    assert "Computing the metrics in the background" in response.content.decode()
+    finished_job()  # run off the request (a thread on the embedded default)
+    html = staff_client.get("/metrics/datasets/tiny/").content.decode()
+    assert "needs Java" in html
     assert re.search(r'id="compute-job"[^>]*data-status="failed"', html)
     response = staff_client.post("/metrics/datasets/tiny/compute/", {}, follow=True)
     assert "Choose the metrics to compute." in response.content.decode()
@@ -140,8 +147,16 @@ def test_compute_form_runs_the_job_and_reports_failures(staff_client, tiny_datas
 def test_compute_form_stores_scores(java, staff_client, tiny_dataset, eager_tasks):
     response = staff_client.post("/metrics/datasets/tiny/compute/", {"metrics": ["bleu4", "cider"]}, follow=True)
     assert response.status_code == 200
+    assert finished_job().status == Job.Status.SUCCEEDED
+    response = staff_client.get("/metrics/datasets/tiny/")
     assert sorted(Metric.objects.values_list("name", flat=True)) == ["bleu4", "cider"]
     assert 'data-metric="cider"' in response.content.decode()  # the report uses the new scores
+
+
+def finished_job():
+    """The latest metric job, once it has finished (it runs off the request)."""
+    return wait_until(lambda: Job.objects.filter(kind=services.COMPUTE_KIND, status__in=["succeeded", "failed"])
+                      .order_by("-created_at").first(), timeout=120, what="the metric job to finish")
 
 
 def test_index_lists_datasets_and_reports(staff_client, tiny_scores):
@@ -161,3 +176,43 @@ def test_campaign_page_explains_missing_da_results(staff_client):
         assert "Direct Assessment results are not available" in html
     else:
         assert "no DA campaign named &#x27;pilot&#x27;" in html
+
+
+def test_pairwise_accuracy_is_on_the_dataset_page(staff_client, tiny_scores):
+    """Correct/foil pairs imported on the page; the page shows each metric's pairwise ranking accuracy (counted
+    here pair by pair from the stored scores), its interval and the pairs scored, with the stored report's
+    downloads; the same report as `correlate --human pairs` (reused, not computed twice)."""
+    page = staff_client.get("/metrics/datasets/tiny/").content.decode()
+    assert 'id="no-pairs"' in page and 'id="pairs-form"' in page and 'id="id_pairs-file"' in page
+    text = "video_id,correct,foil\n" + "".join(f"{v},Alpha,Gamma\n" for v in ["vid-a", "vid-b", "vid-c", "vid-d"])
+    text += "vid-a,Beta,Gamma\nvid-b,Beta,Gamma\n"
+    upload = SimpleUploadedFile("foil.csv", text.encode())
+    response = staff_client.post("/metrics/datasets/tiny/pairs/", {"pairs-file": upload, "pairs-pair_set": "foil"},
+                                 follow=True)
+    html = response.content.decode()
+    assert "Imported 6 correct/foil pairs as pair set foil." in html
+    assert response.redirect_chain[-1][0].endswith("/metrics/datasets/tiny/#pairs")
+
+    scores = loaders.metric_scores(tiny_scores, ["good", "noise"])
+    keys = loaders.captions(tiny_scores).set_index(["video_id", "system"])["caption_id"]
+    pairs = [line.split(",") for line in text.strip().splitlines()[1:]]
+    table = re.search(r'<table[^>]*id="pairs-foil".*?</table>', html, re.DOTALL).group(0)
+    for name in ("good", "noise"):
+        outcomes = []
+        for video, correct, foil in pairs:
+            a, b = scores.loc[keys[(video, correct)], name], scores.loc[keys[(video, foil)], name]
+            outcomes.append(1.0 if a > b else 0.5 if a == b else 0.0)
+        row = re.search(rf'<tr data-metric="{name}">(.*?)</tr>', table, re.DOTALL).group(1)
+        value = float(re.search(r'data-value="([^"]+)"', row).group(1))
+        assert value == pytest.approx(np.mean(outcomes), abs=1e-12)
+        assert '<td class="num">6</td>' in row  # pairs scored
+    assert "Pair set foil · 6 pairs" in html
+    report = Report.objects.get(kind=Report.Kind.PAIRS)
+    assert f'href="/metrics/reports/{report.pk}/table.csv"' in table or f"/metrics/reports/{report.pk}/" in html
+    staff_client.get("/metrics/datasets/tiny/")
+    assert Report.objects.filter(kind=Report.Kind.PAIRS).count() == 1  # stored once, reused
+
+    bad = SimpleUploadedFile("bad.csv", b"video_id,correct,foil\nvid-z,Alpha,Gamma\n")
+    html = staff_client.post("/metrics/datasets/tiny/pairs/", {"pairs-file": bad, "pairs-pair_set": "other"},
+                             follow=True).content.decode()
+    assert "bad.csv, line 2" in html and 'id="pairs-other"' not in html

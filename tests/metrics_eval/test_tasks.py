@@ -1,5 +1,7 @@
-"""Computing metric scores as a Celery job with progress: eagerly on the embedded default, by a real worker
-consuming from the broker when CELERY_BROKER_URL is set (the celery_worker fixture)."""
+"""Computing metric scores as a Celery job: it runs eagerly on the embedded default and in a real worker consuming
+from the broker when CELERY_BROKER_URL is set (the celery_worker fixture), and ends with its progress counts
+complete (the steps reported in between are not checked here); a finished job is not redone, and a missing Java
+or dataset fails the job with a clear message."""
 import threading
 
 import pytest
@@ -15,7 +17,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.django_db(transaction=True)
-def test_compute_job_runs_and_reports_progress(celery_worker, java, tiny_dataset, settings):
+def test_compute_job_runs_in_the_right_process_and_ends_with_complete_progress_counts(celery_worker, java, tiny_dataset, settings):
     ran_in = []
 
     def record(sender=None, args=(), **kwargs):
@@ -36,14 +38,14 @@ def test_compute_job_runs_and_reports_progress(celery_worker, java, tiny_dataset
     assert MetricScore.objects.filter(metric__dataset=tiny_dataset).count() == 36
     threads = [thread for job_id, thread in ran_in if job_id == str(job.pk)]
     assert len(threads) == 1
-    if celery_worker is None:  # embedded default: eager, in this thread
-        assert settings.CELERY_TASK_ALWAYS_EAGER and threads[0] == threading.get_ident()
-    else:  # a real worker took the message from the broker
-        assert threads[0] != threading.get_ident()
+    # never in the caller: on the embedded default (eager) a thread of this process runs it, with a broker a
+    # real worker takes the message
+    assert threads[0] != threading.get_ident()
+    assert settings.CELERY_TASK_ALWAYS_EAGER == (celery_worker is None)
 
 
 @pytest.mark.django_db
-def test_the_task_is_safe_to_run_twice(tiny_dataset, eager_tasks, monkeypatch):
+def test_the_task_skips_a_finished_job_and_fails_clearly_without_java_or_dataset(tiny_dataset, eager_tasks, monkeypatch):
     import shutil
 
     job = Job.objects.create(kind=services.COMPUTE_KIND, status=Job.Status.SUCCEEDED, message="done before")

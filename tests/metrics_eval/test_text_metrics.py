@@ -41,7 +41,8 @@ def test_scores_equal_pycocoevalcap_called_directly(java, tiny_dataset):
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
     result = services.compute_scores(tiny_dataset, ALL)
-    assert result == {"captions": 12, "scored": {name: 12 for name in ALL}, "without_references": 0}
+    assert result == {"captions": 12, "scored": {name: 12 for name in ALL}, "without_references": 0,
+                      "human": {"captions": 0, "references_left_out": 0, "without_other_references": 0}}
 
     captions = loaders.captions(tiny_dataset)
     texts = loaders.caption_texts(tiny_dataset)

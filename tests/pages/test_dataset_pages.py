@@ -135,9 +135,11 @@ def test_dataset_page_lists_systems_summary_videos_and_exports(staff_client, sam
         ["&lt;i&gt;evil&lt;/i&gt;", "1", "5.00", "0.0%"],
     ]
     chart = re.search(r'<figure class="chart" id="label-chart">.*?</figure>', html, re.S).group(0)
-    bars = re.findall(r'<rect x="(\d+)" y="26" width="(\d+)" height="16" class="chart__bar', chart)
-    # on 150 wide axes: COOT mean 3.0 of 5 and 2/3 erroneous; evil 5.0 of 5 and none erroneous
-    assert bars == [("150", "90"), ("370", "100"), ("150", "150"), ("370", "0")]
+    assert chart.startswith('<figure class="chart" id="label-chart"><svg')
+    # one bar per system and panel (COOT mean 3.0 and 2/3 erroneous; evil 5.0 and none erroneous)
+    assert re.findall(r'<g id="bar-(\w+)-(\d)">', chart) == [
+        ("mean_score", "0"), ("mean_score", "1"), ("sentence_error_rate", "0"), ("sentence_error_rate", "1")]
+    assert ">3.0<" in chart and ">5.0<" in chart and ">67%<" in chart and ">0%<" in chart
     assert "&lt;i&gt;evil&lt;/i&gt;" in chart and "<i>" not in chart
     videos = rows(html, "videos")
     assert [row[1:] for row in videos] == [["v1", "0:12.5", "none", "external (not processed)"],

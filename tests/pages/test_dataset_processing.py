@@ -43,10 +43,9 @@ def test_process_button_runs_a_job_whose_progress_the_page_shows(client, staff_u
 
 
 @pytest.mark.django_db
-def test_processing_needs_staff_and_post(client, django_user_model):
+def test_processing_needs_staff_and_post(annotator, outsider, staff_researcher):
     Dataset.objects.create(name="clips")
-    client.force_login(django_user_model.objects.create_user("someone", password="pw-someone-1"))
-    assert client.post("/datasets/clips/process-videos/").status_code == 302  # to the staff login
+    for persona in (annotator, outsider):
+        assert persona.client.post("/datasets/clips/process-videos/").status_code == 302  # to the staff login
     assert not Job.objects.exists()
-    client.force_login(django_user_model.objects.create_user("boss", password="pw-boss-1", is_staff=True))
-    assert client.get("/datasets/clips/process-videos/").status_code == 405
+    assert staff_researcher.client.get("/datasets/clips/process-videos/").status_code == 405

@@ -53,6 +53,9 @@ class Submission(models.Model):
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.WEB)
     time_spent = models.FloatField(default=0, help_text="Seconds the page was in front of the annotator.")
     video_played = models.BooleanField(null=True, help_text="The video was played (unknown for embeds/imports).")
+    watched_seconds = models.FloatField(
+        null=True, blank=True, help_text="Seconds of real playback (seeking does not count), at most the time since "
+                                         "the video was handed out by the server's clock; unknown for embeds/imports.")
     confirmed_incomplete = models.BooleanField(
         default=False, help_text="Submitted although a score or a span was missing, after confirming.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -63,6 +66,8 @@ class Submission(models.Model):
             models.UniqueConstraint(fields=["assignment"], condition=Q(is_current=True),
                                     name="submission_one_current_per_assignment"),
             models.CheckConstraint(condition=Q(time_spent__gte=0), name="submission_time_spent_ok"),
+            models.CheckConstraint(condition=Q(watched_seconds__isnull=True) | Q(watched_seconds__gte=0),
+                                   name="submission_watched_seconds_ok"),
         ]
 
 

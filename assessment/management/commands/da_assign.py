@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
-from django.urls import reverse
 
+from annotation_site.links import absolute_url
 from assessment import services
 from assessment.models import Campaign
 
@@ -12,22 +12,25 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--workers", default="", help="Comma-separated worker ids.")
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
-        parser.add_argument("--entry-link", action="store_true")
+        parser.add_argument("--base-url", default=None,
+                            help="The platform's public address the links start with, e.g. https://da.example.org "
+                                 "(default: the CAPTIONEVAL_BASE_URL setting, http://127.0.0.1:8000 unless "
+                                 "configured).")
+        parser.add_argument("--entry-link", action="store_true",
+                            help="Also print the campaign's entry link, to which a crowd platform appends the "
+                                 "worker's id.")
 
     def handle(self, *args, campaign, workers, base_url, entry_link, **options):
         found = Campaign.objects.filter(name=campaign).first()
         if found is None:
             raise CommandError(f"no campaign named {campaign!r}")
-        base = base_url.rstrip("/")
         if entry_link:
-            token = services.campaign_entry_token(found)
-            self.stdout.write(f"{base}{reverse('da-join', args=[token])}?worker_id=WORKER_ID")
+            self.stdout.write(f"{absolute_url(services.campaign_entry_path(found), base_url)}?worker_id=WORKER_ID")
         for name in [w.strip() for w in workers.split(",") if w.strip()]:
             worker = services.worker_by_external_id(name)
             assignment = services.assign(found, worker)
             if assignment is None:
                 self.stderr.write(f"{name}: no HIT left for this worker")
                 continue
-            token = services.assignment_token(assignment)
-            self.stdout.write(f"{name}\tHIT {assignment.hit.number}\t{base}{reverse('da-rate-token', args=[token])}")
+            self.stdout.write(f"{name}\tHIT {assignment.hit.number}\t"
+                              f"{absolute_url(services.assignment_path(assignment), base_url)}")

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.interchange.bundle import FormatError
+from annotation_site.problems import FormatError
 from assessment.csv_import import HEADER, import_judgments
 
 

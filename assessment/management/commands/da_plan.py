@@ -1,14 +1,15 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.corpus.models import Dataset, System
 from assessment import campaigns
 from assessment.models import QCTest
 
 
 class Command(BaseCommand):
     help = ("Create a Direct Assessment campaign over systems of a dataset plus a human caption set, and plan its "
-            "HITs (system captions, hidden originals, degraded copies, repeats). Prints the seed: the same "
-            "parameters and seed re-create the plan exactly.")
+            "HITs (system captions, hidden originals, degraded copies, repeats). Layout values left out are "
+            "suggested for the dataset (the paper's HIT of 100 items when it is large enough); a layout in which "
+            "no worker can reach the QC minimum of pairs is refused with the values that would work. Prints the "
+            "seed: the same parameters and seed re-create the plan exactly.")
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="Name of the new campaign.")
@@ -18,12 +19,20 @@ class Command(BaseCommand):
         human = parser.add_mutually_exclusive_group(required=True)
         human.add_argument("--human-system", help="A human system of the dataset (is_human).")
         human.add_argument("--reference-set", help="A reference set, made into a human system on first use.")
-        parser.add_argument("--hit-size", type=int, default=100)
-        parser.add_argument("--pairs", type=int, default=10, help="Original/degraded pairs per HIT.")
-        parser.add_argument("--repeats", type=int, default=10, help="Exact repeats per HIT.")
+        parser.add_argument("--hit-size", type=int, default=None,
+                            help="Items per HIT (default: suggested for the dataset; 100 when it is large enough).")
+        parser.add_argument("--pairs", type=int, default=None,
+                            help="Original/degraded pairs per HIT (default: suggested, 10 at most).")
+        parser.add_argument("--repeats", type=int, default=None, help="Exact repeats per HIT (default: suggested).")
         parser.add_argument("--min-distance", type=int, default=None,
                             help="Minimum positions between a control item and its partner (default HIT size / 4).")
-        parser.add_argument("--workers-per-hit", type=int, default=1)
+        parser.add_argument("--workers-per-hit", type=int, default=None,
+                            help="Workers per HIT (default: suggested; at least 3 and a multiple of the HITs a "
+                                 "worker needs to reach the QC minimum).")
+        parser.add_argument("--watch-fraction", type=float, default=None,
+                            help="Share of each clip that must really play before a score (default 0.9).")
+        parser.add_argument("--watch-max-seconds", type=float, default=None,
+                            help="Cap of the required playback in seconds (default 30).")
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--qc-test", choices=QCTest.values, default=QCTest.WILCOXON)
         parser.add_argument("--qc-threshold", type=float, default=0.05)
@@ -31,33 +40,20 @@ class Command(BaseCommand):
         parser.add_argument("--description", default="")
 
     def handle(self, *args, **o):
-        dataset = Dataset.objects.filter(name=o["dataset"]).first()
-        if dataset is None:
-            raise CommandError(f"no dataset named {o['dataset']!r}")
         try:
-            if o["reference_set"]:
-                human = campaigns.human_system_from_references(dataset, o["reference_set"])
-            else:
-                human = System.objects.filter(dataset=dataset, name=o["human_system"]).first()
-                if human is None:
-                    raise CommandError(f"dataset {dataset.name} has no system {o['human_system']!r}")
-            names = [n.strip() for n in o["systems"].split(",") if n.strip()]
-            systems = list(System.objects.filter(dataset=dataset, is_human=False).exclude(pk=human.pk))
-            if names:
-                known = {s.name: s for s in System.objects.filter(dataset=dataset, name__in=names)}
-                unknown = [n for n in names if n not in known]
-                if unknown:
-                    raise CommandError(f"dataset {dataset.name} has no system {', '.join(unknown)}")
-                systems = [known[n] for n in names]
-            campaign = campaigns.create_campaign(
-                name=o["campaign"], dataset=dataset, systems=systems, human_system=human,
+            campaign = campaigns.create_campaign_by_names(
+                name=o["campaign"], dataset=o["dataset"], human_system=o["human_system"],
+                reference_set=o["reference_set"],
+                systems=[n.strip() for n in o["systems"].split(",") if n.strip()],
                 description=o["description"], hit_size=o["hit_size"], pairs_per_hit=o["pairs"],
                 repeats_per_hit=o["repeats"], min_control_distance=o["min_distance"],
                 workers_per_hit=o["workers_per_hit"], seed=o["seed"], qc_test=o["qc_test"],
-                qc_threshold=o["qc_threshold"], qc_min_pairs=o["qc_min_pairs"])
+                qc_threshold=o["qc_threshold"], qc_min_pairs=o["qc_min_pairs"],
+                watch_fraction=o["watch_fraction"], watch_max_seconds=o["watch_max_seconds"])
         except campaigns.CampaignError as exc:
             raise CommandError(str(exc)) from None
         n_hits = campaign.hits.count()
         self.stdout.write(self.style.SUCCESS(
             f"Planned campaign {campaign.name!r}: {n_hits} HITs of up to {campaign.hit_size} items over "
-            f"{len(systems)} systems + human {human.name!r}; seed {campaign.seed}"))
+            f"{campaign.systems.count()} systems + human {campaign.human_system.name!r}; seed {campaign.seed}"))
+        self.stdout.write(campaigns.plan_summary(campaign))

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from assessment import services
+from assessment import quality_control, services
 from assessment.models import Campaign, QCTest
 
 
@@ -26,6 +26,8 @@ class Command(BaseCommand):
             Campaign.objects.filter(pk=found.pk).update(**changes)
             found.refresh_from_db()
         qc = services.store_qc(found)
+        counts = quality_control.status_counts(qc)
         self.stdout.write(self.style.SUCCESS(
             f"{int(qc['passed'].sum())} of {len(qc)} workers passed ({found.qc_test}, p < {found.qc_threshold}, "
-            f">= {found.qc_min_pairs} pairs)"))
+            f">= {found.qc_min_pairs} pairs); " + ", ".join(f"{n} {status.replace('_', ' ')}"
+                                                           for status, n in counts.items())))

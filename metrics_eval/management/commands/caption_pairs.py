@@ -7,6 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site.corpus.models import Dataset
+from annotation_site import uploads
 from metrics_eval import services
 from metrics_eval.score_import import FormatError
 
@@ -29,10 +30,10 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"no file {path}")
         try:
-            count = services.import_pairs(dataset, path.read_text(encoding="utf-8"), path.name,
+            count = services.import_pairs(dataset, uploads.path_text(path), path.name,
                                           pair_set=options["name"], replace=options["replace"])
         except FormatError as exc:
             raise CommandError(exc.describe()) from None
-        except (services.MetricError, UnicodeDecodeError) as exc:
+        except (services.MetricError, uploads.UploadRefused) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"Imported {count} pairs into pair set {options['name']!r} of {dataset.name}")

@@ -38,6 +38,9 @@ class Command(BaseCommand):
         parser.add_argument("--alpha", type=float, default=0.05, help="significance level of the clusters")
         parser.add_argument("--test", choices=list(analysis.TESTS), default="",
                             help="significance test between metrics (default: Williams for Pearson, else bootstrap)")
+        parser.add_argument("--include-human", action="store_true",
+                            help="include the captions of human systems (left out by default: they are references), "
+                                 "scored leave-one-out against the other references")
         parser.add_argument("--format", choices=["table", "json", "csv"], default="table")
         parser.add_argument("--compute", action="store_true",
                             help="first compute (and store) the text metrics named in --metrics, like metric_scores "
@@ -60,7 +63,7 @@ class Command(BaseCommand):
             "pair_set": options["pair_set"],
             "metrics": services.parse_names(options["metrics"]) if options["metrics"] else [],
             **{key: options[key] for key in ("method", "level", "resamples", "seed", "confidence", "alpha", "test")},
-            "group_by": options["group_by"],
+            "group_by": options["group_by"], "include_human": options["include_human"],
         }
         if options["compute"]:
             self._compute(dataset, data["metrics"], options)
@@ -131,6 +134,8 @@ class Command(BaseCommand):
                 text = (f"{entry['r']:.3f}{star}[{cluster}] ({_fmt(low)}, {_fmt(high)}) n={entry['n']}")
                 cells.append(f"{text:>{width}}")
             lines.append(f"{metric:<12}" + "".join(cells))
+        if "human_systems" in result:
+            lines.append(reports.describe_human_systems(result["human_systems"]))
         return "\n".join(lines)
 
 

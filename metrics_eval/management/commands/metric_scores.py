@@ -6,10 +6,12 @@
 """
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation_site.corpus.models import Dataset
+from annotation_site import uploads
 from metrics_eval import loaders, services, text_metrics
 from metrics_eval.score_import import FormatError
 
@@ -49,7 +51,9 @@ class Command(BaseCommand):
                 job = services.start_compute_job(dataset, names, reference_sets=reference_sets)
             except services.MetricError as exc:
                 raise CommandError(str(exc)) from None
-            self.stdout.write(f"queued job {job.pk} ({job.status}); progress at /api/jobs/{job.pk}/")
+            where = ("in a thread of this command, which waits for it before exiting (no broker configured)"
+                     if settings.CELERY_TASK_ALWAYS_EAGER else "on a Celery worker")
+            self.stdout.write(f"started job {job.pk} {where}; progress at /api/jobs/{job.pk}/")
             return
         bar = tqdm(total=None, desc=f"{dataset.name}: {', '.join(names)}", unit="step", file=self.stderr._out,
                    disable=options["verbosity"] == 0)
@@ -74,9 +78,9 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"no file {path}")
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise CommandError(f"{path}: not UTF-8 text") from None
+            text = uploads.path_text(path)
+        except uploads.UploadRefused as exc:
+            raise CommandError(str(exc)) from None
         try:
             result = services.import_scores(dataset, text, path.name, replace=options["replace"],
                                             version=options["metric_version"])

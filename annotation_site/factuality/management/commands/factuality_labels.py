@@ -5,7 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality import raw_labels
 from annotation_site.factuality.models import Project
-from annotation_site.interchange.bundle import FormatError
+from annotation_site.problems import FormatError
+from annotation_site import uploads
 
 
 class Command(BaseCommand):
@@ -40,11 +41,9 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset named {dataset!r}")
         path = Path(import_file)
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise CommandError(f"{path.name}: not UTF-8 text ({exc.reason}); nothing was imported") from None
-        except OSError as exc:
-            raise CommandError(f"{import_file}: {exc.strerror or exc}") from None
+            text = uploads.path_text(path)
+        except uploads.UploadRefused as exc:
+            raise CommandError(f"{exc}; nothing was imported") from None
         try:
             result, counts = raw_labels.import_lines(text, project_name=project, dataset=found, filename=path.name)
         except FormatError as exc:

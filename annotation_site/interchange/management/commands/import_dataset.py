@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.uploads import UploadRefused
 from annotation_site.interchange import formats
 from annotation_site.interchange.bundle import FormatError
 from annotation_site.interchange.services import DEFAULT_LABEL_SET, ImportRefused, import_bundle
@@ -15,7 +16,11 @@ class Command(BaseCommand):
         parser.add_argument("path")
         parser.add_argument("--format", required=True, choices=formats.FORMATS)
         parser.add_argument("--name", required=True, help="Name of the new dataset.")
-        parser.add_argument("--replace", action="store_true", help="Replace a dataset of the same name.")
+        parser.add_argument("--replace", action="store_true", help="Replace a dataset of the same name (refused "
+                            "when people's judgments are on it: the message says what would be lost).")
+        parser.add_argument("--force-delete-judgments", action="store_true",
+                            help="With --replace: delete the human judgments on the old dataset too (export them "
+                                 "first).")
         parser.add_argument("--labels", default=DEFAULT_LABEL_SET, help="Name of the imported label set.")
         parser.add_argument("--description", default="")
         parser.add_argument(
@@ -23,12 +28,14 @@ class Command(BaseCommand):
             help="factvc: do not register YouTube URLs for ids that look like YouTube ids.",
         )
 
-    def handle(self, *args, path, format, name, replace, labels, description, no_youtube, **options):
+    def handle(self, *args, path, format, name, replace, labels, description, no_youtube, force_delete_judgments,
+               **options):
         try:
             bundle = formats.read_path(format, path, youtube=not no_youtube)
             result = import_bundle(bundle, name=name, source_format=format, replace=replace,
-                                   label_set_name=labels, label_source=str(path), description=description)
-        except (FormatError, ImportRefused) as exc:
+                                   label_set_name=labels, label_source=str(path), description=description,
+                                   force_delete_judgments=force_delete_judgments)
+        except (FormatError, ImportRefused, UploadRefused) as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:
             raise CommandError(f"{path}: {exc.strerror or exc}") from None

@@ -1,15 +1,16 @@
-"""``manage.py load_demo``: the demo dataset (see ``annotation_site.corpus.demo``) and, optionally, a login."""
+"""``manage.py load_demo``: the demo dataset (see ``annotation_site.demo.services``) and, optionally, a login."""
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.corpus import demo
+from annotation_site.demo import services as demo
 from annotation_site.interchange.services import ImportRefused
 
 
 class Command(BaseCommand):
     help = (
         f"Create the dataset {demo.DEMO_NAME!r}: generated test-pattern videos (stored and probed), captions of "
-        "three made-up systems, human references and factuality labels. An existing demo dataset is left alone "
-        "unless --replace is given."
+        "three made-up systems, human references and factuality labels; then the apps' demo steps: a factuality "
+        "project with simulated annotators (agreement report) and a Direct Assessment campaign with a simulated "
+        "crowd (QC, rankings). An existing demo dataset is left alone unless --replace is given."
     )
 
     def add_arguments(self, parser):
@@ -34,6 +35,8 @@ class Command(BaseCommand):
         counts = ", ".join(f"{n} {what}" for what, n in result.counts.items())
         if result.created:
             self.stdout.write(self.style.SUCCESS(f"Created dataset {demo.DEMO_NAME!r}: {counts}"))
+            for note in result.notes:
+                self.stdout.write(note)
         else:
             self.stdout.write(f"Dataset {demo.DEMO_NAME!r} already exists ({counts}); left unchanged "
                               "(use --replace to recreate it).")

@@ -4,23 +4,32 @@ Everything is deterministic and made locally (ffmpeg test patterns, no downloads
 has something to look at and to annotate. The content is built as an interchange ``DatasetBundle`` and written
 by ``import_bundle`` (the same code path as any import); the video files are then stored in media storage
 (local or S3) and probed so that durations and thumbnails exist. ``manage.py load_demo`` is the command.
+
+Then the apps that work on a dataset add their part through **demo steps** (``DEMO_STEPS``), each kept next to
+the code it exercises: ``factuality/demo.py`` a project with simulated annotators and its agreement report,
+``assessment/demo.py`` a DA campaign with a simulated crowd. This package sits above all of them (import-linter
+checks that no app imports it), so the corpus imports neither. A step gets the new dataset and a progress
+callback, and returns one line for the command's output (a step that cannot run on a tiny demo says why instead
+of failing).
 """
 import logging
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.db import transaction
 
+from annotation_site.corpus import synthetic, video_processing
+from annotation_site.corpus.models import Caption, Dataset, Reference, Video
+from annotation_site.corpus.tokens import parse_bracketed
+from annotation_site.factuality.demo import add_project
 from annotation_site.factuality.models import ErrorSpan, ParagraphLabel, SentenceLabel
 from annotation_site.interchange.bundle import CaptionData, DatasetBundle, ReferenceData, SentenceData, VideoData
 from annotation_site.interchange.services import import_bundle
-
-from . import synthetic, video_processing
-from .models import Caption, Dataset, Reference, Video
-from .tokens import parse_bracketed
+from assessment.demo import add_campaign
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +129,24 @@ class DemoResult:
     dataset: Dataset
     created: bool  # False: a demo dataset existed and was left alone
     counts: dict
+    notes: list = field(default_factory=list)  # one line per demo step
+
+
+@dataclass(frozen=True)
+class DemoStep:
+    name: str
+    run: Callable  # run(dataset, progress) -> str (a line for the output)
+
+
+DEMO_STEPS = (
+    DemoStep("factuality", add_project),
+    DemoStep("direct assessment", add_campaign),
+)
+
+
+def demo_steps():
+    """The steps every new demo runs, in order."""
+    return list(DEMO_STEPS)
 
 
 def demo_videos(n_videos):
@@ -150,8 +177,9 @@ def build_bundle(videos):
     return bundle
 
 
-def load_demo(*, n_videos=4, replace=False, progress=None):
-    """Create the demo dataset; an existing one is left alone unless ``replace``.
+def load_demo(*, n_videos=4, replace=False, progress=None, steps=True):
+    """Create the demo dataset and run the demo steps on it (``steps=False``: the dataset only); an
+    existing demo is left alone unless ``replace``.
 
     ``progress(done, total, message)`` is called as the videos are made, stored and probed."""
     if n_videos < 1:
@@ -172,14 +200,16 @@ def load_demo(*, n_videos=4, replace=False, progress=None):
             report(i + 1, total, f"made {video.video_id} ({video.pattern}, {video.seconds:.1f} s)")
         with transaction.atomic():
             result = import_bundle(build_bundle(videos), name=DEMO_NAME, source_format="demo", replace=replace,
-                                   label_set_name=LABEL_SET, label_source="load_demo", description=DEMO_DESCRIPTION)
+                                   label_set_name=LABEL_SET, label_source="load_demo", description=DEMO_DESCRIPTION,
+                                   force_delete_judgments=replace)  # --replace: recreate the demo with its work
             rows = result.dataset.videos.order_by("position")
             for i, row in enumerate(rows):
                 _attach(row, paths[row.external_id])
                 video_processing.process_video(row)
                 report(len(videos) + i + 1, total, f"stored {row.external_id}: {row.status}")
+            notes = [f"{step.name}: {step.run(result.dataset, report)}" for step in (demo_steps() if steps else [])]
             transaction.on_commit(lambda: _delete_files(old_files))
-    return DemoResult(result.dataset, created=True, counts=_counts(result.dataset))
+    return DemoResult(result.dataset, created=True, counts=_counts(result.dataset), notes=notes)
 
 
 def _attach(video, path):

@@ -1,0 +1,225 @@
+"""REST endpoints of crowd work (staff; session or token authentication), documented at /api/docs/.
+
+``studies/`` (GET list, POST create), ``studies/NAME/`` (GET detail with progress and the ledger's states),
+``studies/NAME/ACTION/`` (POST: publish, pause, close, places, sync, release-idle, links, apply-payments,
+mturk-batch (GET), mturk-results, approve-reject, ledger (GET), export), ``payments/`` (GET the contract document;
+POST records it), ``dispatches/ID/resolve/`` (POST), ``codes/verify/`` (POST).
+"""
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation_site import uploads
+from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, studies
+from .models import BonusScope, Dispatch, Participation, Policy, Provider, Study
+from .providers.base import AdmissionRefused
+from .providers.prolific_client import ProlificError, TransientError
+
+
+class StudySerializer(serializers.ModelSerializer):
+    status = serializers.CharField(read_only=True, help_text="draft, published, paused or closed")
+
+    class Meta:
+        model = Study
+        fields = ["name", "provider", "protocol", "target_name", "status", "external_id", "title", "description",
+                  "reward", "currency", "estimated_minutes", "places", "places_taken", "hits_per_participant",
+                  "closes_at", "id_parameter", "idle_minutes", "consent_text", "instructions", "end_mode",
+                  "completion_url", "completion_code", "screened_out_code", "policy", "bonus_scope", "bonus_amount",
+                  "rejection_category", "rejection_message", "created_at"]
+        read_only_fields = ["protocol", "target_name", "status", "external_id", "places_taken", "created_at"]
+
+
+class StudyCreateSerializer(StudySerializer):
+    target = serializers.CharField(help_text="Campaign or project name.")
+    protocol = serializers.CharField(required=False, allow_blank=True, help_text="da, factuality, ... (optional)")
+
+    class Meta(StudySerializer.Meta):
+        fields = StudySerializer.Meta.fields + ["target"]
+        read_only_fields = ["target_name", "status", "external_id", "places_taken", "created_at"]
+
+
+def _detail(study, request=None):
+    return {**StudySerializer(study).data, "entry_url": studies.entry_url(study), "progress": studies.progress(study),
+            "ledger": payments.summary(study)}
+
+
+class StudyListView(APIView):
+    @extend_schema(responses={200: StudySerializer(many=True)})
+    def get(self, request):
+        return Response(StudySerializer(Study.objects.all(), many=True).data)
+
+    @extend_schema(request=StudyCreateSerializer, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request):
+        serializer = StudyCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        target, protocol = data.pop("target"), data.pop("protocol", "")
+        name, provider = data.pop("name"), data.pop("provider")
+        try:
+            study = studies.create_study(protocol, target, name=name, provider=provider, **data)
+        except studies.StudyError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(_detail(study), status=status.HTTP_201_CREATED)
+
+
+class StudyDetailView(APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, name):
+        return Response(_detail(get_object_or_404(Study, name=name)))
+
+
+class StudyActionView(APIView):
+    """POST an action on a study (GET for mturk-batch and ledger)."""
+
+    @extend_schema(operation_id="crowd_study_read", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, name, action):
+        study = get_object_or_404(Study, name=name)
+        if action == "mturk-batch":
+            text, xml = studies.mturk_batch(study)
+            return Response({"batch_input_csv": text, "external_question": xml})
+        if action == "ledger":
+            from .staff_views import LEDGER_COLUMNS, ledger_rows
+
+            return Response([dict(zip(LEDGER_COLUMNS, row)) for row in ledger_rows(study)])
+        return Response({"detail": f"GET {action} is not an operation"}, status=status.HTTP_404_NOT_FOUND)
+
+    @extend_schema(operation_id="crowd_study_act", request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request, name, action):
+        study = get_object_or_404(Study, name=name)
+        data = request.data
+        try:
+            if action == "publish":
+                return Response(_detail(studies.publish(study)))
+            if action == "pause":
+                return Response(_detail(studies.pause(study)))
+            if action == "close":
+                return Response(_detail(studies.close(study)))
+            if action == "places":
+                return Response(_detail(studies.add_places(study, int(data.get("add", 0)))))
+            if action == "sync":
+                return Response({"outcomes": admission.sync_submissions(study)})
+            if action == "release-idle":
+                return Response({"released": admission.release_idle()})
+            if action == "links":
+                ids = data.get("participant_ids") or []
+                made = admission.create_participant_links(
+                    study, [str(i) for i in ids], max_hits=int(data.get("max_hits", 1)),
+                    expires_at=timezone.now() + timedelta(days=int(data.get("days", 7))))
+                return Response({"links": [{"participant_id": i, "url": studies.participant_link_url(t)}
+                                           for i, t in made]}, status=status.HTTP_201_CREATED)
+            if action == "block":
+                ids = [str(i) for i in data.get("participant_ids") or []]
+                return Response({"blocked": admission.block(study, ids, str(data.get("reason") or "blocked"))})
+            if action == "apply-payments":
+                from .staff_views import start_payments_job
+
+                job = start_payments_job(study, request.user)
+                return Response({"job": str(job.pk), "status_url": reverse("job-detail", args=[job.pk])},
+                                status=status.HTTP_202_ACCEPTED)
+            if action in ("mturk-results", "approve-reject"):
+                upload = request.FILES.get("file")
+                if upload is None:
+                    return Response({"detail": "send the results CSV as the multipart field 'file'"},
+                                    status=status.HTTP_400_BAD_REQUEST)
+                try:
+                    text = uploads.upload_text(upload)
+                except uploads.UploadRefused as exc:
+                    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+                if action == "approve-reject":
+                    return Response({"csv": mturk_import.approve_reject_file(study, text)})
+                return Response(mturk_import.import_results(study, text, filename=upload.name))
+            if action == "export":
+                return Response(exports.export_ledger(study), status=status.HTTP_201_CREATED)
+        except mturk_formats.FormatError as exc:
+            return Response({"detail": str(exc).splitlines()[0], "problems": exc.problems},
+                            status=status.HTTP_400_BAD_REQUEST)
+        except (studies.StudyError, ProlificError, AdmissionRefused, ValueError, exports.ExportError) as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        except TransientError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response({"detail": f"unknown action {action!r}"}, status=status.HTTP_404_NOT_FOUND)
+
+
+class PaymentsView(APIView):
+    params = [OpenApiParameter("campaign", str, description="Campaign or project name"),
+              OpenApiParameter("protocol", str, required=False), OpenApiParameter("policy", str, enum=Policy.values),
+              OpenApiParameter("bonus_scope", str, enum=BonusScope.values, required=False),
+              OpenApiParameter("bonus_amount", str, required=False)]
+
+    def _plan(self, data):
+        name = data.get("campaign") or ""
+        try:
+            adapter, target = (adapters.resolve(data["protocol"], name) if data.get("protocol")
+                               else adapters.find_target(name))
+        except adapters.AdapterError as exc:
+            raise serializers.ValidationError({"campaign": str(exc)}) from None
+        policy = data.get("policy") or Policy.APPROVE_PASSING
+        if policy not in Policy.values:
+            raise serializers.ValidationError({"policy": f"one of {', '.join(Policy.values)}"})
+        scope = data.get("bonus_scope") or BonusScope.NONE
+        if scope not in BonusScope.values:
+            raise serializers.ValidationError({"bonus_scope": f"one of {', '.join(BonusScope.values)}"})
+        try:
+            amount = Decimal(str(data.get("bonus_amount") or "0"))
+        except InvalidOperation:
+            raise serializers.ValidationError({"bonus_amount": "a decimal amount"}) from None
+        study = payments.target_studies(target).exclude(provider=Provider.NONE).first()
+        decisions = payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount,
+                                     rejection_message=study.rejection_message if study else "")
+        return target, policy, decisions
+
+    @extend_schema(parameters=params, responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        """The decisions a policy makes (the crowd_payments --dry-run document); nothing is recorded."""
+        target, policy, decisions = self._plan(request.query_params)
+        return Response(payments.document(target, decisions, policy))
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request):
+        """Record the decisions as planned ledger rows (``send: true`` also starts sending them)."""
+        target, policy, decisions = self._plan(request.data)
+        written = payments.record(target, decisions, policy=policy, user=request.user)
+        body = payments.document(target, decisions, policy)
+        body["recorded"] = written
+        if request.data.get("send") in (True, "true", "1", 1):
+            from .staff_views import start_payments_job
+
+            body["jobs"] = [str(start_payments_job(s, request.user).pk) for s in payments.target_studies(target)]
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ResolveDispatchView(APIView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request, pk):
+        """A person checked an in-doubt bonus batch on the platform: ``{"paid": true | false}``."""
+        dispatch = get_object_or_404(Dispatch, pk=pk)
+        if "paid" not in request.data:
+            return Response({"detail": "say whether the platform shows it paid: {\"paid\": true|false}"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        try:
+            dispatch = payments.resolve_dispatch(dispatch, paid=bool(request.data["paid"]), user=request.user)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response({"dispatch": dispatch.pk, "state": dispatch.state})
+
+
+class VerifyCodeView(APIView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request):
+        """Is ``code`` the completion code of ``participant_id``'s work in ``study``? Answers the HIT it is for."""
+        study = get_object_or_404(Study, name=request.data.get("study", ""))
+        code = str(request.data.get("code", ""))
+        pid = str(request.data.get("participant_id", ""))
+        for p in Participation.objects.filter(study=study, participant__platform_id=pid).exclude(work_key="") \
+                .select_related("participant"):
+            if links.verify_code(study.pk, p.work_key, p.participant.worker_key, code):
+                return Response({"valid": True, "hit": p.unit_label, "status": p.status})
+        return Response({"valid": False})

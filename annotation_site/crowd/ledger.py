@@ -1,0 +1,48 @@
+"""Moving ledger rows between states. Every move is a conditional UPDATE on the row's current state, so two
+runs working at once can never both send the same row: only one claims it (planned -> sent)."""
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .models import LedgerEntry
+
+State = LedgerEntry.State
+
+
+def checkpoint(name):
+    """Called between two platform calls of the payment engine (tests replace it to 'crash' the run there)."""
+
+
+def claim(entries):
+    """planned -> sent for each row (attempts + 1); returns the rows this run claimed, fresh from the database."""
+    ids = [e.pk for e in entries]
+    with transaction.atomic():
+        claimed = list(LedgerEntry.objects.select_for_update().filter(pk__in=ids, state=State.PLANNED)
+                       .values_list("pk", flat=True))
+        LedgerEntry.objects.filter(pk__in=claimed).update(state=State.SENT, sent_at=timezone.now(),
+                                                          attempts=F("attempts") + 1, error="")
+    return list(LedgerEntry.objects.filter(pk__in=claimed).order_by("pk"))
+
+
+def confirm(entries, note=""):
+    ids = [e.pk for e in entries]
+    fields = {"state": State.CONFIRMED, "settled_at": timezone.now()}
+    if note:
+        fields["error"] = note
+    return LedgerEntry.objects.filter(pk__in=ids, state=State.SENT).update(**fields)
+
+
+def fail(entries, error):
+    ids = [e.pk for e in entries]
+    return LedgerEntry.objects.filter(pk__in=ids, state=State.SENT).update(
+        state=State.FAILED, settled_at=timezone.now(), error=str(error)[:2000])
+
+
+def note(entries, error):
+    """Record a transient problem on rows that stay sent (the next run reconciles them)."""
+    LedgerEntry.objects.filter(pk__in=[e.pk for e in entries]).update(error=str(error)[:2000])
+
+
+def unsend(entries):
+    """sent -> planned: the platform shows the request had no effect, so it may be sent again."""
+    return LedgerEntry.objects.filter(pk__in=[e.pk for e in entries], state=State.SENT).update(state=State.PLANNED)

@@ -1,0 +1,120 @@
+"""Studies on a crowd provider.
+
+    python manage.py crowd_study create --target NAME --provider prolific|link|mturk --name STUDY [--reward 1.50 ...]
+    python manage.py crowd_study publish|pause|close|sync|show --name STUDY
+    python manage.py crowd_study places --name STUDY --add 10
+    python manage.py crowd_study links --name STUDY --participants P1 P2 [--days 7] [--max-hits 1]
+    python manage.py crowd_study release-idle
+    python manage.py crowd_study block --name STUDY --participants P1 [--reason "..."]
+    python manage.py crowd_study practice --name STUDY --text "..." --accept 0 30 --feedback "..." [--video-url URL]
+"""
+import json
+from datetime import timedelta
+from decimal import Decimal
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from annotation_site.crowd import admission, studies
+from annotation_site.crowd.models import PracticeItem, Study
+from annotation_site.crowd.providers.base import AdmissionRefused
+from annotation_site.crowd.providers.prolific_client import ProlificError, TransientError
+
+
+class Command(BaseCommand):
+    help = "Create, publish, pause, close, sync studies; add places; make per-participant links."
+
+    def add_arguments(self, parser):
+        parser.add_argument("action", choices=["create", "publish", "pause", "close", "sync", "show", "places", "links",
+                                               "release-idle", "practice", "block"])
+        parser.add_argument("--name", help="Study name.")
+        parser.add_argument("--target", help="create: campaign or project name.")
+        parser.add_argument("--protocol", default="")
+        parser.add_argument("--provider", choices=["prolific", "link", "mturk", "none"])
+        parser.add_argument("--reward", type=Decimal)
+        parser.add_argument("--currency")
+        parser.add_argument("--places", type=int)
+        parser.add_argument("--hits-per-participant", type=int)
+        parser.add_argument("--minutes", type=int, help="Estimated minutes per HIT.")
+        parser.add_argument("--idle-minutes", type=int)
+        parser.add_argument("--id-parameter")
+        parser.add_argument("--completion-code")
+        parser.add_argument("--consent", help="Consent text (a file path, or the text).")
+        parser.add_argument("--policy")
+        parser.add_argument("--bonus-scope")
+        parser.add_argument("--bonus-amount", type=Decimal)
+        parser.add_argument("--add", type=int, help="places: how many to add.")
+        parser.add_argument("--participants", nargs="*", default=[])
+        parser.add_argument("--days", type=int, default=7)
+        parser.add_argument("--max-hits", type=int, default=1)
+        parser.add_argument("--text", help="practice: the caption.")
+        parser.add_argument("--accept", nargs=2, type=int, help="practice: the range of right answers.")
+        parser.add_argument("--scale", nargs=2, type=int, default=[0, 100])
+        parser.add_argument("--feedback", default="")
+        parser.add_argument("--video-url", default="")
+        parser.add_argument("--reason", default="did not follow the instructions")
+
+    def handle(self, *args, **o):
+        action = o["action"]
+        try:
+            if action == "create":
+                if not (o["target"] and o["name"] and o["provider"]):
+                    raise CommandError("create needs --target, --name and --provider")
+                consent = o["consent"]
+                if consent:
+                    try:
+                        with open(consent, encoding="utf-8") as handle:
+                            consent = handle.read()
+                    except OSError:
+                        pass
+                fields = {"reward": o["reward"], "currency": o["currency"], "places": o["places"],
+                          "hits_per_participant": o["hits_per_participant"], "estimated_minutes": o["minutes"],
+                          "idle_minutes": o["idle_minutes"], "id_parameter": o["id_parameter"],
+                          "completion_code": o["completion_code"], "consent_text": consent, "policy": o["policy"],
+                          "bonus_scope": o["bonus_scope"], "bonus_amount": o["bonus_amount"]}
+                study = studies.create_study(o["protocol"], o["target"], name=o["name"], provider=o["provider"],
+                                             **fields)
+                self.stdout.write(f"created study {study.name} ({study.provider}) for {study.protocol} "
+                                  f"{study.target_name}; entry: {studies.entry_url(study)}")
+                return
+            if action == "release-idle":
+                self.stdout.write(f"released {admission.release_idle()} idle task(s)")
+                return
+            study = Study.objects.filter(name=o["name"] or "").first()
+            if study is None:
+                raise CommandError(f"no study named {o['name']!r}")
+            if action == "publish":
+                studies.publish(study)
+            elif action == "pause":
+                studies.pause(study)
+            elif action == "close":
+                studies.close(study)
+            elif action == "places":
+                studies.add_places(study, o["add"] or 0)
+            elif action == "sync":
+                self.stdout.write(json.dumps(admission.sync_submissions(study)))
+                return
+            elif action == "links":
+                made = admission.create_participant_links(study, o["participants"], max_hits=o["max_hits"],
+                                                          expires_at=timezone.now() + timedelta(days=o["days"]))
+                for pid, token in made:
+                    self.stdout.write(f"{pid}\t{studies.participant_link_url(token)}")
+                return
+            elif action == "block":
+                self.stdout.write(f"blocked {admission.block(study, o['participants'], o['reason'])} participant(s)")
+                return
+            elif action == "practice":
+                if not o["text"] or not o["accept"]:
+                    raise CommandError("practice needs --text and --accept LOW HIGH")
+                item = PracticeItem(study=study, position=PracticeItem.objects.filter(study=study).count(),
+                                    text=o["text"], video_url=o["video_url"], scale_min=o["scale"][0],
+                                    scale_max=o["scale"][1], accept_min=o["accept"][0], accept_max=o["accept"][1],
+                                    feedback=o["feedback"])
+                item.full_clean()
+                item.save()
+            study.refresh_from_db()
+            self.stdout.write(json.dumps({"name": study.name, "provider": study.provider, "status": study.status,
+                                          "external_id": study.external_id, "entry_url": studies.entry_url(study),
+                                          **studies.progress(study)}, indent=2))
+        except (studies.StudyError, ProlificError, TransientError, AdmissionRefused, ValueError) as exc:
+            raise CommandError(str(exc)) from None

@@ -1,0 +1,68 @@
+"""Importing an MTurk batch results file into a study: the file is parsed and validated whole (the protocol
+checks its answers), then, in one transaction, the protocol stores the answers (keyed by AssignmentId) and the
+crowd app records who did which HIT (a completed Participation per assignment). Importing the same file again
+changes nothing. The Approve/Reject file is written from the ledger's decisions."""
+from django.db import transaction
+from django.utils import timezone
+
+from . import adapters, mturk_formats
+from .models import ExternalUnit, LedgerEntry, Participant, Participation, Provider
+
+
+def import_results(study, text, *, filename="results.csv"):
+    if study.provider != Provider.MTURK:
+        raise mturk_formats.FormatError([f"{filename}: study {study.name} is not an MTurk study"])
+    adapter, target = adapters.study_target(study)
+    fields, validate = adapter.answer_spec(target)
+    try:
+        rows = mturk_formats.parse_results(text, filename=filename, answer_fields=fields, validate_answers=validate)
+        problems = []
+    except mturk_formats.FormatError as exc:
+        if not exc.rows:
+            raise  # not a results file, or nothing readable: nothing more to check
+        rows, problems = exc.rows, exc.problems
+    checked = [(line, f"{filename}, line {line}, field '{field}': {message}" if field
+                else f"{filename}, line {line}: {message}") for line, field, message in adapter.check_results(target, rows)]
+    if problems or checked:
+        merged = [(_line_of(p), p) for p in problems] + checked
+        raise mturk_formats.FormatError([p for _, p in sorted(merged, key=lambda pair: pair[0])])
+    now = timezone.now()
+    with transaction.atomic():
+        participants = {}
+        for worker in sorted({r.worker_id for r in rows}):
+            participants[worker], _ = Participant.objects.get_or_create(namespace="mturk", platform_id=worker)
+        keys = adapter.import_results(target, rows, {w: p.worker_key for w, p in participants.items()})
+        known = set(Participation.objects.filter(study=study, external_submission_id__in=[r.assignment_id for r in rows])
+                    .values_list("external_submission_id", flat=True))
+        created = []
+        for row in rows:
+            if row.assignment_id in known:
+                continue
+            work = adapter.work(target, keys[row.assignment_id])
+            created.append(Participation(
+                study=study, participant=participants[row.worker_id], status=Participation.Status.COMPLETED,
+                external_submission_id=row.assignment_id, external_unit_id=row.hit_id, work_key=work.key,
+                unit_key=work.unit_key, unit_label=work.unit_label, platform_status=row.status, started_at=now,
+                completed_at=now, last_seen_at=now))
+            if not ExternalUnit.objects.filter(study=study, unit_key=work.unit_key).exists() and \
+                    not ExternalUnit.objects.filter(study=study, external_id=row.hit_id).exists():
+                ExternalUnit.objects.create(study=study, external_id=row.hit_id, unit_key=work.unit_key,
+                                            unit_label=work.unit_label)
+        Participation.objects.bulk_create(created)
+    return {"rows": len(rows), "created": len(created), "unchanged": len(rows) - len(created)}
+
+
+def approve_reject_file(study, text):
+    """The results file with Approve / Reject filled from the study's decisions in the ledger (rows without a
+    decision stay empty: a person decides them)."""
+    decisions = {}
+    for entry in LedgerEntry.objects.filter(study=study, kind=LedgerEntry.Kind.DECISION):
+        decisions[entry.submission_id] = (entry.action, entry.reason if entry.action == "reject" else "")
+    return mturk_formats.approve_reject_csv(text, decisions)
+
+
+def _line_of(problem):
+    try:
+        return int(problem.split(", line ")[1].split(",")[0].split(":")[0])
+    except (IndexError, ValueError):
+        return 0

@@ -1,0 +1,337 @@
+"""Payments from quality control: a policy turns each assignment's QC outcome into a decision (approve /
+reject / review) and maybe a bonus; ``preview`` shows them all with the money before anything is recorded;
+``record`` writes the ledger rows (planned); ``apply_study`` sends them through the study's provider.
+
+Policies (``Study.policy``):
+- ``approve-all``: every completed assignment is approved;
+- ``approve-passing``: QC passers approved, QC failures rejected with the study's rejection message, workers
+  without enough pairs (``insufficient_data``) or still being assessed (``in_progress``) sent to review;
+- ``review``: everything to review.
+Unfinished assignments always go to review ("still working"); released ones (returned, timed out, idle) are left
+out unless a decision was already sent for them (a rejected HIT that was handed to someone else). Bonuses (``Study.bonus_scope``): per approved
+HIT, or per HIT of a worker who passed QC; a bonus is sent only after its assignment's approval is confirmed.
+
+Once a ledger row has been sent it is frozen: later QC changes never change a decision already on its way.
+"""
+import logging
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db import transaction
+
+from . import adapters
+from .adapters import QCStatus
+from .models import BonusScope, Dispatch, LedgerEntry, Participation, Policy, Provider, Study
+
+log = logging.getLogger(__name__)
+
+DEFAULT_REJECTION = (
+    "Your ratings did not pass the quality control hidden in this task: captions that we know to be wrong were "
+    "not rated lower than the correct originals they were made from (a one-sided statistical test over your "
+    "ratings), so we cannot use this work.")
+
+
+@dataclass
+class Decision:
+    assignment_key: str
+    worker_id: str
+    hit_id: str
+    action: str  # approve | reject | review
+    reason: str
+    bonus: Decimal | None
+    state: str  # planned (new or recorded, not sent) | sent | confirmed | failed | review
+    qc: adapters.QCOutcome
+    completed: bool
+    participation: Participation | None = None
+    bonus_state: str = ""
+    notes: list = field(default_factory=list)
+
+    def as_dict(self):
+        return {"worker_id": self.worker_id, "hit_id": self.hit_id, "action": self.action, "reason": self.reason,
+                "bonus": None if self.bonus is None else f"{self.bonus:.2f}", "state": self.state,
+                "qc": self.qc.as_dict()}
+
+
+def _qc_reason(qc):
+    if qc.p_value is None:
+        return f"{qc.status.replace('_', ' ')}"
+    return f"{qc.test} p = {qc.p_value:.3g} (threshold {qc.threshold:g}) with {qc.n_pairs} pairs"
+
+
+def decide(record, policy, rejection_message):
+    """(action, reason) for one AssignmentRecord under ``policy``."""
+    qc = record.qc
+    if not record.completed:
+        return "review", "still working: the HIT is not finished"
+    if policy == Policy.REVIEW:
+        return "review", "policy: review every assignment manually"
+    if policy == Policy.APPROVE_ALL:
+        return "approve", "completed (policy: approve all)"
+    if qc.status == QCStatus.PASSED:
+        return "approve", f"passed QC: {_qc_reason(qc)}"
+    if qc.status == QCStatus.FAILED:
+        return "reject", rejection_message
+    if qc.status == QCStatus.INSUFFICIENT_DATA:
+        return "review", f"not enough data for QC: {qc.detail or _qc_reason(qc)}"
+    return "review", f"QC still in progress: {qc.detail or 'the worker is still working'}"
+
+
+def bonus_for(action, qc, scope, amount):
+    amount = Decimal(amount or 0)
+    if action != "approve" or amount <= 0 or scope == BonusScope.NONE:
+        return None
+    if scope == BonusScope.PER_PASSING_HIT and qc.status != QCStatus.PASSED:
+        return None
+    return amount
+
+
+def target_studies(target):
+    return Study.objects.filter(protocol=target.protocol, object_id=target.object_id)
+
+
+def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amount=0, rejection_message=""):
+    """Every assignment's decision under the policy, with the ledger's state where a row exists (read only)."""
+    rejection_message = rejection_message or DEFAULT_REJECTION
+    records = adapter.assignments(target)
+    participations = {p.work_key: p for p in Participation.objects.filter(
+        study__protocol=target.protocol, study__object_id=target.object_id).exclude(work_key="")
+        .select_related("participant", "study")}
+    rows = {(e.assignment_key, e.kind): e for e in LedgerEntry.objects.filter(
+        protocol=target.protocol, object_id=target.object_id)}
+    decisions = []
+    for record in sorted(records, key=lambda r: (r.worker_id, r.hit_id, r.key)):
+        participation = participations.get(record.key)
+        decided = rows.get((record.key, LedgerEntry.Kind.DECISION))
+        released = record.released or (participation is not None
+                                       and participation.status == Participation.Status.RELEASED)
+        if released and (decided is None or decided.state == LedgerEntry.State.PLANNED):
+            continue  # returned, timed out or abandoned: nothing to decide
+        bonus_row = rows.get((record.key, LedgerEntry.Kind.BONUS))
+        if decided is not None and decided.state != LedgerEntry.State.PLANNED:
+            action, reason, state = decided.action, decided.reason, decided.state
+            bonus = bonus_row.amount if bonus_row is not None else None
+        else:
+            action, reason = decide(record, policy, rejection_message)
+            bonus = bonus_for(action, record.qc, bonus_scope, bonus_amount)
+            state = "review" if action == "review" else LedgerEntry.State.PLANNED
+        decision = Decision(assignment_key=record.key, worker_id=record.worker_id, hit_id=record.hit_id,
+                            action=action, reason=reason, bonus=bonus, state=state, qc=record.qc,
+                            completed=record.completed, participation=participation,
+                            bonus_state=bonus_row.state if bonus_row is not None else "")
+        decisions.append(decision)
+    return decisions
+
+
+def totals(decisions, reward=Decimal("0")):
+    approved = [d for d in decisions if d.action == "approve"]
+    bonuses = sum((d.bonus for d in decisions if d.bonus), Decimal("0"))
+    return {"assignments": len(decisions), "approve": len(approved),
+            "reject": sum(d.action == "reject" for d in decisions),
+            "review": sum(d.action == "review" for d in decisions),
+            "bonus_count": sum(1 for d in decisions if d.bonus), "bonus_total": bonuses,
+            "reward_total": reward * len(approved)}
+
+
+def default_study(target):
+    """The study that holds decisions about assignments no provider brought (imported judgments, site
+    accounts): provider ``none``; created on first use."""
+    study = target_studies(target).filter(provider=Provider.NONE).first()
+    if study is None:
+        study, _ = Study.objects.get_or_create(
+            name=f"{target.protocol}-{target.name}-records"[:100],
+            defaults={"provider": Provider.NONE, "protocol": target.protocol, "object_id": target.object_id,
+                      "target_name": target.name, "status": Study.Status.CLOSED,
+                      "title": f"Decisions about {target.name}"})
+    return study
+
+
+@transaction.atomic
+def record(target, decisions, *, policy, user=None, currency=None):
+    """Write the decisions as planned ledger rows (one per assignment and kind). Rows already sent are never
+    touched; planned rows are brought up to date (or removed when the decision is now 'review')."""
+    fallback = None
+    written = 0
+    for d in decisions:
+        if d.state not in (LedgerEntry.State.PLANNED, "review"):
+            continue
+        study = d.participation.study if d.participation is not None else None
+        if study is None:
+            fallback = fallback or default_study(target)
+            study = fallback
+        common = {"study": study, "participation": d.participation, "worker_id": d.worker_id, "hit_id": d.hit_id,
+                  "submission_id": d.participation.external_submission_id if d.participation else "",
+                  "policy": policy, "qc_status": d.qc.status, "qc_test": d.qc.test or "", "qc_p_value": d.qc.p_value,
+                  "qc_n_pairs": d.qc.n_pairs, "qc_threshold": d.qc.threshold, "created_by": user}
+        key = {"protocol": target.protocol, "object_id": target.object_id, "assignment_key": d.assignment_key}
+        planned = LedgerEntry.objects.select_for_update().filter(**key, state=LedgerEntry.State.PLANNED)
+        if d.action == "review":
+            planned.delete()
+            continue
+        existing = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.DECISION).first()
+        if existing is None:
+            LedgerEntry.objects.create(**key, **common, kind=LedgerEntry.Kind.DECISION, action=d.action,
+                                       reason=d.reason, rejection_category=study.rejection_category
+                                       if d.action == "reject" else "", request_token=uuid.uuid4().hex)
+            written += 1
+        elif existing.state == LedgerEntry.State.PLANNED:
+            LedgerEntry.objects.filter(pk=existing.pk, state=LedgerEntry.State.PLANNED).update(
+                **common, action=d.action, reason=d.reason,
+                rejection_category=study.rejection_category if d.action == "reject" else "")
+            written += 1
+        bonus = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.BONUS).first()
+        if d.bonus:
+            if bonus is None:
+                LedgerEntry.objects.create(**key, **common, kind=LedgerEntry.Kind.BONUS, action="bonus",
+                                           amount=d.bonus, currency=currency or study.currency,
+                                           reason="Bonus for your work", request_token=uuid.uuid4().hex)
+                written += 1
+            elif bonus.state == LedgerEntry.State.PLANNED:
+                LedgerEntry.objects.filter(pk=bonus.pk, state=LedgerEntry.State.PLANNED).update(**common,
+                                                                                                 amount=d.bonus)
+        elif bonus is not None and bonus.state == LedgerEntry.State.PLANNED:
+            bonus.delete()
+    return written
+
+
+def apply_study(study, provider=None):
+    """Send a study's planned rows, after reconciling rows a crash or an error left ``sent``. Safe to run twice
+    or concurrently: one run at a time holds the study's payment lease (a conditional UPDATE, no transaction
+    held across platform calls, so a crash loses no ledger state); a run that finds it held sends nothing and
+    answers ``busy`` (the task retries later). Without the lease, a second run would reconcile the first's rows
+    while its requests are still queued at the platform, find nothing changed yet and send them again.
+    Returns the counts by state and the dispatches in doubt."""
+    from .providers import provider_for
+
+    token = take_lease(study)
+    if token is None:
+        out = summary(study)
+        out["busy"] = True
+        out["unsettled"] = max(out["unsettled"], 1)  # the task tries again later
+        out["retry_in"] = lease_remaining(study)
+        return out
+    try:
+        provider = provider or provider_for(study)
+        rows = LedgerEntry.objects.filter(study=study).select_related("participation__participant")
+        sent = list(rows.filter(state=LedgerEntry.State.SENT).order_by("pk"))
+        provider.reconcile([e for e in sent if e.kind == LedgerEntry.Kind.DECISION],
+                           [e for e in sent if e.kind == LedgerEntry.Kind.BONUS])
+        renew_lease(study, token)
+        decisions = list(rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.DECISION).order_by("pk"))
+        if decisions:
+            provider.send(decisions, [])
+        renew_lease(study, token)
+        approved = set(rows.filter(kind=LedgerEntry.Kind.DECISION, action=LedgerEntry.Action.APPROVE,
+                                   state=LedgerEntry.State.CONFIRMED).values_list("assignment_key", flat=True))
+        bonuses = [e for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
+                   if e.assignment_key in approved]
+        if bonuses:
+            provider.send([], bonuses)
+        replace_rejected(study)
+    finally:
+        release_lease(study, token)
+    out = summary(study)
+    out["busy"] = False
+    return out
+
+
+def lease_remaining(study):
+    """Whole seconds until the study's payment lease ends (at least 1): when a run that found it held should try
+    again (a lease left by a crashed run is then taken over)."""
+    import math
+
+    from django.utils import timezone
+
+    until = Study.objects.filter(pk=study.pk).values_list("payments_lease_until", flat=True).first()
+    if until is None:
+        return 1
+    return max(1, math.ceil((until - timezone.now()).total_seconds()))
+
+
+def _lease_seconds():
+    from . import config
+
+    return int(config.setting("CROWD_PAYMENTS_LEASE_SECONDS", 900) or 900)
+
+
+def take_lease(study, now=None):
+    """The study's payment lease for this run (a token), or None while another run holds it. A lease left by a
+    run that died expires after ``CROWD_PAYMENTS_LEASE_SECONDS``; the next run then reconciles what it left."""
+    from django.db.models import Q
+    from django.utils import timezone
+
+    now = now or timezone.now()
+    token = uuid.uuid4().hex
+    taken = (Study.objects.filter(pk=study.pk)
+             .filter(Q(payments_lease_until__isnull=True) | Q(payments_lease_until__lte=now))
+             .update(payments_lease_until=now + timezone.timedelta(seconds=_lease_seconds()),
+                     payments_lease_token=token))
+    return token if taken else None
+
+
+def renew_lease(study, token):
+    from django.utils import timezone
+
+    Study.objects.filter(pk=study.pk, payments_lease_token=token).update(
+        payments_lease_until=timezone.now() + timezone.timedelta(seconds=_lease_seconds()))
+
+
+def release_lease(study, token):
+    Study.objects.filter(pk=study.pk, payments_lease_token=token).update(payments_lease_until=None,
+                                                                         payments_lease_token="")
+
+
+def replace_rejected(study):
+    """Rejected work no longer counts for its HIT: the participation is released and the protocol gives the HIT's
+    slot back (its judgments stay for the record), so the next participant who comes takes it and every HIT ends
+    up done by the planned number of accepted workers. The study's local places are freed by the release; on
+    Prolific, returned and timed-out submissions reopen their place by themselves (Prolific's help pages) — if a
+    rejected one does not, add places (``crowd_study places``). Safe to run twice."""
+    from . import admission
+
+    if not study.replace_rejected:
+        return 0
+    rejected = (Participation.objects.filter(study=study, status=Participation.Status.COMPLETED,
+                                             ledger__kind=LedgerEntry.Kind.DECISION,
+                                             ledger__action=LedgerEntry.Action.REJECT,
+                                             ledger__state=LedgerEntry.State.CONFIRMED)
+                .select_related("study", "participant"))
+    return sum(admission.release(p, "rejected", completed_too=True) for p in rejected)
+
+
+def summary(study):
+    counts = {state: 0 for state in LedgerEntry.State.values}
+    for state in LedgerEntry.objects.filter(study=study).values_list("state", flat=True):
+        counts[state] += 1
+    return {"study": study.name, "states": counts,
+            "in_doubt": list(Dispatch.objects.filter(study=study, state=Dispatch.State.IN_DOUBT)
+                             .values_list("pk", flat=True)),
+            "unsettled": counts[LedgerEntry.State.SENT]}
+
+
+@transaction.atomic
+def resolve_dispatch(dispatch, *, paid, user=None):
+    """A person checked an IN_DOUBT bonus dispatch on the platform: ``paid`` confirms its rows; not paid puts
+    them back to planned (a new dispatch will pay them)."""
+    dispatch = Dispatch.objects.select_for_update().get(pk=dispatch.pk)
+    if dispatch.state != Dispatch.State.IN_DOUBT:
+        raise ValueError(f"dispatch {dispatch.pk} is {dispatch.state}, not in doubt")
+    entries = LedgerEntry.objects.filter(dispatch=dispatch, state=LedgerEntry.State.SENT)
+    if paid:
+        from . import ledger
+
+        ledger.confirm(list(entries), "confirmed by a person after checking the platform")
+        dispatch.state = Dispatch.State.DONE
+    else:
+        entries.update(state=LedgerEntry.State.PLANNED, dispatch=None)
+        dispatch.state = Dispatch.State.FAILED
+    dispatch.error = f"resolved by {getattr(user, 'username', 'a person')}: {'paid' if paid else 'not paid'}"
+    dispatch.save(update_fields=["state", "error", "updated_at"])
+    return dispatch
+
+
+def document(target, decisions, policy):
+    """The ``crowd_payments --format json`` contract: ``{"campaign", "policy", "decisions": [...]}``, one decision
+    per assignment with ``worker_id, hit_id, action, reason, bonus, state, qc {test, p_value, n_pairs, threshold,
+    status}``."""
+    return {"campaign": target.name, "policy": policy, "decisions": [d.as_dict() for d in decisions]}

@@ -1,0 +1,142 @@
+"""Studies: creating one for a campaign or project, publishing, pausing, adding places, closing, participant
+links, and the MTurk batch files of a study. Commands, the API and the pages call these."""
+from decimal import Decimal
+
+from django.db import transaction
+from django.urls import reverse
+
+from . import adapters, config, links, mturk_formats
+from .models import ExternalUnit, Participation, Provider, Study
+from .providers import provider_for
+
+
+class StudyError(Exception):
+    pass
+
+
+def create_study(protocol, target_name, *, name, provider, **fields):
+    """A draft Study for the target (``protocol`` may be empty: the name is looked up in every protocol)."""
+    if provider not in Provider.values:
+        raise StudyError(f"unknown provider {provider!r} (one of {', '.join(Provider.values)})")
+    try:
+        adapter, target = (adapters.resolve(protocol, target_name) if protocol
+                           else adapters.find_target(target_name))
+    except adapters.AdapterError as exc:
+        raise StudyError(str(exc)) from None
+    if Study.objects.filter(name=name).exists():
+        raise StudyError(f"a study named {name!r} exists already")
+    description = adapter.describe(target)
+    defaults = {"title": description.title, "description": description.description,
+                "estimated_minutes": description.estimated_minutes}
+    if provider == Provider.MTURK:
+        defaults["end_mode"] = "submit"
+        defaults["currency"] = "USD"
+    if provider == Provider.PROLIFIC:
+        defaults["end_mode"] = "redirect"
+    defaults.update({k: v for k, v in fields.items() if v is not None})
+    study = Study(name=name, provider=provider, protocol=target.protocol, object_id=target.object_id,
+                  target_name=target.name, **defaults)
+    study.full_clean()
+    study.save()
+    return study
+
+
+def planned_places(study):
+    adapter, target = adapters.study_target(study)
+    return sum(unit.capacity for unit in adapter.describe(target).units)
+
+
+def publish(study):
+    """Open the study: on Prolific the draft is created (once) and published; links simply open."""
+    provider = provider_for(study)
+    if study.provider == Provider.PROLIFIC and not study.external_id:
+        places = study.places or planned_places(study)
+        external = provider.create_study(places)
+        Study.objects.filter(pk=study.pk, external_id="").update(external_id=external, places=places)
+        study.refresh_from_db()
+    if study.provider == Provider.PROLIFIC:
+        provider.publish()
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.PUBLISHED)
+    study.refresh_from_db()
+    return study
+
+
+def pause(study):
+    if study.provider == Provider.PROLIFIC and study.external_id:
+        provider_for(study).pause()
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.PAUSED)
+    study.refresh_from_db()
+    return study
+
+
+def close(study):
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    study.refresh_from_db()
+    return study
+
+
+def add_places(study, extra):
+    """Open ``extra`` more places (Prolific: total_available_places grows too), e.g. to replace rejected work."""
+    if extra <= 0:
+        raise StudyError("add at least one place")
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        current = study.places or planned_places(study)
+        study.places = current + extra
+        study.save(update_fields=["places"])
+    if study.provider == Provider.PROLIFIC and study.external_id:
+        provider_for(study).add_places(study.places)
+    return study
+
+
+def entry_url(study):
+    return config.base_url() + reverse("crowd-entry", args=[links.entry_token(study)])
+
+
+def participant_link_url(token):
+    return config.base_url() + reverse("crowd-participant-link", args=[token])
+
+
+def unit_url(study, unit_key):
+    return f"{entry_url(study)}?unit={unit_key}"
+
+
+def mturk_batch(study):
+    """The batch input CSV (one row per HIT: our HIT id and label, the HIT page's URL) and the ExternalQuestion
+    XML of the first HIT, for an MTurk batch of this study."""
+    adapter, target = adapters.study_target(study)
+    units = adapter.describe(target).units
+    rows = [{"hit_id": unit.key, "hit_label": unit.label, "assignments": unit.capacity,
+             "hit_url": unit_url(study, unit.key)} for unit in units]
+    csv_text = mturk_formats.batch_input_csv(rows, ["hit_id", "hit_label", "assignments", "hit_url"])
+    xml = mturk_formats.external_question(rows[0]["hit_url"]) if rows and rows[0]["hit_url"].startswith("https://") \
+        else ""
+    return csv_text, xml
+
+
+def publish_mturk_hits(study):
+    """Create one MTurk HIT per unit on the configured endpoint (UniqueRequestToken per study and unit, so a
+    repeat creates nothing new); returns [(unit key, HITId)]."""
+    adapter, target = adapters.study_target(study)
+    provider = provider_for(study)
+    out = []
+    for unit in adapter.describe(target).units:
+        known = ExternalUnit.objects.filter(study=study, unit_key=unit.key).first()
+        if known is None:
+            hit_id = provider.create_hit(unit, unit_url(study, unit.key), unit.capacity)
+            known, _ = ExternalUnit.objects.get_or_create(study=study, unit_key=unit.key,
+                                                          defaults={"unit_label": unit.label, "external_id": hit_id})
+        out.append((unit.key, known.external_id))
+    return out
+
+
+def progress(study):
+    counts = {status: 0 for status in Participation.Status.values}
+    for status in Participation.objects.filter(study=study).values_list("status", flat=True):
+        counts[status] += 1
+    return {"participations": counts, "places": study.places, "places_taken": study.places_taken}
+
+
+def money(amount):
+    return f"{Decimal(amount):.2f}"
+

@@ -1,0 +1,55 @@
+"""Celery tasks of crowd work. They take primary keys, and are safe to run twice or at once: the payment engine
+claims each ledger row with a conditional UPDATE and reconciles rows left ``sent`` with the platform before
+anything is sent again (see payments.py, providers/)."""
+from celery import shared_task
+
+from annotation_site.jobs import services as jobs
+
+from . import admission, payments
+from .models import Study
+
+
+@shared_task(bind=True, acks_late=True, max_retries=12)
+def apply_payments(self, study_id, job_id=None):
+    """Send a study's planned decisions and bonuses. Rows a platform could not settle (5xx, timeouts) stay
+    ``sent`` and the task retries later; reconciliation runs first, so a retry never pays twice."""
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        return None
+    if job_id:
+        jobs.mark_running(job_id, total=1, message="sending decisions and bonuses")
+    try:
+        result = payments.apply_study(study)
+    except Exception as exc:
+        if job_id:
+            jobs.mark_failed(job_id, exc)
+        raise
+    if result.get("busy"):
+        # another run holds the study's payment lease (or a crashed one did): try again when it ends
+        if job_id:
+            jobs.mark_running(job_id, total=1, message="another payment run holds this study; trying again in "
+                                                        f"{result['retry_in']} s")
+        if self.request.is_eager:
+            return result
+        raise self.retry(countdown=result["retry_in"], max_retries=None)
+    if job_id:
+        states = result["states"]
+        jobs.report_progress(job_id, 1)
+        jobs.mark_succeeded(job_id, result, message=f"{states['confirmed']} confirmed, {states['sent']} waiting for the "
+                                                    f"platform, {states['failed']} failed")
+    if result["unsettled"] and not self.request.is_eager:
+        raise self.retry(countdown=min(60 * 2 ** self.request.retries, 3600))
+    return result
+
+
+@shared_task(acks_late=True)
+def sync_study(study_id):
+    """Read the platform's submissions and release returned / timed-out / rejected work."""
+    study = Study.objects.filter(pk=study_id).first()
+    return admission.sync_submissions(study) if study is not None else None
+
+
+@shared_task(acks_late=True)
+def release_idle():
+    """Release work without activity for its study's idle time (run by Celery beat)."""
+    return admission.release_idle()

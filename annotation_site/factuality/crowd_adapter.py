@@ -1,0 +1,229 @@
+"""Factuality and rating projects plugged into crowd work (annotation_site.crowd), registered in
+``FactualityConfig.ready``.
+
+- a target is a Project; its units are its videos (capacity ``annotators_per_video``);
+- a participant is an Annotator of kind ``crowd`` (provider ``crowd``, external id = the participant's
+  ``worker_key``), made a member of the project when they take their first slot;
+- the work page is the annotation page reached by a signed assignment link (no account);
+- projects have no hidden quality control: every submitted assignment's QC status is ``insufficient_data``
+  (policies: ``approve-all`` or ``review``; ``approve-passing`` sends them to review);
+- MTurk results (rating and factuality projects): one row per assignment of one video, the video named by
+  ``Input.hit_id`` (our unit key, as the batch export writes it) or ``Input.video_id``; per system of the
+  project ``Answer.score_<system>`` (the paragraph's score), ``Answer.rationale_<system>`` (rating projects) and
+  ``Answer.sentences_<system>`` (factuality projects: a JSON list of ``{"error": 0|1, "spans": [[start, end]]}``
+  per sentence); the same keys may come in ``Answer.taskAnswers``. Checked like a web submit (hard problems
+  refuse the file; a missing score or unmarked flagged sentence is stored as incomplete); stored once under a
+  UUID derived from the AssignmentId.
+"""
+import json
+import secrets
+import uuid
+
+from django.db import transaction
+from django.db.models import F, Max
+from django.urls import reverse
+
+from annotation_site.annotators.models import Annotator
+from annotation_site.crowd import adapters
+from annotation_site.crowd.adapters import AssignmentRecord, Description, QCOutcome, Target, Unit, Work
+from annotation_site.strict_numbers import ascii_int
+
+from . import assignment as assigning
+from .judgments import check_answer, write_submissions
+from .models import Assignment, Project, ProjectMember, ProjectVideo, Submission
+
+NO_QC = "factuality projects have no hidden quality control: approve all, or review"
+IMPORT_NAMESPACE = uuid.UUID("0c9b5e3a-7d21-4f6b-8a94-3e5f2d1c6b87")  # submission ids of imported MTurk answers
+
+
+class FactualityAdapter(adapters.ProtocolAdapter):
+    protocol = "factuality"
+
+    def target(self, name):
+        p = Project.objects.filter(name=name).only("pk", "name").first()
+        return Target(self.protocol, p.pk, p.name) if p else None
+
+    def target_by_id(self, object_id):
+        p = Project.objects.filter(pk=object_id).only("pk", "name").first()
+        return Target(self.protocol, p.pk, p.name) if p else None
+
+    def _project(self, target):
+        return Project.objects.get(pk=target.object_id)
+
+    def describe(self, target):
+        project = self._project(target)
+        videos = ProjectVideo.objects.filter(project=project).select_related("video").order_by("position", "id")
+        n_systems = project.systems.count()
+        if project.is_rating:
+            title = "Rate how faithfully captions describe a short video"
+            scale = {"kind": "likert", "min": project.scale_min, "max": project.scale_max}
+        else:
+            title = "Find the factual errors in video captions"
+            scale = {"kind": "likert", "min": 1, "max": 5}
+        return Description(title=title, description=project.description or title,
+                           units=[Unit(str(v.pk), v.video.external_id, project.annotators_per_video) for v in videos],
+                           estimated_minutes=max(2, 2 * n_systems), scale=scale,
+                           statement=project.question or "How factual is this caption?")
+
+    def _annotator(self, worker_key):
+        annotator, _ = Annotator.objects.get_or_create(kind=Annotator.Kind.CROWD, provider="crowd",
+                                                       external_id=worker_key)
+        return annotator
+
+    def _work(self, assignment, last=None):
+        from .crowd_links import assignment_token
+
+        return Work(key=str(assignment.pk), unit_key=str(assignment.project_video_id),
+                    unit_label=assignment.project_video.video.external_id,
+                    url=reverse("factuality-annotate-token", args=[assignment_token(assignment)]),
+                    completed=assignment.status == Assignment.Status.SUBMITTED,
+                    last_activity=last or assignment.draft_saved_at or assignment.created_at)
+
+    def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
+        project = self._project(target)
+        annotator = self._annotator(worker_key)
+        ProjectMember.objects.get_or_create(project=project, annotator=annotator)
+        if unit_key is not None:
+            found = self._claim(project, annotator, int(unit_key))
+        else:
+            found = assigning.next_assignment(project, annotator)
+        if found is None:
+            return None
+        return self._work(Assignment.objects.select_related("project_video__video").get(pk=found.pk))
+
+    def _claim(self, project, annotator, video_pk):
+        """The annotator's assignment on this very video (MTurk fixes the HIT), claimed while it has room."""
+        with transaction.atomic():
+            mine = Assignment.objects.filter(project=project, annotator=annotator, project_video_id=video_pk).first()
+            if mine is not None:
+                return mine
+            taken = (ProjectVideo.objects.filter(pk=video_pk, project=project, assigned__lt=project.annotators_per_video)
+                     .update(assigned=F("assigned") + 1))
+            if not taken:
+                return None
+            return Assignment.objects.create(project=project, project_video_id=video_pk, annotator=annotator,
+                                             shuffle_seed=secrets.randbits(62))
+
+    def work(self, target, work_key):
+        found = (Assignment.objects.select_related("project_video__video")
+                 .filter(pk=int(work_key), project_id=target.object_id).annotate(last=Max("submissions__created_at"))
+                 .first())
+        return None if found is None else self._work(found, found.last)
+
+    def release(self, target, work_key):
+        found = Assignment.objects.filter(pk=int(work_key), project_id=target.object_id).first()
+        return bool(found) and assigning.release(found)
+
+    def assignments(self, target):
+        out = []
+        for pk, external, video, status in (Assignment.objects.filter(project_id=target.object_id,
+                                                                         annotator__kind=Annotator.Kind.CROWD)
+                                            .values_list("pk", "annotator__external_id",
+                                                         "project_video__video__external_id", "status")):
+            done = status == Assignment.Status.SUBMITTED
+            qc = QCOutcome("insufficient_data" if done else "in_progress", detail=NO_QC if done else "")
+            out.append(AssignmentRecord(str(pk), external, video, done, qc))
+        return out
+
+    def preview(self, target, unit_key):
+        from annotation_site.corpus.models import Caption
+
+        project = self._project(target)
+        pv = ProjectVideo.objects.filter(project=project, pk=ascii_int(unit_key)).select_related("video").first() \
+            if ascii_int(unit_key) is not None else ProjectVideo.objects.filter(project=project).select_related("video").first()
+        if pv is None:
+            return {"statement": "", "items": []}
+        captions = Caption.objects.filter(video=pv.video, system__in=project.systems.all())[:1]
+        return {"statement": project.question or "", "items": [
+            {"text": " ".join(s.text for s in c.sentences.order_by("index")), "video_url": pv.video.playback_url or ""}
+            for c in captions]}
+
+    # --- MTurk results -------------------------------------------------------------------------------------
+
+    def answer_spec(self, target):
+        return [], lambda answers: []  # checked per video (its captions and sentences) in check_results
+
+    def _plan(self, project, rows):
+        """(problems as (line, field, message), [(row, project video, cleaned paragraphs, incomplete)])."""
+        videos = list(ProjectVideo.objects.filter(project=project).select_related("video"))
+        by_pk = {str(v.pk): v for v in videos}
+        by_external = {v.video.external_id: v for v in videos}
+        problems, plans, seen = [], [], {}
+        for row in rows:
+            hit, external = row.inputs.get("hit_id", "").strip(), row.inputs.get("video_id", "").strip()
+            pv = by_pk.get(hit) or by_external.get(external) or by_external.get(hit)
+            if pv is None:
+                named = ("Input.hit_id", hit) if hit else ("Input.video_id", external)
+                problems.append((row.line, named[0], f"no video {named[1]!r} in project {project.name}"))
+                continue
+            if (row.worker_id, pv.pk) in seen:
+                problems.append((row.line, "WorkerId", f"{row.worker_id} answered video {pv.video.external_id} "
+                                                       f"already on line {seen[(row.worker_id, pv.pk)]}"))
+                continue
+            seen[(row.worker_id, pv.pk)] = row.line
+            presented = assigning.presented_captions(Assignment(project=project, project_video=pv, shuffle_seed=0))
+            paragraphs, row_problems = [], []
+            for caption, _ in presented:
+                system = caption.system.name
+                paragraph = {"score": _number(row.answers.get(f"score_{system}", ""))}
+                if project.is_rating:
+                    paragraph["rationale"] = row.answers.get(f"rationale_{system}", "")
+                else:
+                    raw = row.answers.get(f"sentences_{system}", "")
+                    try:
+                        paragraph["sentences"] = json.loads(raw) if isinstance(raw, str) else raw
+                    except ValueError:
+                        row_problems.append((row.line, f"Answer.sentences_{system}", "not a JSON list"))
+                        continue
+                paragraphs.append(paragraph)
+                if isinstance(paragraph["score"], str):
+                    row_problems.append((row.line, f"Answer.score_{system}",
+                                         f"{paragraph['score']!r} is not a whole number"))
+            if row_problems:
+                problems.extend(row_problems)
+                continue
+            cleaned, hard, soft = check_answer(project, presented, {"paragraphs": paragraphs})
+            for problem in hard:
+                system = (presented[problem.paragraph][0].system.name if problem.paragraph is not None else "")
+                field = f"Answer.score_{system}" if system else "Answer"
+                problems.append((row.line, field, problem.message))
+            if not hard:
+                plans.append((row, pv, cleaned, bool(soft)))
+        return problems, plans
+
+    def check_results(self, target, rows):
+        return self._plan(self._project(target), rows)[0]
+
+    def import_results(self, target, rows, worker_keys):
+        project = self._project(target)
+        _, plans = self._plan(project, rows)
+        uuids = {row.assignment_id: uuid.uuid5(IMPORT_NAMESPACE, f"{project.pk}:{row.assignment_id}")
+                 for row, *_ in plans}
+        stored = set(Submission.objects.filter(client_uuid__in=list(uuids.values()))
+                     .values_list("client_uuid", flat=True))
+        out, entries = {}, []
+        for row, pv, paragraphs, incomplete in plans:
+            annotator = self._annotator(worker_keys[row.worker_id])
+            ProjectMember.objects.get_or_create(project=project, annotator=annotator)
+            found, created = Assignment.objects.get_or_create(
+                project=project, project_video=pv, annotator=annotator,
+                defaults={"shuffle_seed": secrets.randbits(62)})
+            if created:
+                ProjectVideo.objects.filter(pk=pv.pk).update(assigned=F("assigned") + 1)
+            out[row.assignment_id] = str(found.pk)
+            if uuids[row.assignment_id] not in stored:
+                entries.append(dict(assignment=found, paragraphs=paragraphs, client_uuid=uuids[row.assignment_id],
+                                    time_spent=float(row.work_seconds or 0), video_played=None,
+                                    confirmed_incomplete=incomplete, source=Submission.Source.IMPORT))
+        if entries:
+            write_submissions(entries, rating=project.is_rating)
+        return out
+
+
+def _number(raw):
+    """A score cell: an int, None when empty, or the text itself (reported as not a whole number)."""
+    text = str(raw).strip()
+    if text == "":
+        return None
+    number = ascii_int(text)  # ASCII digits only ("١٢", "+3" and "1e2" are reported)
+    return text if number is None else number

@@ -1,0 +1,39 @@
+from django.contrib import admin
+
+from .models import Assignment, Item, ModelAnswer, Submission, Task, TaskMember
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ["name", "preset", "dataset", "status", "annotators_per_item", "created_at"]
+    list_filter = ["status", "preset"]
+    search_fields = ["name", "title"]
+    list_select_related = ["dataset"]
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["key", "task", "video", "system", "model", "subset", "assigned"]
+    list_filter = ["task"]
+    search_fields = ["key"]
+    list_select_related = ["task", "video"]
+    raw_id_fields = ["video"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["pk", "task", "item", "annotator", "status", "submitted_at"]
+    list_filter = ["task", "status"]
+    list_select_related = ["task", "item", "annotator"]
+    raw_id_fields = ["item", "annotator"]
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["client_uuid", "assignment", "annotator", "is_current", "source", "created_at"]
+    list_filter = ["is_current", "source"]
+    raw_id_fields = ["assignment", "annotator"]
+
+
+admin.site.register(TaskMember)
+admin.site.register(ModelAnswer)

@@ -1,0 +1,92 @@
+"""Handing out items: each annotator gets one item at a time, never the same item twice, until every item has
+``annotators_per_item`` annotators; items go out in import order, so a half-done task already has fully judged
+items. The annotator's TaskMember row is locked first (one annotator's simultaneous requests queue); the item
+is claimed by ``workflow.slots.claim`` (skip-locked choice and a conditional UPDATE of the slot counter: the
+last slot can only go once, on PostgreSQL and SQLite alike). The unique constraint (item, annotator) is the last
+line of defence. ``limit`` caps how many items one annotator may take (crowd participants: a study's quota).
+"""
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F
+
+from annotation_site.workflow import slots
+
+from .models import Assignment, Item, Task, TaskMember
+
+
+class TaskClosed(Exception):
+    """The task is closed: no new items, no new answers."""
+
+
+def _after_lock():
+    """Called inside the transaction once the item row is locked (tests hold the transaction open here)."""
+
+
+def open_assignment(task, annotator):
+    return (Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN)
+            .order_by("created_at", "id").first())
+
+
+def _free(task, annotator):
+    return (Item.objects.filter(task=task, assigned__lt=task.annotators_per_item)
+            .exclude(assignments__annotator=annotator))
+
+
+def next_assignment(task, annotator, *, limit=None):
+    """The annotator's assignment in progress, else a newly claimed item; None when nothing is left for them
+    (or they reached ``limit`` items). Raises PermissionDenied for non-members, TaskClosed once closed.
+    Six queries at most, whatever the task's size."""
+    if task.status != Task.Status.OPEN:
+        raise TaskClosed(f"task {task.name} is closed")
+    with transaction.atomic():
+        member = (TaskMember.objects.select_for_update(of=("self",))
+                  .filter(task=task, annotator=annotator).order_by("pk").first())
+        if member is None:
+            raise PermissionDenied("you are not a member of this task")
+        current = open_assignment(task, annotator)
+        if current is not None:
+            return current
+        if limit is not None and Assignment.objects.filter(task=task, annotator=annotator).count() >= limit:
+            return None
+        free = _free(task, annotator).order_by("position", "id").values_list("pk", flat=True)
+
+        def take(pk):
+            return Item.objects.filter(pk=pk, assigned__lt=task.annotators_per_item).update(assigned=F("assigned") + 1)
+
+        claimed = slots.claim(free, take, after_lock=lambda: _after_lock())
+        if claimed is not None:
+            return Assignment.objects.create(task=task, item_id=claimed, annotator=annotator)
+    return None
+
+
+def assignable_count(task, annotator):
+    """Items this annotator could still be handed (one query)."""
+    return _free(task, annotator).count()
+
+
+def position_of(assignment, *, limit=None):
+    """("item 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
+    (theirs plus the items still open to them, capped by ``limit``). Two queries."""
+    mine = list(Assignment.objects.filter(task_id=assignment.task_id, annotator_id=assignment.annotator_id)
+                .order_by("created_at", "id").values_list("pk", flat=True))
+    number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
+    total = len(mine) + assignable_count(assignment.task, assignment.annotator)
+    return number, min(total, limit) if limit else total
+
+
+def assignment_for(annotator, pk):
+    """An assignment of this annotator, with its task and item (others' are invisible: None). One query."""
+    if annotator is None:
+        return None
+    return (Assignment.objects.select_related("task", "item__video")
+            .filter(pk=pk, annotator=annotator).first())
+
+
+def release(assignment):
+    """Give an item that was never submitted back (its slot returns to the pool)."""
+    with transaction.atomic():
+        if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.OPEN,
+                                     submissions__isnull=True).delete()[0]:
+            Item.objects.filter(pk=assignment.item_id, assigned__gt=0).update(assigned=F("assigned") - 1)
+            return True
+    return False

@@ -1,0 +1,249 @@
+"""JSONL imports of a task: its items, and the answers of models. Each file is validated whole first (every
+problem names file, line and field; nothing is written while any remains), then written in one transaction.
+
+Items, one per line::
+
+    {"item_id": "v1-a", "video_id": "v1", "system": "CogVideoX", "model": "", "subset": "T2V",
+     "<field name>": "text", "<list name>": ["element", ...]}
+
+``video_id`` names a video of the task's dataset; ``item_id`` is optional (default: the video id, then
+``:system`` and ``:model`` when given) and must be unique in the task; ``system``, ``model`` and ``subset`` are
+optional and never shown to annotators. Every field and list of the definition is required unless marked
+optional; lists shown side by side (a question's ``per`` and ``with``) must have the same length.
+
+Model answers, one per item and model::
+
+    {"item_id": "v1-a", "model": "Video-LLaVA", "answers": {"answer": ["yes", "no", "yes"]}}
+
+``answers`` has the shape of a human answer (``answers.py``) for the questions the model answers (no free
+text, nothing left empty). Importing answers of a model for an item again replaces them, so importing the same
+file twice leaves the same rows.
+"""
+import json
+
+from django.db import transaction
+
+from annotation_site.problems import FormatError, ProblemList
+from annotation_site import safe_json
+
+from .answers import check_answer
+from .models import Assignment, Item, ModelAnswer
+
+ITEM_KEYS = {"item_id", "video_id", "system", "model", "subset"}
+MAX_ELEMENTS = 500
+MAX_TEXT = 5000
+
+
+class WorkStarted(Exception):
+    """Replacing items is refused once items were handed out."""
+
+
+def default_key(video_id, system="", model=""):
+    return ":".join(part for part in (video_id, system, model) if part)
+
+
+def _lines(text, filename, problems):
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = safe_json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number)
+            continue
+        if not isinstance(obj, dict):
+            problems.add(filename, "each line must be a JSON object", line=number)
+            continue
+        yield number, obj
+
+
+def _label(obj, key, number, filename, problems, *, required=False, limit=200):
+    value = obj.get(key)
+    if value is None or value == "":
+        if required:
+            problems.add(filename, f"{key} is required", line=number, where=key)
+        return ""
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        problems.add(filename, f"{key} must be a non-empty text of at most {limit} characters, not {value!r}",
+                     line=number, where=key)
+        return None
+    return value.strip()
+
+
+def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
+    """Validate an items file against the task; returns a list of dicts ready for Item rows (video given by
+    external id). Raises FormatError listing every problem."""
+    definition = task.definition
+    problems = ProblemList()
+    fields = {entry["name"]: entry for entry in definition["fields"]}
+    lists = {entry["name"]: entry for entry in definition["lists"]}
+    aligned = [(q["per"], q["with"]) for q in definition["questions"] if q.get("with")]
+    allowed = ITEM_KEYS | set(fields) | set(lists)
+    seen, items = {}, []
+    for number, obj in _lines(text, filename, problems):
+        for extra in sorted(set(obj) - allowed):
+            problems.add(filename, f"unknown field (the definition has {', '.join(sorted(set(fields) | set(lists))) or 'no fields'})",
+                         line=number, where=extra)
+        video_id = _label(obj, "video_id", number, filename, problems, required=True)
+        system, model, subset = (_label(obj, key, number, filename, problems) for key in ("system", "model", "subset"))
+        key = _label(obj, "item_id", number, filename, problems)
+        if None in (video_id, system, model, subset, key) or not video_id:
+            continue
+        key = key or default_key(video_id, system, model)
+        if key in seen:
+            problems.add(filename, f"item {key!r} is already given on line {seen[key]}", line=number,
+                         where="item_id")
+            continue
+        if key in existing_keys:
+            problems.add(filename, f"the task already has an item {key!r}", line=number, where="item_id")
+            continue
+        seen[key] = number
+        values, ok = {}, True
+        for name, spec in fields.items():
+            value = obj.get(name)
+            if value is None or value == "":
+                if not spec["optional"]:
+                    problems.add(filename, "this field is required (a non-empty text)", line=number, where=name)
+                    ok = False
+                continue
+            if not isinstance(value, str) or len(value) > MAX_TEXT:
+                problems.add(filename, f"must be a text of at most {MAX_TEXT} characters, not {value!r:.80}",
+                             line=number, where=name)
+                ok = False
+                continue
+            values[name] = value.strip()
+        elements = {}
+        for name, spec in lists.items():
+            value = obj.get(name)
+            if value is None or value == []:
+                if not spec["optional"]:
+                    problems.add(filename, "this list is required (a non-empty list of texts)", line=number,
+                                 where=name)
+                    ok = False
+                elements[name] = []
+                continue
+            if not isinstance(value, list) or len(value) > MAX_ELEMENTS:
+                problems.add(filename, f"must be a list of at most {MAX_ELEMENTS} texts", line=number, where=name)
+                ok = False
+                continue
+            bad = next((i for i, element in enumerate(value)
+                        if not isinstance(element, str) or not element.strip() or len(element) > MAX_TEXT), None)
+            if bad is not None:
+                problems.add(filename, f"must be a non-empty text of at most {MAX_TEXT} characters, not "
+                             f"{value[bad]!r:.80}", line=number, where=f"{name}[{bad}]")
+                ok = False
+                continue
+            elements[name] = [element.strip() for element in value]
+        for per, partner in aligned:
+            if ok and len(elements.get(per, [])) != len(elements.get(partner, [])):
+                problems.add(filename, f"{per} and {partner} are shown side by side and need the same length "
+                             f"({len(elements.get(per, []))} and {len(elements.get(partner, []))})", line=number,
+                             where=partner)
+                ok = False
+        if ok:
+            items.append({"key": key, "video_id": video_id, "system": system, "model": model, "subset": subset,
+                          "fields": values, "lists": elements, "line": number})
+    if not problems and not items:
+        problems.add(filename, "the file holds no items")
+    if not problems:
+        videos = _videos(task, {item["video_id"] for item in items})
+        for item in items:
+            if item["video_id"] not in videos:
+                problems.add(filename, f"dataset {task.dataset.name} has no video {item['video_id']!r}",
+                             line=item["line"], where="video_id")
+    problems.raise_if_any()
+    return items
+
+
+def _videos(task, ids):
+    from annotation_site.corpus.models import Video
+
+    return dict(Video.objects.filter(dataset_id=task.dataset_id, external_id__in=ids).values_list("external_id", "pk"))
+
+
+def import_items(task, text, *, filename="items.jsonl", replace=False):
+    """Validate and add the items of a JSONL file (``replace``: drop the task's items first, allowed until work
+    starts). Returns counts. A fixed number of queries whatever the file's size (bulk inserts aside)."""
+    if replace and Assignment.objects.filter(task=task).exists():
+        raise WorkStarted(f"items of task {task.name} were already handed out: they can no longer be replaced")
+    existing = () if replace else set(Item.objects.filter(task=task).values_list("key", flat=True))
+    items = read_items(task, text, filename=filename, existing_keys=existing)
+    videos = _videos(task, {item["video_id"] for item in items})
+    with transaction.atomic():
+        if replace:
+            ModelAnswer.objects.filter(task=task).delete()
+            Item.objects.filter(task=task).delete()
+            start = 0
+        else:
+            start = (Item.objects.filter(task=task).order_by("-position").values_list("position", flat=True).first()
+                     or -1) + 1
+        Item.objects.bulk_create([
+            Item(task=task, key=item["key"], video_id=videos[item["video_id"]], system=item["system"],
+                 model=item["model"], subset=item["subset"], fields=item["fields"], lists=item["lists"],
+                 position=start + index) for index, item in enumerate(items)], batch_size=2000)
+    return {"items": len(items), "elements": sum(len(v) for item in items for v in item["lists"].values())}
+
+
+def read_model_answers(task, text, *, filename="model-answers.jsonl"):
+    """Validate a model-answers file against the task's items; returns ``[(item pk, model, answers)]``."""
+    problems = ProblemList()
+    known = {key: (pk, lists) for key, pk, lists in Item.objects.filter(task=task).values_list("key", "pk", "lists")}
+    seen, rows = {}, []
+    for number, obj in _lines(text, filename, problems):
+        for extra in sorted(set(obj) - {"item_id", "video_id", "system", "model", "answers"}):
+            problems.add(filename, "unknown field (item_id, model, answers)", line=number, where=extra)
+        model = _label(obj, "model", number, filename, problems, required=True, limit=100)
+        key = _label(obj, "item_id", number, filename, problems)
+        if key is None:
+            continue
+        if not key:
+            video_id = _label(obj, "video_id", number, filename, problems)
+            system = _label(obj, "system", number, filename, problems)
+            if video_id is None or system is None:
+                continue
+            if not video_id:
+                problems.add(filename, "item_id (or the item's video_id and system) is required", line=number,
+                             where="item_id")
+                continue
+            key = default_key(video_id, system)
+        if not model:
+            continue
+        if key not in known:
+            problems.add(filename, f"task {task.name} has no item {key!r}", line=number, where="item_id")
+            continue
+        if (key, model) in seen:
+            problems.add(filename, f"answers of model {model!r} for item {key!r} are already given on line "
+                         f"{seen[(key, model)]}", line=number, where="model")
+            continue
+        seen[(key, model)] = number
+        pk, lists = known[key]
+        if not isinstance(obj.get("answers"), dict) or not obj["answers"]:
+            problems.add(filename, "answers must be an object {question id: answer}", line=number, where="answers")
+            continue
+        cleaned, errors, _ = check_answer(task.definition, lists, obj["answers"], partial=True)
+        for error in errors:
+            where = f"answers.{error.question}" if error.question else "answers"
+            if error.element is not None:
+                where += f"[{error.element}]"
+            problems.add(filename, error.message, line=number, where=where)
+        if not errors:
+            rows.append((pk, model, cleaned))
+    if not problems and not rows:
+        problems.add(filename, "the file holds no answers")
+    problems.raise_if_any()
+    return rows
+
+
+def import_model_answers(task, text, *, filename="model-answers.jsonl"):
+    rows = read_model_answers(task, text, filename=filename)
+    with transaction.atomic():
+        for model in {model for _, model, _ in rows}:
+            ModelAnswer.objects.filter(task=task, model=model,
+                                       item_id__in=[pk for pk, m, _ in rows if m == model]).delete()
+        ModelAnswer.objects.bulk_create([ModelAnswer(task=task, item_id=pk, model=model, answers=answers,
+                                                     source=filename[:300]) for pk, model, answers in rows],
+                                        batch_size=2000)
+    return {"answers": len(rows), "models": len({model for _, model, _ in rows})}
+
+
+__all__ = ["FormatError", "import_items", "import_model_answers", "read_items", "read_model_answers", "WorkStarted"]

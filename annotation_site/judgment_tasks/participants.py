@@ -1,0 +1,117 @@
+"""Crowd entry: how a participant without an account (an Annotator of kind ``crowd``) works on a task through
+a signed link. The crowd platform code (annotation_site/crowd, issue #8) verifies who the participant is
+(Prolific, a signed per-participant link, MTurk...) and then calls only this adapter:
+
+- ``admit(task, provider=..., external_id=...)`` -> the participant's Annotator (created once per provider and
+  id) and membership of the task;
+- ``entry_url(task, annotator, limit=N, finish_url=...)`` -> where to send them: a signed, expiring address of
+  the task's work page; ``limit`` caps how many items they take (a study's quota), ``finish_url`` is where
+  they go once done (e.g. Prolific's completion URL with its code); both are inside the signature;
+- ``next_unit(task, annotator, limit=N)`` -> their Assignment in progress or a newly claimed item (None when
+  nothing is left for them or the quota is reached);
+- ``is_complete(task, annotator, limit=N)`` -> whether they have nothing left to do (no item open, and the
+  quota reached or no item left for them), with ``progress`` giving the counts;
+- ``release_open(task, annotator)`` -> give back an item they never submitted (a returned or timed-out place).
+
+The pages and API endpoints accept the token instead of a login: the token names the task and the
+annotator, so it can open only that participant's own items of that task.
+"""
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core import signing
+from django.urls import reverse
+
+from annotation_site.annotators.models import Annotator
+
+from . import assignment as assigning
+from .models import Assignment, Task
+from .services import add_member
+
+SALT = "annotation_site.judgment_tasks.participant"
+DEFAULT_MAX_AGE = 7 * 24 * 3600  # seconds; settings.JUDGMENT_TASKS_TOKEN_MAX_AGE overrides
+
+
+class TokenInvalid(Exception):
+    """The link is not one we signed, or it expired (``expired`` tells which)."""
+
+    def __init__(self, message, *, expired=False):
+        super().__init__(message)
+        self.expired = expired
+
+
+@dataclass
+class Participant:
+    task: Task
+    annotator: Annotator
+    limit: int | None
+    finish_url: str
+    token: str
+
+
+def admit(task, *, provider, external_id, display_name=""):
+    """The crowd Annotator for (provider, external id), created once, made a member of the task."""
+    external_id = str(external_id).strip()
+    if not provider or not external_id:
+        raise ValueError("a participant needs a provider and an external id")
+    annotator, _ = Annotator.objects.get_or_create(
+        kind=Annotator.Kind.CROWD, provider=provider, external_id=external_id,
+        defaults={"display_name": display_name})
+    add_member(task, annotator)
+    return annotator
+
+
+def token_for(task, annotator, *, limit=None, finish_url=""):
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise ValueError("limit must be a positive whole number")
+    return signing.dumps({"t": task.pk, "a": annotator.pk, "n": limit, "f": finish_url}, salt=SALT, compress=True)
+
+
+def entry_url(task, annotator, *, limit=None, finish_url=""):
+    """The path of the participant's work page (prefix the site's address)."""
+    return reverse("tasks-participant", args=[token_for(task, annotator, limit=limit, finish_url=finish_url)])
+
+
+def read_token(token):
+    """The Participant a token names; raises TokenInvalid (``expired=True`` when only its age is wrong)."""
+    max_age = getattr(settings, "JUDGMENT_TASKS_TOKEN_MAX_AGE", DEFAULT_MAX_AGE)
+    try:
+        data = signing.loads(token, salt=SALT, max_age=max_age)
+    except signing.SignatureExpired:
+        raise TokenInvalid("this link has expired", expired=True) from None
+    except signing.BadSignature:
+        raise TokenInvalid("this link is not valid") from None
+    task = Task.objects.select_related("dataset").filter(pk=data.get("t")).first()
+    annotator = Annotator.objects.filter(pk=data.get("a")).first()
+    if task is None or annotator is None:
+        raise TokenInvalid("this link points at a task or participant that no longer exists")
+    return Participant(task=task, annotator=annotator, limit=data.get("n"), finish_url=data.get("f") or "",
+                       token=token)
+
+
+def next_unit(task, annotator, *, limit=None):
+    return assigning.next_assignment(task, annotator, limit=limit)
+
+
+def progress(task, annotator, *, limit=None):
+    """{"taken", "submitted", "open", "available", "limit"} for one participant (three queries)."""
+    rows = list(Assignment.objects.filter(task=task, annotator=annotator).values_list("status", flat=True))
+    submitted = sum(1 for status in rows if status == Assignment.Status.SUBMITTED)
+    available = assigning.assignable_count(task, annotator)
+    if limit is not None:
+        available = min(available, max(limit - len(rows), 0))
+    return {"taken": len(rows), "submitted": submitted, "open": len(rows) - submitted, "available": available,
+            "limit": limit}
+
+
+def is_complete(task, annotator, *, limit=None):
+    """Nothing left to do: no item open and none available (``progress(...)["taken"] == 0`` then means the
+    task was full before they started)."""
+    counts = progress(task, annotator, limit=limit)
+    return counts["open"] == 0 and counts["available"] == 0
+
+
+def release_open(task, annotator):
+    """Give back every item the participant holds without having submitted it; returns how many."""
+    return sum(assigning.release(found) for found in
+               Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN))

@@ -1,0 +1,184 @@
+"""Tasks: creating them (from a preset or a definition), editing the definition until work starts, members,
+opening and closing, and the progress figures of the pages (a fixed number of queries each)."""
+import copy
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from annotation_site.annotators.models import Annotator
+from annotation_site.annotators.services import invite_with_link
+from annotation_site.corpus.models import DATASET_NAME
+
+from . import presets
+from .definition import DefinitionError, normalise
+from .imports import read_items
+from .models import Assignment, Item, ModelAnswer, Submission, Task, TaskMember
+
+
+def _definition_errors(exc):
+    return ValidationError({"definition": exc.problems})
+
+
+def preset_definition(key):
+    """A deep copy of a preset's definition (normalised), title and instructions."""
+    if key not in presets.PRESETS:
+        raise ValidationError({"preset": f"unknown preset {key!r}; choose from {', '.join(presets.PRESETS)}"})
+    preset = presets.PRESETS[key]
+    return normalise(copy.deepcopy(preset["definition"])), preset["title"], preset["instructions"]
+
+
+def create_task(*, name, dataset, preset="", definition=None, annotators_per_item=3, title="", description="",
+                instructions="", created_by=None):
+    """Create a task from a preset or a definition (a definition given wins over the preset's); raises
+    ValidationError naming the field at fault."""
+    try:
+        DATASET_NAME(name)
+    except ValidationError as exc:
+        raise ValidationError({"name": exc.messages}) from None
+    if Task.objects.filter(name=name).exists():
+        raise ValidationError({"name": f"a task named {name!r} already exists"})
+    if not 1 <= int(annotators_per_item) <= 50:
+        raise ValidationError({"annotators_per_item": "annotators per item must be between 1 and 50"})
+    default_title = default_instructions = ""
+    if preset:
+        normalised, default_title, default_instructions = preset_definition(preset)
+    if definition is not None:
+        try:
+            normalised = normalise(definition)
+        except DefinitionError as exc:
+            raise _definition_errors(exc) from None
+    elif not preset:
+        raise ValidationError({"preset": "choose a preset or give a definition"})
+    return Task.objects.create(
+        name=name, dataset=dataset, preset=preset, title=title or default_title, description=description,
+        instructions=instructions.strip() or default_instructions, definition=normalised,
+        annotators_per_item=int(annotators_per_item), created_by=created_by)
+
+
+def work_started(task):
+    return Assignment.objects.filter(task=task).exists()
+
+
+def update_definition(task, definition):
+    """Replace the definition while no item was handed out. The task's items and model answers must fit the
+    new definition (checked like an import; refused with every problem otherwise)."""
+    try:
+        normalised = normalise(definition)
+    except DefinitionError as exc:
+        raise _definition_errors(exc) from None
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=task.pk).first()
+        if work_started(task):
+            raise ValidationError({"definition": "work has started on this task (items were handed out): the "
+                                                 "definition can no longer change"})
+        problems = _refit(task, normalised)
+        if problems:
+            raise ValidationError({"definition": problems})
+        task.definition = normalised
+        task.save(update_fields=["definition"])
+    return task
+
+
+def _refit(task, normalised):
+    """Problems of the task's stored items and model answers under a new definition."""
+    import json
+
+    from annotation_site.problems import FormatError
+
+    from .answers import check_answer
+
+    rows = list(Item.objects.filter(task=task).select_related("video").order_by("position"))
+    if not rows:
+        return []
+    probe = Task(name=task.name, dataset=task.dataset, definition=normalised)
+    text = "\n".join(json.dumps({"item_id": item.key, "video_id": item.video.external_id, **item.fields,
+                                 **{k: v for k, v in item.lists.items() if v}}) for item in rows)
+    problems = []
+    try:
+        read_items(probe, text, filename="stored items")
+    except FormatError as exc:
+        problems += [f"stored item {rows[p.line - 1].key}: {p.where}: {p.message}" if p.line else str(p)
+                     for p in exc.problems[:20]]
+    lists = {item.pk: item.lists for item in rows}
+    for answer in ModelAnswer.objects.filter(task=task).only("item_id", "model", "answers")[:10000]:
+        _, errors, _ = check_answer(normalised, lists[answer.item_id], answer.answers, partial=True)
+        problems += [f"model answers of {answer.model}: {error.message}" for error in errors[:3]]
+    return problems[:50]
+
+
+def update_task(task, *, title=None, description=None, instructions=None, annotators_per_item=None):
+    """Change what may change at any time (the definition has its own rule: ``update_definition``)."""
+    if annotators_per_item is not None and not 1 <= int(annotators_per_item) <= 50:
+        raise ValidationError({"annotators_per_item": "annotators per item must be between 1 and 50"})
+    for name, value in (("title", title), ("description", description), ("instructions", instructions),
+                        ("annotators_per_item", annotators_per_item)):
+        if value is not None:
+            setattr(task, name, value)
+    task.save()
+    return task
+
+
+def set_status(task, status):
+    if status not in Task.Status.values:
+        raise ValidationError({"status": f"status must be one of {', '.join(Task.Status.values)}"})
+    task.status = status
+    task.closed_at = timezone.now() if status == Task.Status.CLOSED else None
+    task.save(update_fields=["status", "closed_at"])
+    return task
+
+
+def add_member(task, annotator):
+    TaskMember.objects.get_or_create(task=task, annotator=annotator)
+    return annotator
+
+
+def invite_to_task(task, username, *, email=""):
+    invited = invite_with_link(username, email=email)
+    add_member(task, invited.annotator)
+    return invited
+
+
+def is_member(task, annotator):
+    return annotator is not None and TaskMember.objects.filter(task=task, annotator=annotator).exists()
+
+
+def tasks_for(annotator):
+    """The tasks an annotator is a member of, with their own counts (one query)."""
+    if annotator is None:
+        return []
+    return list(Task.objects.filter(members__annotator=annotator).select_related("dataset").annotate(
+        mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
+        mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
+                                                assignments__status=Assignment.Status.SUBMITTED), distinct=True),
+    ).order_by("-created_at"))
+
+
+def progress(task):
+    """Counts of a task and per annotator (five queries whatever the size)."""
+    items = Item.objects.filter(task=task).aggregate(
+        n_items=Count("id"), n_assigned=Sum("assigned"), n_full=Count("id", filter=Q(assigned__gte=task.annotators_per_item)))
+    per_annotator = {row["annotator_id"]: row for row in Assignment.objects.filter(task=task).values("annotator_id")
+                     .annotate(assigned=Count("id"), submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))}
+    times = {}
+    for annotator_id, seconds in (Submission.objects.filter(assignment__task=task, is_current=True)
+                                  .values_list("annotator_id", "time_spent")):
+        times.setdefault(annotator_id, []).append(seconds)
+    members = list(TaskMember.objects.filter(task=task).select_related("annotator__user"))
+    known = {m.annotator_id for m in members}
+    extra = list(Annotator.objects.filter(pk__in=set(per_annotator) - known).select_related("user"))
+    rows = []
+    for annotator, member in [(m.annotator, True) for m in members] + [(a, False) for a in extra]:
+        counts = per_annotator.get(annotator.pk, {})
+        seconds = sorted(times.get(annotator.pk, []))
+        rows.append({"annotator": annotator, "member": member, "assigned": counts.get("assigned", 0),
+                     "submitted": counts.get("submitted", 0),
+                     "median_seconds": seconds[len(seconds) // 2] if seconds else None})
+    total = items["n_items"] * task.annotators_per_item
+    submitted = sum(r["submitted"] for r in rows)
+    models = list(ModelAnswer.objects.filter(task=task).values("model").annotate(n=Count("id")).order_by("model"))
+    return {"items": items["n_items"], "full_items": items["n_full"], "slots": total,
+            "assigned": items["n_assigned"] or 0, "submitted": submitted,
+            "share": (min(submitted, total) / total) if total else 0.0, "annotators": rows,
+            "models": [(row["model"], row["n"]) for row in models]}

@@ -1,0 +1,210 @@
+"""Researcher pages of a task: creating it from a preset, its overview (progress, imports, members, crowd
+links), settings and definition, open / close, the report with its charts, and the downloads. Staff only."""
+import json
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation_site.annotators.views import invitation_messages
+from annotation_site.problems import FormatError
+from annotation_site import uploads
+
+from . import charts, exports, imports, participants, presets, reports, services
+from .forms import ImportForm, InviteForm, ParticipantForm, TaskCreateForm, TaskSettingsForm
+from .models import Task
+
+
+def _task(name):
+    return get_object_or_404(Task.objects.select_related("dataset"), name=name)
+
+
+@staff_member_required
+def task_create(request):
+    form = TaskCreateForm(request.POST or None, initial={"preset": request.GET.get("preset")})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            task = services.create_task(name=data["name"], dataset=data["dataset"], preset=data["preset"],
+                                        annotators_per_item=data["annotators_per_item"],
+                                        description=data["description"], created_by=request.user)
+            invited = [services.invite_to_task(task, name) for name in data["annotators"]]
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Created task {task.name}. Next: import its items (JSONL).")
+            invitation_messages(request, invited)
+            return redirect("tasks-detail", name=task.name)
+    return render(request, "judgment_tasks/task_create.html", {"form": form, "presets": presets.PRESETS})
+
+
+def task_detail(request, name):
+    if not request.user.is_authenticated or not request.user.is_staff:
+        return redirect("tasks-work", name=name)
+    return _task_detail(request, name)
+
+
+@staff_member_required
+def _task_detail(request, name):
+    task = _task(name)
+    return render(request, "judgment_tasks/task_detail.html", {
+        "task": task, "progress": services.progress(task), "invite_form": InviteForm(),
+        "items_form": ImportForm(prefix="items"), "answers_form": ImportForm(prefix="answers"),
+        "participant_form": ParticipantForm(), "editable": not services.work_started(task),
+        "definition": task.definition})
+
+
+@staff_member_required
+def task_settings(request, name):
+    task = _task(name)
+    editable = not services.work_started(task)
+    initial = {"title": task.title, "description": task.description, "instructions": task.instructions,
+               "annotators_per_item": task.annotators_per_item, "definition": json.dumps(task.definition, indent=2)}
+    form = TaskSettingsForm(request.POST or None, initial=initial)
+    if not editable:
+        form.fields["definition"].disabled = True
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            if editable and data["definition"] != task.definition:
+                services.update_definition(task, data["definition"])
+            services.update_task(task, title=data["title"], description=data["description"],
+                                 instructions=data["instructions"], annotators_per_item=data["annotators_per_item"])
+        except ValidationError as exc:
+            for problem in exc.message_dict.get("definition", []):
+                form.add_error("definition", problem)
+            for key, problems in exc.message_dict.items():
+                if key != "definition":
+                    form.add_error(None, problems)
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect("tasks-detail", name=name)
+    return render(request, "judgment_tasks/task_settings.html", {"task": task, "form": form, "editable": editable})
+
+
+@staff_member_required
+@require_POST
+def task_invite(request, name):
+    task = _task(name)
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        invited = []
+        for username in form.cleaned_data["usernames"]:
+            try:
+                invited.append(services.invite_to_task(task, username))
+            except ValidationError as exc:
+                messages.error(request, f"{username}: {' '.join(exc.messages)}")
+        invitation_messages(request, invited)
+    else:
+        messages.error(request, " ".join(form.errors.get("usernames", ["Invalid input."])))
+    return redirect("tasks-detail", name=name)
+
+
+@staff_member_required
+@require_POST
+def task_participant(request, name):
+    """Make a signed link for one participant without an account (any source that sends people to a URL)."""
+    task = _task(name)
+    form = ParticipantForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        annotator = participants.admit(task, provider=data["provider"], external_id=data["external_id"])
+        link = request.build_absolute_uri(participants.entry_url(task, annotator, limit=data["limit"],
+                                                                 finish_url=data["finish_url"] or ""))
+        messages.info(request, f"Link for participant {data['external_id']}: {link}")
+    else:
+        messages.error(request, "Give the participant's id (and a valid finish address, if any).")
+    return redirect("tasks-detail", name=name)
+
+
+@staff_member_required
+@require_POST
+def task_status(request, name):
+    task = _task(name)
+    try:
+        services.set_status(task, request.POST.get("status", ""))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"Task {task.name} is {task.status}.")
+    return redirect("tasks-detail", name=name)
+
+
+@staff_member_required
+@require_POST
+def task_import(request, name, what):
+    task = _task(name)
+    form = ImportForm(request.POST, request.FILES, prefix=what)
+    if not form.is_valid():
+        messages.error(request, "Choose a file to import.")
+        return redirect("tasks-detail", name=name)
+    upload = form.cleaned_data["file"]
+    try:
+        text = uploads.upload_text(upload)
+        if what == "items":
+            counts = imports.import_items(task, text, filename=upload.name, replace=form.cleaned_data["replace"])
+            messages.success(request, f"Imported {counts['items']} items ({counts['elements']} list elements).")
+        else:
+            counts = imports.import_model_answers(task, text, filename=upload.name)
+            messages.success(request, f"Imported {counts['answers']} model answers of {counts['models']} models.")
+    except uploads.UploadRefused as exc:
+        messages.error(request, f"{exc}; nothing was imported.")
+    except imports.WorkStarted as exc:
+        messages.error(request, str(exc))
+    except FormatError as exc:
+        return render(request, "judgment_tasks/import_problems.html",
+                      {"task": task, "problems": exc.problems, "filename": upload.name}, status=400)
+    return redirect("tasks-detail", name=name)
+
+
+def _median_ties(request):
+    value = request.GET.get("median_ties", "lower")
+    return value if value in reports.MEDIAN_TIES else "lower"
+
+
+@staff_member_required
+def task_report(request, name):
+    task = _task(name)
+    report, _, _ = reports.task_report(task, median_ties=_median_ties(request))
+    return render(request, "judgment_tasks/report.html", {
+        "task": task, "report": report, "charts": charts.chart_names(report) if report["judged_items"] else [],
+        "median_ties": _median_ties(request)})
+
+
+@staff_member_required
+def task_chart(request, name, chart, fmt):
+    task = _task(name)
+    report, _, _ = reports.task_report(task, median_ties=_median_ties(request))
+    try:
+        figure = charts.chart(report, chart)
+    except KeyError:
+        raise Http404("no such chart") from None
+    if fmt == "png":
+        response = exports.attachment(charts.render(figure, "png"), f"{task.name}-{chart}.png", "image/png")
+        response["Content-Disposition"] = response["Content-Disposition"].replace("attachment", "inline")
+        return response
+    response = HttpResponse(charts.render(figure, "svg"), content_type="image/svg+xml")
+    return response
+
+
+@staff_member_required
+def task_download(request, name, what):
+    task = _task(name)
+    if what == "answers.jsonl":
+        anonymise = request.GET.get("anonymise", "1") not in ("0", "false", "no")
+        return exports.attachment(exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl",
+                                  "application/x-ndjson")
+    report, labels, item_frame = reports.task_report(task, median_ties=_median_ties(request))
+    if what == "report.json":
+        return exports.attachment(exports.report_json(report), f"{task.name}-report.json", "application/json")
+    if what == "figures.csv":
+        return exports.attachment(exports.figures_csv(report), f"{task.name}-figures.csv", "text/csv")
+    rows = reports.label_rows(task.definition, labels, item_frame)
+    if what == "labels.csv":
+        return exports.attachment(exports.labels_csv(rows), f"{task.name}-labels.csv", "text/csv")
+    if what == "labels.json":
+        return exports.attachment(exports.labels_json(rows), f"{task.name}-labels.json", "application/json")
+    raise Http404("no such download")

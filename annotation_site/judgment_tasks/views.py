@@ -1,0 +1,181 @@
+"""Annotator pages: the task list, instructions, the work page, taking the next item and the annotation page;
+the same pages for crowd participants through a signed link (``/tasks/p/TOKEN/...``, no account). Thin: every
+decision is a service call; templates only display (and escape every text)."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation_site.annotators.services import annotator_for_user
+from annotation_site.crowd.hooks import frameable
+
+from . import answers, participants, presentation, services
+from . import assignment as assigning
+from .assignment import TaskClosed
+from .models import Assignment, Task
+
+
+def _task_for(request, name):
+    task = get_object_or_404(Task.objects.select_related("dataset"), name=name)
+    annotator = annotator_for_user(request.user, create=request.user.is_staff)
+    if not request.user.is_staff and not services.is_member(task, annotator):
+        raise Http404("no such task")
+    return task, annotator
+
+
+@login_required
+def home(request):
+    annotator = annotator_for_user(request.user, create=request.user.is_staff)
+    context = {"mine": services.tasks_for(annotator)}
+    if request.user.is_staff:
+        context["all_tasks"] = Task.objects.select_related("dataset").order_by("-created_at")
+    return render(request, "judgment_tasks/home.html", context)
+
+
+@login_required
+def instructions(request, name):
+    task, _ = _task_for(request, name)
+    return render(request, "judgment_tasks/instructions.html", {"task": task})
+
+
+@login_required
+def work(request, name):
+    task, annotator = _task_for(request, name)
+    if request.user.is_staff and not services.is_member(task, annotator):
+        return redirect("tasks-detail", name=name)
+    mine = list(Assignment.objects.filter(task=task, annotator=annotator).order_by("created_at", "id"))
+    return render(request, "judgment_tasks/work.html", {
+        "task": task, "assignments": mine, "available": assigning.assignable_count(task, annotator),
+        "open": next((a for a in mine if a.status == Assignment.Status.OPEN), None)})
+
+
+@login_required
+@require_POST
+def start(request, name):
+    task, annotator = _task_for(request, name)
+    try:
+        found = assigning.next_assignment(task, annotator)
+    except TaskClosed:
+        messages.error(request, "This task is closed.")
+        return redirect("tasks-work", name=name)
+    except PermissionDenied:
+        messages.error(request, "You are not a member of this task.")
+        return redirect("tasks-detail", name=name)
+    if found is None:
+        messages.success(request, "There is no item left for you in this task. Thank you!")
+        return redirect("tasks-work", name=name)
+    return redirect("tasks-annotate", pk=found.pk)
+
+
+def _annotation_page(request, found, *, participant=None):
+    task, item = found.task, found.item
+    shown = presentation.present(task.definition, item)
+    limit = participant.limit if participant else None
+    number, total = assigning.position_of(found, limit=limit)
+    token = participant.token if participant else None
+    config = {
+        "questions": presentation.script_config(task.definition, shown),
+        "draftUrl": reverse("api-tasks-draft", args=[found.pk]),
+        "submitUrl": reverse("api-tasks-submit", args=[found.pk]),
+        "participantToken": token,
+        "open": task.is_open,
+        "state": answers.page_state(found),
+        "submitted": found.status == Assignment.Status.SUBMITTED,
+    }
+    if participant:
+        urls = {"next": reverse("tasks-participant-next", args=[token]),
+                "work": reverse("tasks-participant", args=[token]),
+                "instructions": reverse("tasks-participant", args=[token]) + "#instructions"}
+    else:
+        urls = {"next": reverse("tasks-start", args=[task.name]), "work": reverse("tasks-work", args=[task.name]),
+                "instructions": reverse("tasks-instructions", args=[task.name])}
+    return render(request, "judgment_tasks/annotate.html", {
+        "assignment": found, "task": task, "item": item, "video": item.video, "shown": shown, "number": number,
+        "total": total, "config": config, "urls": urls, "participant": participant})
+
+
+@login_required
+def annotate(request, pk):
+    found = assigning.assignment_for(annotator_for_user(request.user, create=False), pk)
+    if found is None:
+        raise Http404("no such assignment")
+    return _annotation_page(request, found)
+
+
+# --- crowd participants (no account: the signed token names the task and the participant) ----------------
+
+def _participant(request, token):
+    try:
+        return participants.read_token(token)
+    except participants.TokenInvalid as exc:
+        response = render(request, "judgment_tasks/link_problem.html", {"message": str(exc), "expired": exc.expired},
+                          status=403)
+        raise _Refused(response) from None
+
+
+class _Refused(Exception):
+    def __init__(self, response):
+        self.response = response
+
+
+def _refusals(view):
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except _Refused as refused:
+            return refused.response
+
+    wrapper.__name__ = view.__name__
+    wrapper.__doc__ = view.__doc__
+    return wrapper
+
+
+@frameable
+@_refusals
+def participant_home(request, token):
+    """The participant's landing page: instructions, their progress, and start / continue (or the end)."""
+    participant = _participant(request, token)
+    task, annotator = participant.task, participant.annotator
+    counts = participants.progress(task, annotator, limit=participant.limit)
+    done = participants.is_complete(task, annotator, limit=participant.limit) and counts["taken"] > 0
+    return render(request, "judgment_tasks/participant.html", {
+        "participant": participant, "task": task, "counts": counts, "done": done,
+        "full": counts["taken"] == 0 and counts["available"] == 0})
+
+
+@frameable
+@_refusals
+@require_POST
+def participant_next(request, token):
+    participant = _participant(request, token)
+    try:
+        found = participants.next_unit(participant.task, participant.annotator, limit=participant.limit)
+    except (TaskClosed, PermissionDenied):
+        found = None
+    if found is None:
+        return redirect("tasks-participant-done", token=token)
+    return redirect("tasks-participant-item", token=token, pk=found.pk)
+
+
+@frameable
+@_refusals
+def participant_item(request, token, pk):
+    participant = _participant(request, token)
+    found = assigning.assignment_for(participant.annotator, pk)
+    if found is None or found.task_id != participant.task.pk:
+        raise Http404("no such item")
+    return _annotation_page(request, found, participant=participant)
+
+
+@frameable
+@_refusals
+def participant_done(request, token):
+    """Nothing left: straight on to the platform's completion address when the link carries one."""
+    participant = _participant(request, token)
+    complete = participants.is_complete(participant.task, participant.annotator, limit=participant.limit)
+    if complete and participant.finish_url:
+        return redirect(participant.finish_url)
+    return redirect("tasks-participant", token=token)

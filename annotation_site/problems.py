@@ -1,0 +1,54 @@
+"""Located problems of an input file and the error that carries them: shared by every importer (datasets,
+factuality raw labels, DA judgments, metric scores, judgment-task items), so it sits below every app.
+
+A reader collects a ``Problem`` for everything wrong (file, line, field, message) in a ``ProblemList`` and raises
+``FormatError`` with all of them at the end; nothing is written while one exists.
+"""
+from dataclasses import dataclass
+
+
+@dataclass
+class Problem:
+    """One thing wrong with an input file, located as precisely as the format allows."""
+
+    file: str
+    message: str
+    line: int | None = None
+    where: str = ""  # key path or field, e.g. "'v_x' > 'COOT' > sentences[2]"
+
+    def __str__(self):
+        place = self.file
+        if self.line is not None:
+            place += f", line {self.line}"
+        if self.where:
+            place += f", {self.where}"
+        return f"{place}: {self.message}"
+
+
+class FormatError(Exception):
+    """The input is not valid; ``problems`` lists every problem found (nothing has been written)."""
+
+    MAX_SHOWN = 50
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        super().__init__(self.describe())
+
+    def describe(self):
+        shown = [str(p) for p in self.problems[: self.MAX_SHOWN]]
+        more = len(self.problems) - len(shown)
+        if more > 0:
+            shown.append(f"... and {more} more problems")
+        count = len(self.problems)
+        return f"{count} problem{'s' if count != 1 else ''} found, nothing was imported:\n" + "\n".join(shown)
+
+
+class ProblemList(list):
+    """Collects problems while a reader goes on checking the rest of the input."""
+
+    def add(self, file, message, *, line=None, where=""):
+        self.append(Problem(file=file, message=message, line=line, where=where))
+
+    def raise_if_any(self):
+        if self:
+            raise FormatError(self)

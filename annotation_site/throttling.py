@@ -1,0 +1,140 @@
+"""Rate limits on the pages and endpoints that strangers can reach (issue #11, "Abuse").
+
+Login is throttled by django-axes (failed attempts per username and address: ``AXES_*`` settings below in
+``settings.py``). Everything else is throttled here, in one middleware that looks the view up by its URL name in
+:data:`RULES`, so a view never has to remember it and a new entry point is covered by adding one line:
+
+- ``account``: the login, password-reset and invitation pages, per address (and per token where there is one);
+- ``entry``: crowd entry links, per-participant links and the DA join link, per address and per token;
+- ``submit``: judgment submissions and draft saves, per assignment (token or id), per account and per address.
+
+Each key kind has its own limit, ``CAPTIONEVAL_THROTTLE_<SCOPE>_<KIND>`` = ``"COUNT/SECONDS"`` (defaults in
+:data:`DEFAULT_LIMITS`): an address may stand for a whole lab behind one NAT, so its limits are the loosest; a
+study's shared entry link is counted per address only (a study launch brings hundreds of people through one
+token in a minute), a per-participant link per token as well. Counts live in Django's cache (fixed windows). Set
+``CACHE_URL`` (e.g. ``redis://127.0.0.1:6379/1``) in production so every web process shares them; the default
+local-memory cache counts per process. Over the limit a request is answered 429 with a ``Retry-After`` header
+and a message saying when to try again (JSON for API paths, a page otherwise), before the view runs.
+"""
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import DatabaseError
+from django.http import JsonResponse
+from django.shortcuts import render
+
+DEFAULT_LIMITS = {
+    ("account", "ip"): "30/600", ("account", "token"): "10/600", ("account", "user"): "10/600",
+    ("entry", "ip"): "120/60", ("entry", "token"): "30/60",
+    ("submit", "ip"): "1200/60", ("submit", "token"): "120/60", ("submit", "pk"): "120/60",
+    ("submit", "user"): "240/60",
+}
+
+# url name -> (scope, methods counted or None for all, which keys: "ip", "token", "pk", "user")
+RULES = {
+    "login": ("account", {"POST"}, ("ip",)),
+    "password_reset": ("account", {"POST"}, ("ip",)),
+    "password_reset_confirm": ("account", None, ("ip", "token")),
+    "password_change": ("account", {"POST"}, ("ip", "user")),
+    "annotator-invitation": ("account", None, ("ip", "token")),
+    "crowd-entry": ("entry", None, ("ip",)),  # one token shared by a whole study
+    "crowd-participant-link": ("entry", None, ("ip", "token")),
+    "da-join": ("entry", None, ("ip", "token")),
+    "crowd-start": ("entry", {"POST"}, ("ip", "token")),
+    "api-da-judgments": ("submit", {"POST"}, ("ip", "token")),
+    "api-factuality-submit": ("submit", {"POST"}, ("ip", "pk", "user")),
+    "api-factuality-draft": ("submit", {"PUT", "POST"}, ("ip", "pk", "user")),
+    "api-factuality-token-submit": ("submit", {"POST"}, ("ip", "token")),
+    "api-factuality-token-draft": ("submit", {"PUT", "POST"}, ("ip", "token")),
+    "api-tasks-submit": ("submit", {"POST"}, ("ip", "pk", "user")),
+    "api-tasks-draft": ("submit", {"PUT", "POST"}, ("ip", "pk", "user")),
+}
+
+
+def limit_of(scope, kind):
+    text = getattr(settings, f"CAPTIONEVAL_THROTTLE_{scope.upper()}_{kind.upper()}", None) \
+        or DEFAULT_LIMITS[(scope, kind)]
+    count, seconds = str(text).split("/")
+    return int(count), int(seconds)
+
+
+def client_ip(request):
+    """The address the request came from (``REMOTE_ADDR``: behind a proxy, gunicorn's ``forwarded_allow_ips``
+    and the proxy's ``X-Forwarded-For`` handling decide what it is)."""
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+def _keys(request, kinds, kwargs):
+    keys = []
+    for kind in kinds:
+        if kind == "ip":
+            keys.append((kind, client_ip(request)))
+        elif kind == "token" and kwargs.get("token"):
+            keys.append((kind, kwargs["token"][:200]))
+        elif kind == "pk" and kwargs.get("pk") is not None:
+            keys.append((kind, kwargs["pk"]))
+        elif kind == "user" and getattr(request, "user", None) is not None:
+            try:
+                signed_in = request.user.is_authenticated  # loads the session and the user: database queries
+            except DatabaseError:
+                # the database is unreachable: count by the other keys and let the view fail, so that
+                # annotation_site.database_unavailable answers 503 (an error here would bypass it as a 500)
+                continue
+            if signed_in:
+                keys.append((kind, request.user.pk))
+    return keys
+
+
+def count(scope, kind, key, now=None):
+    """Count one request of ``key`` (of ``kind``) in ``scope``; returns seconds to wait when over the limit,
+    else 0."""
+    limit, window = limit_of(scope, kind)
+    now = time.time() if now is None else now
+    bucket = int(now // window)
+    cache_key = f"throttle:{scope}:{kind}:{key}:{bucket}"
+    if cache.add(cache_key, 1, timeout=window + 1):
+        used = 1
+    else:
+        try:
+            used = cache.incr(cache_key)
+        except ValueError:  # expired between add and incr
+            cache.add(cache_key, 1, timeout=window + 1)
+            used = 1
+    if used > limit:
+        return max(1, int((bucket + 1) * window - now))
+    return 0
+
+
+WHAT = {"account": "sign-in and invitation attempts", "entry": "visits to this link",
+        "submit": "submissions"}
+
+
+def refused(request, scope, wait):
+    message = (f"Too many {WHAT[scope]} from here in a short time. Please wait {wait} seconds and try again; "
+               "nothing you did before was lost.")
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": message, "retry_after": wait}, status=429)
+    else:
+        response = render(request, "throttled.html", {"message": message, "wait": wait}, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
+class ThrottleMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        match = getattr(request, "resolver_match", None)
+        rule = RULES.get(match.url_name) if match is not None else None
+        if rule is None:
+            return None
+        scope, methods, kinds = rule
+        if methods is not None and request.method not in methods:
+            return None
+        wait = max((count(scope, kind, key) for kind, key in _keys(request, kinds, view_kwargs)), default=0)
+        return refused(request, scope, wait) if wait else None

@@ -1,0 +1,149 @@
+"""Reading files that people upload or name on the command line (issue #11, "Resource limits" and "clear
+errors"). Every importer reads its bytes through here, so the limits are checked before any work is done and
+every refusal names the file (and the line where there is one):
+
+- ``CAPTIONEVAL_MAX_UPLOAD_BYTES`` (default 50 MiB): a larger file is refused from its declared size, before it
+  is read or parsed (Django has already spooled it to a temporary file, never to memory);
+- zip archives (``open_zip``): refused from the central directory alone, before anything is decompressed, when
+  they hold more than ``CAPTIONEVAL_ZIP_MAX_FILES`` members (1,000) or would expand to more than
+  ``CAPTIONEVAL_ZIP_MAX_BYTES`` (200 MiB), or when a member's compression ratio is above
+  ``CAPTIONEVAL_ZIP_MAX_RATIO`` (200: a zip bomb); a corrupt archive is a clear error, not a 500; reading a
+  member stops at its declared size (a lying header cannot make it expand further);
+- text must be UTF-8 (a byte-order mark is dropped): otherwise the line and byte are named;
+- NUL characters are refused (PostgreSQL text cannot hold them, and no legitimate caption has one).
+"""
+import io
+import zipfile
+from pathlib import Path
+
+from django.conf import settings
+
+MiB = 1024 * 1024
+DEFAULTS = {"CAPTIONEVAL_MAX_UPLOAD_BYTES": 50 * MiB, "CAPTIONEVAL_ZIP_MAX_BYTES": 200 * MiB,
+            "CAPTIONEVAL_ZIP_MAX_FILES": 1000, "CAPTIONEVAL_ZIP_MAX_RATIO": 200}
+
+
+class UploadRefused(ValueError):
+    """A file refused as a whole: ``file``, ``line`` (or None) and ``reason``; ``str()`` is "FILE, line N: reason"."""
+
+    def __init__(self, file, reason, line=None):
+        self.file, self.reason, self.line = file, reason, line
+        super().__init__(f"{file}{f', line {line}' if line else ''}: {reason}")
+
+
+def limit(name):
+    return int(getattr(settings, name, DEFAULTS[name]))
+
+
+def _size_text(size):
+    return f"{size / MiB:.1f} MiB" if size >= MiB else f"{size} bytes"
+
+
+def check_size(name, size):
+    maximum = limit("CAPTIONEVAL_MAX_UPLOAD_BYTES")
+    if size is not None and size > maximum:
+        raise UploadRefused(name, f"the file has {_size_text(size)}; at most {_size_text(maximum)} are accepted "
+                            "(CAPTIONEVAL_MAX_UPLOAD_BYTES)")
+
+
+def decode(data, name):
+    """UTF-8 text of ``data`` without NUL characters, else UploadRefused naming line (and byte / column)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UploadRefused(name, f"not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8",
+                            line) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    position = text.find("\x00")
+    if position >= 0:
+        line = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        raise UploadRefused(name, f"a NUL character (column {column}); NUL is not allowed in text", line)
+    return text
+
+
+def read_upload(upload, name=None):
+    """The bytes of an uploaded file (Django ``UploadedFile``), size checked first."""
+    name = name or getattr(upload, "name", "upload")
+    check_size(name, getattr(upload, "size", None))
+    upload.seek(0)
+    data = upload.read(limit("CAPTIONEVAL_MAX_UPLOAD_BYTES") + 1)
+    check_size(name, len(data))
+    return data
+
+
+def upload_text(upload, name=None):
+    """The text of an uploaded file: size, UTF-8 and NUL checked."""
+    name = name or getattr(upload, "name", "upload")
+    return decode(read_upload(upload, name), name)
+
+
+def decode_file(path, name):
+    """The text of a file in a folder being imported, reported under ``name`` (its path in the dataset)."""
+    try:
+        check_size(name, Path(path).stat().st_size)
+        return decode(Path(path).read_bytes(), name)
+    except OSError as exc:
+        raise UploadRefused(name, f"cannot read the file ({exc.strerror or exc})") from None
+
+
+def path_text(path):
+    """The text of a file named on the command line: size, UTF-8 and NUL checked."""
+    path = Path(path)
+    try:
+        check_size(str(path), path.stat().st_size)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UploadRefused(str(path), f"cannot read the file ({exc.strerror or exc})") from None
+    return decode(data, str(path))
+
+
+class SafeZip:
+    """A zip archive checked before use; ``read_text(member)`` is size-capped, UTF-8 and NUL checked."""
+
+    def __init__(self, fileobj, name="archive.zip"):
+        self.name = name
+        try:
+            self.zip = zipfile.ZipFile(fileobj)
+            members = self.zip.infolist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+            raise UploadRefused(name, f"not a readable zip archive ({exc})") from None
+        files = [m for m in members if not m.is_dir()]
+        if len(files) > limit("CAPTIONEVAL_ZIP_MAX_FILES"):
+            raise UploadRefused(name, f"the archive holds {len(files)} files; at most "
+                                f"{limit('CAPTIONEVAL_ZIP_MAX_FILES')} are accepted (CAPTIONEVAL_ZIP_MAX_FILES)")
+        expanded = sum(m.file_size for m in files)
+        if expanded > limit("CAPTIONEVAL_ZIP_MAX_BYTES"):
+            raise UploadRefused(name, f"the archive would expand to {_size_text(expanded)}; at most "
+                                f"{_size_text(limit('CAPTIONEVAL_ZIP_MAX_BYTES'))} are accepted "
+                                "(CAPTIONEVAL_ZIP_MAX_BYTES)")
+        ratio = limit("CAPTIONEVAL_ZIP_MAX_RATIO")
+        for member in files:
+            factor = member.file_size // max(member.compress_size, 1)
+            if member.file_size > 1 * MiB and factor > ratio:
+                raise UploadRefused(name, f"{member.filename} expands {factor} times (at most {ratio}: "
+                                    "CAPTIONEVAL_ZIP_MAX_RATIO); this looks like a zip bomb")
+        self.members = {m.filename: m for m in files}
+
+    def namelist(self):
+        return list(self.members)
+
+    def read_text(self, member):
+        info = self.members[member]
+        label = f"{self.name}: {member}"  # the file named inside its archive
+        try:
+            with self.zip.open(info) as handle:
+                data = handle.read(info.file_size + 1)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+            raise UploadRefused(label, f"cannot be read from the archive ({exc})") from None
+        if len(data) > info.file_size:
+            raise UploadRefused(label, "holds more than its declared size; the archive is corrupt")
+        return decode(data, label)
+
+
+def open_zip(fileobj, name="archive.zip"):
+    if isinstance(fileobj, (bytes, bytearray)):
+        fileobj = io.BytesIO(fileobj)
+    return SafeZip(fileobj, name)

@@ -1,0 +1,79 @@
+"""Storing an annotator's answer exactly once, whatever the protocol.
+
+Every submit carries a UUID made by the client (kept for retries of the same answer). ``store_once`` returns
+the stored submission when that UUID is known (a double click, a retry after a dropped connection, a
+concurrent duplicate request) and writes a new one otherwise, under a lock on the work unit; the database's
+unique constraint on the UUID is the last line of defence (an IntegrityError is answered with the row that
+won). The exceptions are what a page or an API turns into 400 (invalid), 409 (needs confirmation, or a UUID
+already used for another unit).
+"""
+import json
+import uuid as uuid_module
+
+from django.db import IntegrityError, transaction
+
+MAX_DRAFT_BYTES = 256 * 1024
+MAX_SECONDS = 7 * 24 * 3600
+
+
+class AnswerInvalid(Exception):
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("; ".join(p.message for p in problems))
+
+
+class NeedsConfirmation(Exception):
+    """Only soft problems: the annotator may confirm and submit anyway."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("; ".join(p.message for p in problems))
+
+
+class SubmissionConflict(Exception):
+    """The client UUID was already used for another assignment."""
+
+
+def clean_seconds(value):
+    """Seconds a page reported, as a float in [0, MAX_SECONDS] (anything unreadable counts as 0)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return min(max(seconds, 0.0), MAX_SECONDS) if seconds == seconds else 0.0
+
+
+def parse_uuid(value):
+    """The client's submission UUID, or None when it is not one."""
+    try:
+        return uuid_module.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def draft_too_large(draft):
+    return len(json.dumps(draft)) > MAX_DRAFT_BYTES
+
+
+def store_once(client_uuid, *, find, lock, write, check=None):
+    """``(submission, created)``. ``find(uuid)`` returns the stored submission or None (and raises
+    SubmissionConflict when the UUID belongs to another unit); ``check()`` validates the answer (raising
+    AnswerInvalid / NeedsConfirmation) and runs only for a new UUID; ``lock()`` locks the unit's row inside
+    the transaction; ``write()`` stores and returns the new submission."""
+    stored = find(client_uuid)
+    if stored is not None:
+        return stored, False
+    if check is not None:
+        check()
+    try:
+        with transaction.atomic():
+            lock()
+            stored = find(client_uuid)  # a concurrent retry may have committed meanwhile
+            if stored is not None:
+                return stored, False
+            return write(), True
+    except IntegrityError:
+        stored = find(client_uuid)
+        if stored is None:
+            raise
+        return stored, False

@@ -1,0 +1,140 @@
+"""Commands and REST endpoints of crowd work: the crowd_payments contract, studies, links, ledger, codes."""
+import json
+from decimal import Decimal
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from annotation_site.crowd import links
+from annotation_site.crowd.models import LedgerEntry, Participation, Study
+
+from ..conftest import wait_until
+from .conftest import FAILED, PASSED, SHORT, worked
+
+pytestmark = pytest.mark.django_db
+QC_KEYS = {"test", "p_value", "n_pairs", "threshold", "status"}
+DECISION_KEYS = {"worker_id", "hit_id", "action", "reason", "bonus", "state", "qc"}
+
+
+def run(*args):
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture
+def campaign(toy):
+    target = toy.add("camp-7", [(str(i), 1) for i in range(1, 6)])
+    study = Study.objects.create(name="camp-7-panel", provider="link", protocol="toy", object_id=target.object_id,
+                                 target_name="camp-7", status="published", bonus_scope="per-passing-hit",
+                                 bonus_amount=Decimal("0.40"))
+    worked(toy, target, study, None, "w-pass", qc=PASSED)
+    worked(toy, target, study, None, "w-fail", qc=FAILED)
+    worked(toy, target, study, None, "w-short", qc=SHORT)
+    worked(toy, target, study, None, "w-busy", qc=PASSED, complete=False)
+    return target, study
+
+
+def test_crowd_payments_dry_run_json_contract(campaign):
+    document = json.loads(run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--dry-run",
+                              "--format", "json"))
+    assert set(document) == {"campaign", "policy", "decisions"}
+    assert (document["campaign"], document["policy"]) == ("camp-7", "approve-passing")
+    assert len(document["decisions"]) == 4
+    for decision in document["decisions"]:
+        assert set(decision) == DECISION_KEYS and set(decision["qc"]) == QC_KEYS
+    by_worker = {d["worker_id"].rsplit(":", 1)[1]: d for d in document["decisions"]}
+    assert by_worker["w-pass"]["action"] == "approve" and by_worker["w-pass"]["bonus"] == "0.40"
+    assert by_worker["w-fail"]["action"] == "reject" and len(by_worker["w-fail"]["reason"]) >= 100
+    assert by_worker["w-short"]["action"] == "review" and by_worker["w-short"]["qc"]["status"] == "insufficient_data"
+    assert by_worker["w-busy"]["action"] == "review" and "still working" in by_worker["w-busy"]["reason"]
+    assert by_worker["w-pass"]["qc"] == {"test": "wilcoxon", "p_value": 0.001, "n_pairs": 12, "threshold": 0.05,
+                                         "status": "passed"}
+    assert {d["state"] for d in document["decisions"]} == {"planned", "review"}
+    assert LedgerEntry.objects.count() == 0  # --dry-run records nothing
+
+
+@pytest.mark.django_db(transaction=True)
+def test_crowd_payments_records_then_sends_once(campaign, celery_worker):
+    run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing")
+    assert LedgerEntry.objects.filter(state="planned").count() == 3  # approve, reject, bonus
+    run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--send", "--format", "json")
+    wait_until(lambda: LedgerEntry.objects.filter(state="confirmed").count() == 3, what="the payment task")
+    document = json.loads(run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--dry-run",
+                              "--format", "json"))
+    states = {d["worker_id"].rsplit(":", 1)[1]: d["state"] for d in document["decisions"]}
+    assert states == {"w-pass": "confirmed", "w-fail": "confirmed", "w-short": "review", "w-busy": "review"}
+    assert LedgerEntry.objects.count() == 3
+
+
+def test_crowd_payments_refuses_unknown_campaigns(toy):
+    with pytest.raises(CommandError, match="no campaign or project named 'nope'"):
+        run("crowd_payments", "--campaign", "nope", "--dry-run")
+
+
+def test_crowd_study_create_links_and_verify_code(toy):
+    toy.add("camp-8", [("1", 2)])
+    out = run("crowd_study", "create", "--target", "camp-8", "--provider", "link", "--name", "c8", "--reward", "1.20")
+    assert "created study c8" in out and "/crowd/s/" in out
+    run("crowd_study", "publish", "--name", "c8")
+    assert Study.objects.get(name="c8").status == "published"
+    lines = run("crowd_study", "links", "--name", "c8", "--participants", "p1", "p2").strip().splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["p1", "p2"] and all("/crowd/p/" in line for line in lines)
+    with pytest.raises(CommandError, match="a study named 'c8' exists"):
+        run("crowd_study", "create", "--target", "camp-8", "--provider", "link", "--name", "c8")
+
+
+def test_api_studies_payments_and_codes(client, staff_user, campaign):
+    target, study = campaign
+    assert client.get(reverse("api-crowd-studies")).status_code in (401, 403)
+    client.force_login(staff_user)
+    listed = client.get(reverse("api-crowd-studies")).json()
+    assert [s["name"] for s in listed] == ["camp-7-panel"]
+    detail = client.get(reverse("api-crowd-study", args=["camp-7-panel"])).json()
+    assert detail["progress"]["participations"]["completed"] == 3 and "/crowd/s/" in detail["entry_url"]
+    preview = client.get(reverse("api-crowd-payments"), {"campaign": "camp-7", "policy": "approve-passing"}).json()
+    assert set(preview) == {"campaign", "policy", "decisions"} and len(preview["decisions"]) == 4
+    recorded = client.post(reverse("api-crowd-payments"), {"campaign": "camp-7", "policy": "approve-all"},
+                           content_type="application/json")
+    assert recorded.status_code == 201 and recorded.json()["recorded"] == 3
+    assert LedgerEntry.objects.filter(action="approve").count() == 3
+    created = client.post(reverse("api-crowd-studies"), {"target": "camp-7", "name": "camp-7-pro",
+                                                        "provider": "prolific", "reward": "2.00"},
+                          content_type="application/json")
+    assert created.status_code == 201 and created.json()["end_mode"] == "redirect"
+    bad = client.post(reverse("api-crowd-studies"), {"target": "zzz", "name": "x", "provider": "link"},
+                      content_type="application/json")
+    assert bad.status_code == 400 and "zzz" in bad.json()["detail"]
+    participation = Participation.objects.filter(status="completed").select_related("participant").first()
+    code = links.completion_code(study.pk, participation.work_key, participation.participant.worker_key)
+    verdict = client.post(reverse("api-crowd-verify-code"), {"study": "camp-7-panel", "code": code,
+                                                            "participant_id": participation.participant.platform_id},
+                          content_type="application/json").json()
+    assert verdict["valid"] is True
+    assert client.post(reverse("api-crowd-verify-code"), {"study": "camp-7-panel", "code": "AAAAAAAAAA",
+                                                         "participant_id": participation.participant.platform_id},
+                       content_type="application/json").json() == {"valid": False}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_for_researchers(client, staff_user, campaign, celery_worker):
+    client.force_login(staff_user)
+    assert b"camp-7-panel" in client.get(reverse("crowd-studies")).content
+    page = client.get(reverse("crowd-study", args=["camp-7-panel"]))
+    assert page.status_code == 200 and b"w-pass" in page.content
+    preview = client.get(reverse("crowd-payments", args=["toy", "camp-7"]), {"policy": "approve-passing"})
+    assert preview.status_code == 200 and preview.content.count(b'data-action="review"') == 2
+    # recording needs the confirmation box
+    client.post(reverse("crowd-payments", args=["toy", "camp-7"]), {"policy": "approve-passing", "send": "no"})
+    assert LedgerEntry.objects.count() == 0
+    client.post(reverse("crowd-payments", args=["toy", "camp-7"]), {"policy": "approve-passing",
+                                                                     "confirm": "yes", "send": "yes"})
+    wait_until(lambda: set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"},
+               what="the payment task")
+    worker = Participation.objects.get(participant__platform_id="w-pass").participant
+    page = client.get(reverse("crowd-worker", args=[worker.pk]))
+    assert page.status_code == 200 and b"passed" in page.content and b"0.40" in page.content
+    ledger = client.get(reverse("crowd-ledger-csv", args=["camp-7-panel"])).content.decode()
+    assert ledger.splitlines()[0].startswith("worker_id,hit_id,assignment")

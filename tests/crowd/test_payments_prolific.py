@@ -1,0 +1,216 @@
+"""The payment engine against the fake Prolific server: decisions from QC, the ledger, and exactly-once sending
+across retries, failures and crashes (asserted on the server's own log)."""
+from decimal import Decimal
+
+import pytest
+
+from annotation_site.crowd import ledger, payments
+from annotation_site.crowd.models import BonusScope, Dispatch, LedgerEntry, Participation, Policy
+from annotation_site.crowd.providers.prolific import ProlificProvider
+
+from .conftest import FAILED, PASSED, SHORT, prolific_study, worked
+
+pytestmark = pytest.mark.django_db
+
+
+class Crash(BaseException):
+    """Stands for the process dying between two calls (not an Exception: nothing may catch it)."""
+
+
+def crash_at(monkeypatch, name, times=1):
+    state = {"left": times}
+
+    def checkpoint(point):
+        if point == name and state["left"] > 0:
+            state["left"] -= 1
+            raise Crash(point)
+
+    monkeypatch.setattr(ledger, "checkpoint", checkpoint)
+
+
+@pytest.fixture
+def study_setup(toy, fake_prolific):
+    target = toy.add("camp", [(str(i), 1) for i in range(1, 9)])
+    study = prolific_study(fake_prolific, target, bonus_scope=BonusScope.PER_PASSING_HIT,
+                           bonus_amount=Decimal("0.50"))
+    people = {}
+    for i, qc in enumerate([PASSED, PASSED, PASSED, FAILED, FAILED, SHORT]):
+        people[f"p{i}"] = worked(toy, target, study, fake_prolific, f"5f00000000000000000000{i:02d}", qc=qc)
+    people["still"] = worked(toy, target, study, fake_prolific, "5f0000000000000000000099", qc=PASSED,
+                             complete=False, status="ACTIVE")
+    return toy, target, study
+
+
+def plan_and_record(toy, target, study, policy=Policy.APPROVE_PASSING):
+    decisions = payments.preview(toy, target, policy=policy, bonus_scope=study.bonus_scope,
+                                 bonus_amount=study.bonus_amount, rejection_message=study.rejection_message)
+    payments.record(target, decisions, policy=policy)
+    return decisions
+
+
+def test_preview_follows_the_policy_and_records_nothing(study_setup):
+    toy, target, study = study_setup
+    decisions = payments.preview(toy, target, policy=Policy.APPROVE_PASSING, bonus_scope=BonusScope.PER_PASSING_HIT,
+                                 bonus_amount=Decimal("0.50"))
+    actions = sorted((d.qc.status, d.completed, d.action, d.bonus) for d in decisions)
+    assert actions == sorted([("passed", True, "approve", Decimal("0.50"))] * 3
+                             + [("failed", True, "reject", None)] * 2
+                             + [("insufficient_data", True, "review", None), ("passed", False, "review", None)])
+    rejected = [d for d in decisions if d.action == "reject"]
+    assert all(len(d.reason) >= 100 for d in rejected)
+    assert LedgerEntry.objects.count() == 0
+    assert {d.as_dict()["qc"]["status"] for d in decisions} == {"passed", "failed", "insufficient_data"}
+
+
+def test_applying_sends_every_decision_and_bonus_once(study_setup, fake_prolific):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    assert LedgerEntry.objects.filter(state="planned").count() == 3 + 2 + 3  # approvals, rejections, bonuses
+    result = payments.apply_study(study)
+    assert result["states"] == {"planned": 0, "sent": 0, "confirmed": 8, "failed": 0}
+    assert len(fake_prolific.log("POST", "bulk-approve")) == 1
+    assert len(fake_prolific.log("POST", r"/transition/$")) == 2
+    assert fake_prolific.shape_errors == []
+    statuses = sorted(s["status"] for s in fake_prolific.submissions.values())
+    assert statuses.count("APPROVED") == 3 and statuses.count("REJECTED") == 2
+    assert sorted(c for cents in fake_prolific.paid().values() for c in cents) == [50, 50, 50]
+    # the two rejected HITs go back to the pool (their places are free again) for someone else
+    rejected = LedgerEntry.objects.filter(action="reject")
+    assert {e.participation.status for e in rejected} == {"released"}
+    assert sorted(toy.targets["camp"].released) == sorted(e.assignment_key for e in rejected)
+    study.refresh_from_db()
+    assert study.places == 8  # no place is added: the released ones are free again
+    # a second run, and a second recording of the same decisions, send nothing more
+    plan_and_record(toy, target, study)
+    payments.apply_study(study)
+    assert len(fake_prolific.payments) == 3
+    assert len(fake_prolific.log("POST", "bulk-approve")) == 1
+    assert len(fake_prolific.log("POST", "/pay/")) == 1
+    assert Participation.objects.filter(status="released").count() == 2  # released once, not on every run
+    document = payments.preview(toy, target, policy=Policy.APPROVE_PASSING)
+    assert sorted(d.action for d in document if d.state == "confirmed") == ["approve"] * 3 + ["reject"] * 2
+
+
+def test_rate_limits_and_server_errors_are_retried(study_setup, fake_prolific):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "bulk-approve", status=429, retry_after="0", times=2)
+    fake_prolific.fail("POST", r"/transition/$", status=503, times=1)
+    fake_prolific.fail("POST", "/pay/", status=429, retry_after="0", times=1)
+    payments.apply_study(study)
+    assert LedgerEntry.objects.exclude(state="confirmed").count() == 0
+    assert [c.status for c in fake_prolific.log("POST", "bulk-approve")] == [429, 429, 200]
+    assert [c.status for c in fake_prolific.log("POST", "/pay/")] == [429, 202]
+    assert len(fake_prolific.payments) == 3
+
+
+def test_a_pay_call_that_fails_with_5xx_is_never_repeated_blindly(study_setup, fake_prolific):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "/pay/", kind="drop")  # processed (paid), but the answer never arrives
+    payments.apply_study(study)
+    assert len(fake_prolific.log("POST", "/pay/")) == 1
+    dispatch = Dispatch.objects.get(kind="bonus")
+    assert dispatch.state == Dispatch.State.PAYING
+    assert LedgerEntry.objects.filter(kind="bonus", state="sent").count() == 3
+    payments.apply_study(study)  # the rerun looks at the submissions' bonus payments instead of paying again
+    assert len(fake_prolific.log("POST", "/pay/")) == 1
+    assert len(fake_prolific.payments) == 3
+    dispatch.refresh_from_db()
+    assert dispatch.state == Dispatch.State.DONE
+    assert LedgerEntry.objects.filter(kind="bonus", state="confirmed").count() == 3
+
+
+def test_a_5xx_on_pay_that_did_not_pay_leaves_the_dispatch_in_doubt(study_setup, fake_prolific):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "/pay/", status=502)  # not processed; the client cannot know that
+    payments.apply_study(study)
+    payments.apply_study(study)
+    assert len(fake_prolific.log("POST", "/pay/")) == 1 and fake_prolific.payments == []
+    dispatch = Dispatch.objects.get(kind="bonus")
+    assert dispatch.state == Dispatch.State.IN_DOUBT
+    result = payments.summary(study)
+    assert result["in_doubt"] == [dispatch.pk]
+    # a person checks Prolific (nothing paid) and says so: the rows go back and a new batch pays them once
+    payments.resolve_dispatch(dispatch, paid=False)
+    payments.apply_study(study)
+    assert len(fake_prolific.payments) == 3
+    assert LedgerEntry.objects.filter(kind="bonus", state="confirmed").count() == 3
+
+
+@pytest.mark.parametrize("point", ["after-approve-batch", "after-reject", "after-bonus-create",
+                                   "after-bonus-created-recorded", "after-bonus-pay"])
+def test_a_crash_between_two_calls_then_a_rerun_sends_each_payment_exactly_once(study_setup, fake_prolific,
+                                                                                monkeypatch, point):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    crash_at(monkeypatch, point)
+    with pytest.raises(Crash):
+        payments.apply_study(study)
+    monkeypatch.setattr(ledger, "checkpoint", lambda name: None)
+    payments.apply_study(study)
+    payments.apply_study(study)
+    assert sorted(fake_prolific.paid().items()) == sorted(
+        (e.submission_id, [50]) for e in LedgerEntry.objects.filter(kind="bonus"))
+    assert len(fake_prolific.log("POST", "/pay/")) == 1
+    assert LedgerEntry.objects.exclude(state="confirmed").count() == 0
+    transitions = fake_prolific.log("POST", r"/submissions/[0-9a-f]+/transition/$")
+    rejected = {c.path for c in transitions}
+    assert len(rejected) == 2  # each rejection reached Prolific; a repeat (idempotent there) is allowed
+    assert fake_prolific.shape_errors == []
+
+
+def test_a_definite_refusal_fails_the_row_with_the_reason(study_setup, fake_prolific):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    rejected = LedgerEntry.objects.filter(action="reject").first()
+    fake_prolific.set_status(rejected.submission_id, "RETURNED")
+    payments.apply_study(study)
+    rejected.refresh_from_db()
+    assert rejected.state == "failed" and "RETURNED" in rejected.error
+
+
+def test_a_decision_once_sent_is_frozen_when_qc_changes(study_setup, fake_prolific):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    payments.apply_study(study)
+    qc = toy.targets["camp"].qc
+    for worker in [w for w, outcome in qc.items() if outcome == PASSED]:
+        qc[worker] = FAILED  # the passers now fail: their approvals are already confirmed
+    decisions = plan_and_record(toy, target, study)
+    approved = [d for d in decisions if d.action == "approve"]
+    assert len(approved) == 3 and {d.state for d in approved} == {"confirmed"}
+    payments.apply_study(study)
+    assert len(fake_prolific.log("POST", r"/transition/$")) == 2
+
+
+def test_short_rejection_messages_are_refused_before_sending(study_setup, fake_prolific):
+    toy, target, study = study_setup
+    study.rejection_message = "Too short."
+    study.save()
+    plan_and_record(toy, target, study)
+    provider = ProlificProvider(study)
+    payments.apply_study(study, provider)
+    failed = LedgerEntry.objects.filter(action="reject")
+    assert {e.state for e in failed} == {"failed"}
+    assert all("at least 100 characters" in e.error for e in failed)
+    assert fake_prolific.log("POST", r"/transition/$") == []
+
+
+def test_timeouts_are_retried_for_safe_calls_and_reconciled_for_the_rest(study_setup, fake_prolific, settings):
+    toy, target, study = study_setup
+    settings.PROLIFIC_TIMEOUT = 0.3
+    plan_and_record(toy, target, study)
+    # the approval answers too late five times running (more than the retries): the rows stay sent...
+    fake_prolific.fail("POST", "bulk-approve", kind="slow", delay=0.6, times=6)
+    payments.apply_study(study)
+    approvals = LedgerEntry.objects.filter(action="approve")
+    assert {e.state for e in approvals} == {"sent"} and all("no answer within" in e.error for e in approvals)
+    assert LedgerEntry.objects.filter(kind="bonus", state="planned").count() == 3  # no bonus before approval
+    # ...and the next run finds them approved on Prolific (the slow calls did go through): nothing is re-sent
+    calls = len(fake_prolific.log("POST", "bulk-approve"))
+    payments.apply_study(study)
+    assert len(fake_prolific.log("POST", "bulk-approve")) == calls
+    assert LedgerEntry.objects.exclude(state="confirmed").count() == 0
+    assert len(fake_prolific.payments) == 3

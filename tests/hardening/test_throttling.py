@@ -1,0 +1,103 @@
+"""Rate limits (issue #11, "Abuse"): login by django-axes, the other pages strangers reach and submissions by the
+throttle middleware; a clear 429 with Retry-After, and the rule table stays in step with the URLs."""
+import uuid
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import URLResolver, get_resolver
+
+from annotation_site import throttling
+
+pytestmark = pytest.mark.django_db
+
+
+def test_forty_wrong_passwords_then_the_right_one_is_refused(client):
+    """The probe of issue #11: 40 wrong passwords in 13 s, then the right one logged in."""
+    get_user_model().objects.create_user("victim", password="the-right-password-42")
+    answers = [client.post("/accounts/login/", {"username": "victim", "password": f"guess-{n}"}) for n in range(40)]
+    statuses = [a.status_code for a in answers]
+    assert statuses[:4] == [200] * 4  # the form again, with its error
+    assert set(statuses[5:]) == {429}
+    assert b"Sign-in paused" in answers[10].content  # django-axes: this username from this address
+    assert b"Too many sign-in" in answers[35].content  # and, past 30 attempts, the address itself
+    right = client.post("/accounts/login/", {"username": "victim", "password": "the-right-password-42"})
+    assert right.status_code == 429
+    assert "_auth_user_id" not in client.session
+    from django.core.cache import cache
+
+    cache.clear()  # the address's window passes: django-axes still refuses the right password for this username
+    right = client.post("/accounts/login/", {"username": "victim", "password": "the-right-password-42"})
+    assert right.status_code == 429 and b"even the right" in right.content
+    assert "_auth_user_id" not in client.session
+
+
+def test_a_few_mistakes_do_not_lock_anyone_out(client):
+    get_user_model().objects.create_user("careless", password="the-right-password-42")
+    for n in range(3):
+        assert client.post("/accounts/login/", {"username": "careless", "password": f"typo-{n}"}).status_code == 200
+    right = client.post("/accounts/login/", {"username": "careless", "password": "the-right-password-42"})
+    assert right.status_code == 302 and "_auth_user_id" in client.session
+
+
+def test_invitation_page_is_throttled_per_address(client, settings):
+    settings.CAPTIONEVAL_THROTTLE_ACCOUNT_IP = "5/600"
+    statuses = [client.get(f"/factuality/invitations/MQ/guess-{n}/").status_code for n in range(8)]
+    assert statuses[:5] == [200] * 5 or all(s != 429 for s in statuses[:5])
+    assert statuses[5:] == [429] * 3
+    refused = client.get("/factuality/invitations/MQ/another/")
+    assert int(refused["Retry-After"]) > 0
+    assert b"Too many sign-in and invitation attempts" in refused.content and b"Please wait" in refused.content
+
+
+def test_da_submissions_are_throttled_per_assignment_with_a_json_429(client, settings):
+    from assessment import services
+    from assessment.models import Item, Judgment
+    from tests.assessment.conftest import make_dataset, small_campaign
+
+    settings.CAPTIONEVAL_THROTTLE_SUBMIT_TOKEN = "3/60"
+    campaign = small_campaign(make_dataset("throttle", n_videos=12), "throttle")
+    assignment = services.assign(campaign, services.worker_by_external_id("hammer"))
+    url = f"/api/da/assignments/{services.assignment_token(assignment)}/judgments/"
+    items = list(Item.objects.filter(hit=assignment.hit).order_by("position"))
+    statuses = []
+    for item in items[:5]:
+        response = client.post(url, {"item": item.pk, "score": 50, "client_uuid": str(uuid.uuid4()), "played": True},
+                               content_type="application/json")
+        statuses.append(response.status_code)
+    assert statuses == [201, 201, 201, 429, 429]
+    body = response.json()
+    assert body["retry_after"] > 0 and body["detail"].startswith("Too many submissions")
+    assert Judgment.objects.count() == 3  # refused before the view ran
+
+
+def test_per_participant_links_are_throttled_per_token(client, settings):
+    settings.CAPTIONEVAL_THROTTLE_ENTRY_TOKEN = "2/60"
+    statuses = [client.get("/crowd/p/some-token/").status_code for _ in range(4)]
+    assert statuses[2:] == [429, 429] and 429 not in statuses[:2]
+    assert client.get("/crowd/p/other-token/").status_code != 429  # another token is counted apart
+
+
+def test_the_window_resets():
+    assert throttling.count("account", "ip", "203.0.113.9", now=1000.0) == 0
+    for _ in range(29):
+        throttling.count("account", "ip", "203.0.113.9", now=1001.0)
+    assert throttling.count("account", "ip", "203.0.113.9", now=1002.0) > 0
+    assert throttling.count("account", "ip", "203.0.113.9", now=1200.0) == 0  # the next 600-second window
+
+
+def test_every_rule_names_a_url_and_every_stranger_facing_url_has_a_rule():
+    names = set()
+
+    def walk(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns)
+            else:
+                names.add(pattern.name)
+    walk(get_resolver().url_patterns)
+    assert set(throttling.RULES) <= names
+    must = {"login", "password_reset", "password_reset_confirm", "annotator-invitation", "crowd-entry",
+            "crowd-participant-link", "da-join", "api-da-judgments", "api-factuality-submit",
+            "api-factuality-token-submit", "api-factuality-draft", "api-factuality-token-draft", "api-tasks-submit",
+            "api-tasks-draft"}
+    assert must <= set(throttling.RULES)

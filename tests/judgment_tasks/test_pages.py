@@ -1,0 +1,235 @@
+"""Pages: a researcher sets a task up from a preset (create, import items and model answers, refused files,
+settings and definition, members, participant links, close), annotators and crowd participants work on it,
+the report, its charts and downloads; the annotation page uses a constant number of queries."""
+import json
+import re
+import uuid
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation_site.judgment_tasks import participants, services
+from annotation_site.judgment_tasks.assignment import next_assignment
+from annotation_site.judgment_tasks.models import Assignment, Item, ModelAnswer, Submission, Task
+
+from .conftest import lines, work_through
+
+pytestmark = pytest.mark.django_db
+
+
+def upload(text, name="items.jsonl"):
+    return SimpleUploadedFile(name, text.encode(), content_type="application/x-ndjson")
+
+
+def test_a_researcher_sets_up_a_task_from_a_preset(staff_client, videos):
+    page = staff_client.get(reverse("tasks-create"))
+    assert b"fifa-question-quality" in page.content and b"vc-inspector" in page.content
+    response = staff_client.post(reverse("tasks-create"), {
+        "name": "verify", "dataset": "clips", "preset": "fifa-verification", "annotators_per_item": 3,
+        "annotators": "alice\nbob", "description": ""})
+    assert response.status_code == 302
+    task = Task.objects.get(name="verify")
+    detail = staff_client.get(reverse("tasks-detail", args=["verify"])).content.decode()
+    assert "Next: import the items" in detail and "alice" in detail and "to set a password" in detail
+    bad = staff_client.post(reverse("tasks-import", args=["verify", "items"]),
+                            {"items-file": upload(lines({"video_id": "c1", "questions": "q?"}, {"video_id": "zz"}))})
+    assert bad.status_code == 400
+    text = bad.content.decode()
+    assert "nothing was imported" in text and "<code>questions</code>" in text and ">2<" in text
+    good = lines(*[{"item_id": f"i{n}", "video_id": f"c{n + 1}", "subset": "T2V", "questions": ["a?", "b?"]}
+                   for n in range(4)])
+    staff_client.post(reverse("tasks-import", args=["verify", "items"]), {"items-file": upload(good)})
+    assert Item.objects.filter(task=task).count() == 4
+    qa = lines(*[{"item_id": f"i{n}", "model": "VQA", "answers": {"answer": ["yes", "no"]}} for n in range(4)])
+    staff_client.post(reverse("tasks-import", args=["verify", "answers"]), {"answers-file": upload(qa)})
+    assert ModelAnswer.objects.filter(task=task).count() == 4
+    settings = staff_client.get(reverse("tasks-settings", args=["verify"])).content.decode()
+    assert "definition" in settings and "disabled" not in settings.split('name="definition"')[1][:200]
+    definition = dict(task.definition)
+    definition["questions"] = [dict(definition["questions"][0], prompt="Yes or no?")]
+    response = staff_client.post(reverse("tasks-settings", args=["verify"]), {
+        "title": "Verify", "description": "", "annotators_per_item": 3, "instructions": "## Do it",
+        "definition": json.dumps(definition)})
+    assert response.status_code == 302
+    task.refresh_from_db()
+    assert task.definition["questions"][0]["prompt"] == "Yes or no?" and task.title == "Verify"
+    response = staff_client.post(reverse("tasks-settings", args=["verify"]), {
+        "title": "Verify", "annotators_per_item": 3, "definition": '{"questions": []}'})
+    assert response.status_code == 200 and b"at least one question" in response.content
+    link = staff_client.post(reverse("tasks-participant-link", args=["verify"]),
+                             {"provider": "link", "external_id": "P-17", "limit": 2}, follow=True).content.decode()
+    assert re.search(r"/tasks/p/[^/]+/", link)
+    staff_client.post(reverse("tasks-status", args=["verify"]), {"status": "closed"})
+    assert Task.objects.get(name="verify").status == "closed"
+
+
+@pytest.fixture
+def quality(make_task, accounts):
+    annotators = accounts(3)
+    items = [{"item_id": f"q{n}", "video_id": f"c{n + 1}", "tuples": ["a man", "a dog", "a ball"],
+              "questions": ["Is there a man?", "Is there a dog?"]} for n in range(2)]
+    return make_task("quality", "fifa-question-quality", items, members=annotators), annotators
+
+
+def test_the_annotation_page_is_built_from_the_definition(client, quality):
+    task, (annotator, *_) = quality
+    client.force_login(annotator.user)
+    work = client.get(reverse("tasks-work", args=["quality"]))
+    assert b"Start the next item" in work.content
+    response = client.post(reverse("tasks-start", args=["quality"]))
+    found = Assignment.objects.get(annotator=annotator)
+    assert response["Location"] == reverse("tasks-annotate", args=[found.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert 'id="list-tuples"' in page and "T3" in page and "a ball" in page
+    assert page.count('class="task-chip"') == 6  # 2 questions x 3 tuples
+    assert 'id="list-questions"' not in page  # the questions are the rows of the matching question
+    assert "<video" not in page and "player" not in page.split('id="annotation"')[0].split("fact-layout")[1][:80]
+    config = json.loads(re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>',
+                                  page, re.S).group(1))
+    assert config["questions"] == [{"id": "matches", "type": "pairs", "required": True, "left": 3, "rows": 2,
+                                    "prompt": "For each question, mark the facts it asks about."}]
+    assert config["state"]["source"] == "new" and config["participantToken"] is None
+    assert "Sora" not in page and "q0" not in page  # no system, no item id
+
+
+def _page_queries(client, make_task, accounts, name, elements):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    [annotator] = accounts(1, prefix=name)
+    items = [{"video_id": "c1", "tuples": [f"t{i}" for i in range(elements)],
+              "questions": [f"q{i}?" for i in range(elements)]}]
+    task = make_task(name, "fifa-conversion", items, members=[annotator])
+    found = next_assignment(task, annotator)
+    client.force_login(annotator.user)
+    with CaptureQueriesContext(connection) as context:
+        assert client.get(reverse("tasks-annotate", args=[found.pk])).status_code == 200
+    return len(context)
+
+
+def test_the_annotation_page_uses_a_constant_number_of_queries(client, make_task, accounts):
+    assert _page_queries(client, make_task, accounts, "short", 2) == _page_queries(client, make_task, accounts,
+                                                                                    "long", 200) <= 8
+
+
+def test_api_submit_is_idempotent_and_checks_ownership(client, quality):
+    task, (first, second, _) = quality
+    found = next_assignment(task, first)
+    client.force_login(second.user)
+    url = reverse("api-tasks-submit", args=[found.pk])
+    body = {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0]]}}
+    assert client.post(url, body, content_type="application/json").status_code == 404  # not theirs
+    client.force_login(first.user)
+    assert client.post(url, body, content_type="application/json").status_code == 201
+    assert client.post(url, body, content_type="application/json").status_code == 200  # a retry
+    assert Submission.objects.count() == 1
+    empty = {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": []}}
+    refused = client.post(url, empty, content_type="application/json")
+    assert refused.status_code == 409 and refused.json()["needs_confirmation"]
+    wrong = client.post(url, {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[5, 0]]}},
+                        content_type="application/json")
+    assert wrong.status_code == 400 and wrong.json()["problems"][0]["question"] == "matches"
+    draft = client.put(reverse("api-tasks-draft", args=[found.pk]), {"answer": {"matches": [[1, 1]]}},
+                       content_type="application/json")
+    assert draft.status_code == 200
+
+
+def test_a_crowd_participant_works_through_a_signed_link(client, quality, django_assert_max_num_queries):
+    task, _ = quality
+    annotator = participants.admit(task, provider="prolific", external_id="5f1e")
+    assert participants.admit(task, provider="prolific", external_id="5f1e") == annotator
+    assert annotator.kind == "crowd"
+    url = participants.entry_url(task, annotator, limit=1, finish_url="https://app.prolific.com/submissions/complete?cc=C0DE")
+    token = url.split("/")[3]
+    landing = client.get(url)
+    assert landing.status_code == 200 and b"Start" in landing.content
+    response = client.post(reverse("tasks-participant-next", args=[token]))
+    found = Assignment.objects.get(annotator=annotator)
+    item_url = reverse("tasks-participant-item", args=[token, found.pk])
+    assert response["Location"] == item_url
+    page = client.get(item_url).content.decode()
+    assert token in page and "Item 1 <span class=\"muted\">of 1</span>" in page
+    submit = client.post(reverse("api-tasks-submit", args=[found.pk]),
+                         {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0], [1, 1]]}},
+                         content_type="application/json", HTTP_X_PARTICIPANT_TOKEN=token)
+    assert submit.status_code == 201
+    assert client.post(reverse("api-tasks-submit", args=[found.pk]), {}, content_type="application/json").status_code == 403
+    assert participants.is_complete(task, annotator, limit=1)
+    done = client.post(reverse("tasks-participant-next", args=[token]))
+    assert done["Location"] == reverse("tasks-participant-done", args=[token])
+    assert client.get(done["Location"])["Location"].startswith("https://app.prolific.com/")
+    assert client.get(reverse("tasks-participant", args=[token + "x"])).status_code == 403
+    other = participants.admit(task, provider="prolific", external_id="other")
+    other_token = participants.token_for(task, other)
+    assert client.get(reverse("tasks-participant-item", args=[other_token, found.pk])).status_code == 404
+
+
+def test_an_expired_link_is_refused_with_a_clear_page(client, quality, settings):
+    task, _ = quality
+    annotator = participants.admit(task, provider="link", external_id="late")
+    url = participants.entry_url(task, annotator)
+    settings.JUDGMENT_TASKS_TOKEN_MAX_AGE = -1
+    page = client.get(url)
+    assert page.status_code == 403 and b"This link has expired" in page.content
+
+
+def test_report_page_charts_and_downloads(staff_client, quality):
+    task, annotators = quality
+    for a, annotator in enumerate(annotators):
+        work_through(task, annotator, lambda item, a=a: {"matches": [[0, 0], [1, 1]] if a < 2 else [[0, 0]]})
+    page = staff_client.get(reverse("tasks-report", args=["quality"])).content.decode()
+    assert "Question quality" in page and "Precision" in page and "100.00%" in page
+    for chart in ("figure-0", "agreement", "answers"):
+        svg = staff_client.get(reverse("tasks-chart", args=["quality", chart, "svg"]))
+        assert svg.status_code == 200 and b"<svg" in svg.content
+        png = staff_client.get(reverse("tasks-chart", args=["quality", chart, "png"]))
+        assert png.content.startswith(b"\x89PNG")
+    assert staff_client.get(reverse("tasks-chart", args=["quality", "figure-9", "svg"])).status_code == 404
+    labels = staff_client.get(reverse("tasks-download", args=["quality", "labels.csv"])).content.decode()
+    header, *rows = labels.strip().splitlines()
+    assert header.startswith("question,item_id,video_id") and len(rows) == 12  # 2 items x 3 tuples x 2 questions
+    assert "matches,q0,c1,,,,,1,1,3,1,0,1:3" in rows
+    report = json.loads(staff_client.get(reverse("tasks-download", args=["quality", "report.json"])).content)
+    assert report["figures"][0]["precision"] == 1.0 and report["figures"][0]["recall"] == 2 / 3
+    figures = staff_client.get(reverse("tasks-download", args=["quality", "figures.csv"])).content.decode()
+    assert "question quality,matches,all,precision,1.0" in figures
+    raw = staff_client.get(reverse("tasks-download", args=["quality", "answers.jsonl"])).content.decode()
+    assert len(raw.splitlines()) == 6 and '"annotator": "A1"' in raw
+
+
+def test_pages_need_membership_or_staff(client, quality, accounts):
+    [stranger] = accounts(1, prefix="stranger")
+    client.force_login(stranger.user)
+    assert client.get(reverse("tasks-work", args=["quality"])).status_code == 404
+    assert client.get(reverse("tasks-report", args=["quality"])).status_code == 302  # to the admin login
+    assert client.get(reverse("api-tasks-report", args=["quality"])).status_code == 403
+
+
+def test_every_question_type_renders(client, make_task, accounts):
+    """Likert, choice, per-element count, matching pairs and free text on one page (the VC-Inspector preset
+    plus a custom definition)."""
+    [annotator] = accounts(1)
+    task = make_task("vci", "vc-inspector", [{"video_id": "c1", "caption": "a man runs .", "score": "3",
+                                              "explanation": "the man walks"}], members=[annotator])
+    found = next_assignment(task, annotator)
+    client.force_login(annotator.user)
+    page = client.get(reverse("tasks-annotate", args=[found.pk])).content.decode()
+    assert '<textarea id="text-comment" rows="3" maxlength="2000">' in page
+    assert page.count('name="correct"') == 5 and page.count('name="names_errors"') == 5
+    assert "the man walks" in page and "(optional)" in page
+    custom = services.create_task(name="custom", dataset=task.dataset, definition={
+        "lists": [{"name": "people", "marker": "P"}, {"name": "things", "marker": "X"}],
+        "questions": [{"id": "count", "type": "count", "prompt": "How many times?", "per": "people", "max": 9},
+                      {"id": "kind", "type": "choice", "prompt": "Kind?", "options": [["a", "A"], ["b", "B"], ["c", "C"]]},
+                      {"id": "link", "type": "pairs", "prompt": "Who holds what?", "left": "things", "right": "people"}]})
+    from annotation_site.judgment_tasks import imports
+
+    imports.import_items(custom, lines({"video_id": "c2", "people": ["a man", "a girl"], "things": ["a cup"]}))
+    services.add_member(custom, annotator)
+    found = next_assignment(custom, annotator)
+    page = client.get(reverse("tasks-annotate", args=[found.pk])).content.decode()
+    assert page.count('type="number"') == 2 and page.count('name="kind"') == 3 and page.count("task-chip") >= 2
+    config = json.loads(re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>',
+                                  page, re.S).group(1))
+    assert [(q["id"], q.get("rows")) for q in config["questions"]] == [("count", 2), ("kind", None), ("link", 2)]

@@ -1,0 +1,170 @@
+"""Human systems in metric correlations (issue #9): a human system's captions are references, so they are never
+scored against the reference they are (computed metrics score them leave-one-out against the other references),
+and every correlation leaves them out unless the researcher includes them explicitly; the report says which.
+
+On the code before this change a human system made from reference set gt_1 got BLEU-4 = METEOR = 1.0 and the DA
+correlation counted its captions in n."""
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.core.management import call_command
+from scipy import stats as scipy_stats
+
+from annotation_site.corpus.models import Reference, System
+from assessment import campaigns, results, simulation
+from metrics_eval import human, loaders, reports, services, text_metrics
+from metrics_eval.models import MetricScore
+from tests.assessment.conftest import make_dataset, sentence
+
+pytestmark = pytest.mark.django_db
+
+
+def stored(dataset, name):
+    return {(s.caption.video.external_id, s.caption.system.name): s.score
+            for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name)
+            .select_related("caption__video", "caption__system")}
+
+
+def test_human_captions_are_scored_leave_one_out(java, tiny_dataset):
+    """The human system made of gt_1 (one caption per gt_1 reference) is scored against gt_2 only: exactly what
+    pycocoevalcap gives for those captions against the gt_2 references; videos without a second reference leave
+    their human caption unscored. The system captions keep every reference."""
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.meteor.meteor import Meteor
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    campaigns.human_system_from_references(tiny_dataset, "gt_1")
+    result = services.compute_scores(tiny_dataset, ["bleu4", "meteor"])
+    assert result["captions"] == 16 and result["scored"] == {"bleu4": 14, "meteor": 14}
+    assert result["human"] == {"captions": 4, "references_left_out": 4, "without_other_references": 2}
+
+    bleu4, meteor = stored(tiny_dataset, "bleu4"), stored(tiny_dataset, "meteor")
+    human_keys = {key for key in bleu4 if key[1] == "gt_1"}
+    assert human_keys == {("vid-a", "gt_1"), ("vid-d", "gt_1")}  # vid-b and vid-c have no other reference
+    for key in human_keys:
+        assert bleu4[key] < 1.0 and meteor[key] < 1.0  # was 1.0 and 1.0: scored against itself
+
+    refs = {(r.video.external_id, r.reference_set): r.text for r in Reference.objects.select_related("video")}
+    videos = sorted(video for video, _ in human_keys)
+    gts = PTBTokenizer().tokenize({v: [{"caption": refs[(v, "gt_2")]}] for v in videos})
+    res = PTBTokenizer().tokenize({v: [{"caption": refs[(v, "gt_1")]}] for v in videos})
+    _, bleu = Bleu(4).compute_score(gts, res, verbose=0)
+    scorer = Meteor()
+    _, meteor_direct = scorer.compute_score(gts, res)
+    for video, b, m in zip(gts, bleu[3], meteor_direct):
+        assert bleu4[(video, "gt_1")] == pytest.approx(float(b), abs=1e-12)
+        assert meteor[(video, "gt_1")] == pytest.approx(float(m), abs=1e-12)
+    # a system caption still sees both references: vid-a / Alpha is scored as before this change
+    assert len([k for k in bleu4 if k[1] != "gt_1"]) == 12
+    assert tiny_dataset.metrics.get(name="bleu4").parameters["human_captions"] == "leave-one-out"
+
+
+def test_self_references_by_set_name_or_text():
+    refs = [("gt_1", "A man  rides a horse."), ("gt_2", "Someone on a horse."), ("gt_3", "a man rides a horse.")]
+    assert text_metrics.self_references("gt_1", "A man rides a horse.", refs) == {0, 2}
+    assert text_metrics.self_references("people", "someone ON a horse.", refs) == {1}
+    assert text_metrics.self_references("people", "a dog", refs) == frozenset()
+
+
+def frame_with_human():
+    return pd.DataFrame({
+        "caption_id": [1, 2, 3, 4, 5, 6],
+        "video_id": ["a", "a", "a", "b", "b", "b"],
+        "system": ["S1", "S2", "H", "S1", "S2", "H"],
+        "is_human": [False, False, True, False, False, True],
+        "z": [0.1, -0.2, 0.9, 0.3, -0.5, 1.1],
+        "bleu4": [0.2, 0.1, 1.0, 0.3, 0.05, 1.0],
+        "emscore": [0.5, 0.4, 0.7, 0.6, 0.3, 0.8],
+    })
+
+
+def test_selection_leaves_human_captions_out_unless_included():
+    frame, description = human.select_human_systems(frame_with_human(), ["bleu4", "emscore"])
+    assert list(frame["system"]) == ["S1", "S2", "S1", "S2"] and "is_human" not in frame
+    assert description == {"systems": ["H"], "captions": 2, "included": False, "metrics_with_them": [],
+                           "metrics_without_them": []}
+    frame, description = human.select_human_systems(frame_with_human(), ["bleu4", "emscore"], include=True,
+                                                     valid={"emscore"})
+    assert len(frame) == 6 and frame["emscore"].notna().sum() == 6
+    assert frame["bleu4"].notna().sum() == 4  # not known to be leave-one-out: the human captions' scores dropped
+    assert description["included"] and description["metrics_with_them"] == ["emscore"]
+    assert description["metrics_without_them"] == ["bleu4"]
+    assert "left out for bleu4" in reports.describe_human_systems(description)
+
+
+def correlate(*args):
+    out = io.StringIO()
+    call_command("correlate", *args, "--format", "json", "--resamples", "200", stdout=out, stderr=io.StringIO())
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def reference_campaign(java):
+    """A DA campaign whose human system is reference set gt_1 (the dataset also has gt_2), judged by the
+    simulated crowd; BLEU-4 and METEOR computed by the platform."""
+    dataset = make_dataset("da-refs", n_videos=24, human=None, references="gt_1")
+    rng = np.random.default_rng(3)
+    Reference.objects.bulk_create([Reference(video=v, reference_set="gt_2", text=sentence(rng, 9))
+                                   for v in dataset.videos.all()])
+    human_system = campaigns.human_system_from_references(dataset, "gt_1")
+    campaign = campaigns.create_campaign(
+        name="da-refs", dataset=dataset, human_system=human_system,
+        systems=System.objects.filter(dataset=dataset, is_human=False), hit_size=20, pairs_per_hit=3,
+        repeats_per_hit=2, min_control_distance=5, qc_min_pairs=6, seed=7)
+    simulation.simulate_campaign(campaign, {"diligent": 12}, {"gt_1": 85, "Alpha": 70, "Beta": 50, "Gamma": 45},
+                                 seed=5, hits_per_worker=3)
+    services.compute_scores(dataset, ["bleu4", "meteor"])
+    return campaign
+
+
+def test_da_correlation_leaves_the_human_system_out_by_default(reference_campaign):
+    captions = results.caption_scores(reference_campaign)
+    system_captions = captions.loc[~captions["is_human"]]
+    assert captions["is_human"].any() and len(system_captions) < len(captions)
+    bleu = stored(reference_campaign.dataset, "bleu4")
+    metric = np.array([bleu[(v, s)] for v, s in zip(system_captions["video_id"], system_captions["system"])])
+
+    default = correlate("--campaign", "da-refs", "--human", "da", "--metrics", "bleu4,meteor")
+    cell = default["metrics"]["bleu4"]["z"]
+    assert cell["n"] == len(system_captions)  # was len(captions): the human captions were counted
+    assert cell["r"] == pytest.approx(scipy_stats.pearsonr(system_captions["z"], metric)[0])
+    assert default["human_systems"]["systems"] == ["gt_1"] and not default["human_systems"]["included"]
+    system_level = correlate("--campaign", "da-refs", "--human", "da", "--metrics", "bleu4", "--level", "system")
+    assert system_level["metrics"]["bleu4"]["z"]["n"] == 3
+
+    included = correlate("--campaign", "da-refs", "--human", "da", "--metrics", "bleu4,meteor", "--include-human")
+    assert included["report"] != default["report"]
+    assert included["human_systems"]["included"]
+    assert included["human_systems"]["metrics_with_them"] == ["bleu4", "meteor"]
+    assert included["metrics"]["bleu4"]["z"]["n"] == len(captions)
+    human_bleu = [bleu[(v, "gt_1")] for v in captions.loc[captions["is_human"], "video_id"]]
+    assert max(human_bleu) < 1.0  # leave-one-out against gt_2, never against itself
+    everything = np.array([bleu[(v, s)] for v, s in zip(captions["video_id"], captions["system"])])
+    assert included["metrics"]["bleu4"]["z"]["r"] == pytest.approx(
+        scipy_stats.pearsonr(captions["z"], everything)[0])
+    system_level = correlate("--campaign", "da-refs", "--human", "da", "--metrics", "bleu4", "--level", "system",
+                             "--include-human")
+    assert system_level["metrics"]["bleu4"]["z"]["n"] == 4
+
+
+def test_api_and_page_take_include_human(reference_campaign, staff_client):
+    dataset = reference_campaign.dataset.name
+    response = staff_client.post(f"/api/metrics/datasets/{dataset}/correlate/",
+                                 {"human": "da", "campaign": "da-refs", "metrics": ["bleu4"], "resamples": 100,
+                                  "include_human": True}, content_type="application/json")
+    assert response.status_code == 201 and response.json()["human_systems"]["included"]
+    page = staff_client.get("/metrics/campaigns/da-refs/?resamples=100")
+    assert b"Human system gt_1" in page.content and b"left out" in page.content
+    page = staff_client.get("/metrics/campaigns/da-refs/?resamples=100&include_human=on")
+    assert b"included, scored leave-one-out" in page.content
+    assert b'name="include_human"' in page.content
+
+
+def test_loaders_mark_human_captions(tiny_dataset):
+    campaigns.human_system_from_references(tiny_dataset, "gt_2")
+    frame = loaders.captions(tiny_dataset)
+    assert frame.loc[frame["is_human"], "system"].unique().tolist() == ["gt_2"]
+    assert (~frame["is_human"]).sum() == 12

@@ -1,0 +1,208 @@
+"""Property-based tests of every importer (issue #11, "Prove it" 3): a valid file, mutated by hypothesis (lines
+deleted, duplicated or cut short, hostile text put anywhere: NUL and control characters, formulas, "1e2", digits of
+other scripts, quotes and separators, deep brackets, very long values), is either imported or refused with the
+importer's own error naming the file, and a refused file leaves the database exactly as it was. Anything else (a
+crash, an IntegrityError, a half-written import) fails the test with the input that caused it.
+
+Each example runs in a transaction that is rolled back afterwards, so examples do not see each other's imports.
+"""
+import io
+import json
+import os
+import time
+
+import pytest
+from django.apps import apps
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
+from django.test import Client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from annotation_site.problems import FormatError
+
+from .world import World, without_rate_limits
+
+pytestmark = pytest.mark.django_db
+
+EXAMPLES = int(os.environ.get("CAPTIONEVAL_FUZZ_EXAMPLES", "40"))
+HOSTILE = ["", "\x00", "\x1b", "\x7f", "\u200b", "\ufeff", "\u202e", "=HYPERLINK(\"http://x\")", "+1", "-1", "@x",
+           "1e2", "NaN", "-inf", "\u0663", "\uff11", '"', '""', ",", ";", "\t", "\r", "\n", "\r\n", "{", "}", "[",
+           "]", ":", "[" * 300, "{\"a\":" * 100, "9" * 400, "x" * 5000, "null", "true", "\\", "\\u0000",
+           "<script>alert(1)</script>", "' OR 1=1 --", "../../etc/passwd", "\u00e9\u0301", "\U0001f600"]
+
+
+@st.composite
+def mutated(draw, text):
+    """``text`` with one to three random edits."""
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["insert", "insert", "insert", "delete", "duplicate", "truncate", "swap"]))
+        index = draw(st.integers(0, len(lines) - 1))
+        line = lines[index]
+        if kind == "insert":
+            position = draw(st.integers(0, len(line)))
+            token = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12)))
+            if draw(st.booleans()) and len(line) > position:  # replace a stretch instead of inserting
+                end = draw(st.integers(position, len(line)))
+                lines[index] = line[:position] + token + line[end:]
+            else:
+                lines[index] = line[:position] + token + line[position:]
+        elif kind == "delete" and len(lines) > 1:
+            del lines[index]
+        elif kind == "duplicate":
+            lines.insert(index, line)
+        elif kind == "truncate":
+            lines[index] = line[: draw(st.integers(0, len(line)))]
+        elif kind == "swap":
+            other = draw(st.integers(0, len(lines) - 1))
+            lines[index], lines[other] = lines[other], line
+    return "\n".join(lines)
+
+
+def table_counts():
+    """Rows per table of every model of the project's apps (what a refused import must not change)."""
+    mine = ("corpus", "factuality", "assessment", "judgment_tasks", "metrics_eval", "crowd", "annotators")
+    return {model._meta.label: model.objects.count() for model in apps.get_models()
+            if model._meta.app_label in mine}
+
+
+REFUSALS = (FormatError, ValidationError)
+
+
+def check_importer(sample, run, *, refusals=REFUSALS, filename):
+    """Run ``run(text)`` on ``sample`` (which must import) and on mutations of it; collect what broke the rules.
+    Some mutations must be refused (else they did not reach the importer's checks)."""
+    failures = []
+    outcomes = set()
+    with transaction.atomic():
+        try:
+            run(sample)
+        except Exception as exc:  # noqa: BLE001 - reported
+            failures.append(f"the unmutated sample does not import: {exc}")
+        transaction.set_rollback(True)
+
+    @given(text=mutated(sample))
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    def one(text):
+        with transaction.atomic():
+            before = table_counts()
+            try:
+                run(text)
+                outcomes.add("imported")
+            except refusals as exc:
+                outcomes.add("refused")
+                message = str(exc)
+                if filename not in message and not getattr(exc, "message_dict", None):
+                    failures.append(f"refusal without the file name: {message[:300]!r} for {text[:300]!r}")
+                if table_counts() != before:
+                    failures.append(f"refused but the database changed, for {text[:300]!r}")
+            except Exception as exc:  # noqa: BLE001 - this is what the test looks for
+                failures.append(f"{type(exc).__name__}: {str(exc)[:300]} for {text[:300]!r}")
+            transaction.set_rollback(True)
+
+    one()
+    if "refused" not in outcomes:
+        failures.append("no mutation was refused: the test does not reach the importer's checks")
+    return failures
+
+
+@pytest.fixture
+def world(settings):
+    without_rate_limits(settings)
+    return World()
+
+
+def test_metric_score_files(world):
+    from metrics_eval.services import caption_keys, import_scores
+
+    keys = caption_keys(world.dataset)
+    sample = "video_id,system,fuzzmetric\n" + "".join(f"{video},{system},{0.25 * i}\n"
+                                                       for i, (video, system) in enumerate(sorted(keys)))
+    failures = check_importer(sample, lambda text: import_scores(world.dataset, text, "scores.csv"),
+                              filename="scores.csv")
+    assert not failures, "\n".join(failures)
+
+
+def test_correct_foil_pair_files(world):
+    from metrics_eval.services import import_pairs
+
+    videos = world.dataset.videos.values_list("external_id", flat=True)
+    sample = "video_id,correct,foil\n" + "".join(f"{video},ClipTrans,RetrievalBaseline\n" for video in videos)
+    failures = check_importer(sample, lambda text: import_pairs(world.dataset, text, "pairs.csv",
+                                                                pair_set="fuzz"), filename="pairs.csv")
+    assert not failures, "\n".join(failures)
+
+
+def test_judgment_task_items(world):
+    from annotation_site.judgment_tasks.imports import import_items
+
+    video = world.video.external_id
+    sample = "\n".join(json.dumps({"video_id": video, "system": f"s{i}", "text": f"a caption {i}"})
+                       for i in range(4)) + "\n"
+    failures = check_importer(sample, lambda text: import_items(world.task, text, filename="items.jsonl"),
+                              filename="items.jsonl")
+    assert not failures, "\n".join(failures)
+
+
+def test_factuality_raw_labels(world):
+    from annotation_site.factuality.raw_labels import export_lines, import_lines
+
+    exported = export_lines(world.project, anonymise=True)
+    sample = exported if isinstance(exported, str) else "".join(exported)
+    assert sample.strip(), "the demo project has answers to export"
+    failures = check_importer(sample, lambda text: import_lines(text, project_name="fuzz-labels",
+                                                                dataset=world.dataset, filename="labels.jsonl"),
+                              filename="labels.jsonl")
+    assert not failures, "\n".join(failures)
+
+
+def test_direct_assessment_judgment_files(world):
+    from assessment.csv_import import import_judgments
+
+    client = Client()
+    client.force_login(world.users["staff"])
+    response = client.get(f"/da/campaigns/{world.campaign.name}/judgments.csv")
+    sample = b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+    lines = sample.splitlines()
+    sample = "\n".join(lines[:25]) + "\n"  # a header and a couple dozen judgments
+    failures = check_importer(sample, lambda text: import_judgments("fuzz-da", io.StringIO(text, newline=""),
+                                                                    "judgments.csv"),
+                              filename="judgments.csv")
+    assert not failures, "\n".join(failures)
+
+
+def test_dataset_jsonl_uploads(world):
+    from annotation_site.demo import services as demo
+    from annotation_site.interchange import formats
+    from annotation_site.interchange.services import ImportRefused, import_upload
+
+    sample = formats.render("jsonl", demo.build_bundle(demo.demo_videos(2)))
+    sample = sample.decode() if isinstance(sample, bytes) else sample
+
+    def run(text):
+        upload = SimpleUploadedFile("dataset.jsonl", text.encode("utf-8", "surrogatepass"))
+        import_upload({"file": upload, "format": "jsonl", "name": "fuzz-dataset"})
+
+    failures = check_importer(sample, run, refusals=REFUSALS + (ImportRefused,), filename="dataset.jsonl")
+    assert not failures, "\n".join(failures)
+
+
+def test_prolific_webhooks(world, settings):
+    from annotation_site.crowd import webhooks
+
+    settings.PROLIFIC_WEBHOOK_SECRET = "fuzz-secret"
+    sample = json.dumps({"event_type": "submission.status.change", "resource_id": "5f1a2b3c4d5e6f7a8b9c0d1e",
+                         "study_id": "60aa0bb1cc2dd3ee4ff5a6b7", "status": "RETURNED",
+                         "event_id": "evt-1"}, indent=1)
+
+    def run(text):
+        body = text.encode("utf-8", "surrogatepass")
+        stamp = str(int(time.time()))
+        webhooks.receive({"X-Prolific-Request-Signature": webhooks.signature("fuzz-secret", stamp, body),
+                          "X-Prolific-Request-Timestamp": stamp, "X-Event-ID": "evt-fuzz"}, body)
+
+    failures = check_importer(sample, run, refusals=(webhooks.WebhookRefused,), filename="")
+    assert not failures, "\n".join(failures)
