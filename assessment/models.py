@@ -66,7 +66,7 @@ class Campaign(models.Model):
     workers_per_hit = models.PositiveSmallIntegerField(default=3, help_text="Assignments handed out per HIT.")
     seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of the plan's random generator.")
     # Quality control and significance parameters.
-    qc_test = models.CharField(max_length=15, choices=QCTest.choices, default=QCTest.WILCOXON)
+    qc_test = models.CharField(max_length=15, choices=QCTest, default=QCTest.WILCOXON)
     qc_threshold = models.FloatField(default=0.05, help_text="A worker passes when p < this threshold.")
     qc_min_pairs = models.PositiveSmallIntegerField(default=10, help_text="Pairs a worker needs to be able to pass.")
     significance_threshold = models.FloatField(default=0.05)
@@ -139,7 +139,7 @@ class Item(models.Model):
 
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveSmallIntegerField(help_text="0-based place in the HIT.")
-    item_type = models.CharField(max_length=10, choices=ItemType.choices)
+    item_type = models.CharField(max_length=10, choices=ItemType)
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="da_items")
     text = models.TextField(blank=True)
     control_of = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="controls",
@@ -265,14 +265,14 @@ class QCResult(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="qc_results")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qc_results")
-    test = models.CharField(max_length=15, choices=QCTest.choices)
+    test = models.CharField(max_length=15, choices=QCTest)
     threshold = models.FloatField()
     min_pairs = models.PositiveSmallIntegerField()
     n_pairs = models.PositiveIntegerField()
     statistic = models.FloatField(null=True, blank=True)
     p_value = models.FloatField(null=True, blank=True)
     passed = models.BooleanField(help_text="The status is 'passed' (kept for readers of the boolean).")
-    status = models.CharField(max_length=20, choices=QCStatus.choices, default=QCStatus.IN_PROGRESS,
+    status = models.CharField(max_length=20, choices=QCStatus, default=QCStatus.IN_PROGRESS,
                               help_text="passed / failed / insufficient data / in progress (see QCStatus).")
     n_repeats = models.PositiveIntegerField(default=0)
     repeats_p_value = models.FloatField(null=True, blank=True,

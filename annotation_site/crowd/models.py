@@ -58,7 +58,7 @@ class Study(models.Model):
         CLOSED = "closed"
 
     name = models.CharField(max_length=100, unique=True, validators=[STUDY_NAME])
-    provider = models.CharField(max_length=10, choices=Provider.choices)
+    provider = models.CharField(max_length=10, choices=Provider)
     protocol = models.CharField(max_length=30, help_text="The adapter of the target: 'da', 'factuality', ...")
     object_id = models.PositiveBigIntegerField(help_text="The target's primary key, as the adapter knows it.")
     target_name = models.CharField(max_length=200, help_text="The target's name when the study was made.")
@@ -81,15 +81,15 @@ class Study(models.Model):
     # worker experience
     consent_text = models.TextField(blank=True, help_text="Shown before the first HIT; empty: no consent step.")
     instructions = models.TextField(blank=True)
-    end_mode = models.CharField(max_length=10, choices=EndMode.choices, default=EndMode.CODE)
+    end_mode = models.CharField(max_length=10, choices=EndMode, default=EndMode.CODE)
     completion_url = models.URLField(blank=True, help_text="REDIRECT: where to send finished participants "
                                      "('{code}' is replaced by the completion code).")
     completion_code = models.CharField(max_length=40, blank=True,
                                        help_text="Prolific: the study's 'completed' code (one per study).")
     screened_out_code = models.CharField(max_length=40, blank=True, help_text="Prolific: 'failed screening'.")
     # payments
-    policy = models.CharField(max_length=20, choices=Policy.choices, default=Policy.APPROVE_PASSING)
-    bonus_scope = models.CharField(max_length=20, choices=BonusScope.choices, default=BonusScope.NONE)
+    policy = models.CharField(max_length=20, choices=Policy, default=Policy.APPROVE_PASSING)
+    bonus_scope = models.CharField(max_length=20, choices=BonusScope, default=BonusScope.NONE)
     bonus_amount = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"),
                                        validators=[MinValueValidator(0)])
     rejection_category = models.CharField(max_length=30, default="LOW_EFFORT")
@@ -246,7 +246,7 @@ class ParticipantLink(models.Model):
 class WebhookEvent(models.Model):
     """A platform event received (de-duplicated by the platform's event id: a redelivery changes nothing)."""
 
-    provider = models.CharField(max_length=10, choices=Provider.choices)
+    provider = models.CharField(max_length=10, choices=Provider)
     event_id = models.CharField(max_length=200)
     event_type = models.CharField(max_length=100)
     payload = models.JSONField()

@@ -18,7 +18,7 @@ def dataset():
 
 @pytest.fixture
 def token_client(staff_user):
-    return Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff_user).key}")
+    return Client(headers={"authorization": f"Token {Token.objects.create(user=staff_user).key}"})
 
 
 def _upload(path, name="clip.webm"):
@@ -68,7 +68,7 @@ def test_non_staff_cannot_add_or_list_videos(how, dataset, annotator):
     if how == "session":
         client.force_login(user)
     elif how == "token":
-        client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        client = Client(headers={"authorization": f"Token {Token.objects.create(user=user).key}"})
     response = client.post("/api/videos/", {"dataset": "api-videos", "external_id": "x",
                                             "url": "https://www.youtube.com/watch?v=dQw4w9WgXcQ"})
     refused = (403,) if how != "anonymous" else (401, 403)  # a logged-in non-staff user is forbidden
