@@ -266,6 +266,8 @@ CAPTIONEVAL_JSON_MAX_DEPTH = env.int("CAPTIONEVAL_JSON_MAX_DEPTH", default=32)
 CAPTIONEVAL_JSON_MAX_NUMBER_LENGTH = env.int("CAPTIONEVAL_JSON_MAX_NUMBER_LENGTH", default=40)
 # Imported files (annotation_site/uploads.py): checked from their declared sizes before they are read or unpacked.
 CAPTIONEVAL_MAX_UPLOAD_BYTES = env.int("CAPTIONEVAL_MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
+# Video files added to a dataset are stored (streamed to storage), not parsed: a limit of their own.
+CAPTIONEVAL_MAX_VIDEO_BYTES = env.int("CAPTIONEVAL_MAX_VIDEO_BYTES", default=2048 * 1024 * 1024)
 CAPTIONEVAL_ZIP_MAX_BYTES = env.int("CAPTIONEVAL_ZIP_MAX_BYTES", default=200 * 1024 * 1024)
 CAPTIONEVAL_ZIP_MAX_FILES = env.int("CAPTIONEVAL_ZIP_MAX_FILES", default=1000)
 CAPTIONEVAL_ZIP_MAX_RATIO = env.int("CAPTIONEVAL_ZIP_MAX_RATIO", default=200)

@@ -19,7 +19,8 @@ from pathlib import Path
 from django.conf import settings
 
 MiB = 1024 * 1024
-DEFAULTS = {"CAPTIONEVAL_MAX_UPLOAD_BYTES": 50 * MiB, "CAPTIONEVAL_ZIP_MAX_BYTES": 200 * MiB,
+DEFAULTS = {"CAPTIONEVAL_MAX_UPLOAD_BYTES": 50 * MiB, "CAPTIONEVAL_MAX_VIDEO_BYTES": 2048 * MiB,
+            "CAPTIONEVAL_ZIP_MAX_BYTES": 200 * MiB,
             "CAPTIONEVAL_ZIP_MAX_FILES": 1000, "CAPTIONEVAL_ZIP_MAX_RATIO": 200}
 
 
@@ -39,11 +40,13 @@ def _size_text(size):
     return f"{size / MiB:.1f} MiB" if size >= MiB else f"{size} bytes"
 
 
-def check_size(name, size):
-    maximum = limit("CAPTIONEVAL_MAX_UPLOAD_BYTES")
+def check_size(name, size, setting="CAPTIONEVAL_MAX_UPLOAD_BYTES"):
+    """Refuse a file from its declared size. ``setting``: the limit that applies (imported files by default;
+    ``CAPTIONEVAL_MAX_VIDEO_BYTES`` for video files, which are stored, not parsed)."""
+    maximum = limit(setting)
     if size is not None and size > maximum:
         raise UploadRefused(name, f"the file has {_size_text(size)}; at most {_size_text(maximum)} are accepted "
-                            "(CAPTIONEVAL_MAX_UPLOAD_BYTES)")
+                            f"({setting})")
 
 
 def decode(data, name):

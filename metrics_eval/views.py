@@ -180,10 +180,10 @@ def import_pairs(request, name):
         return redirect(reverse("metrics-dataset", args=[name]) + "#pairs")
     upload = form.cleaned_data["file"]
     try:
-        count = services.import_pairs(dataset, upload.read().decode("utf-8"), upload.name,
+        count = services.import_pairs(dataset, uploads.upload_text(upload), upload.name,
                                       pair_set=form.cleaned_data["pair_set"], replace=form.cleaned_data["replace"])
-    except UnicodeDecodeError:
-        messages.error(request, f"{upload.name} is not UTF-8 text; nothing was imported.")
+    except uploads.UploadRefused as exc:
+        messages.error(request, f"{exc}; nothing was imported.")
     except FormatError as exc:
         messages.error(request, exc.describe())
     except services.MetricError as exc:

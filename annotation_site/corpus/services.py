@@ -6,6 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max
 
+from annotation_site import uploads
+
 from .models import Dataset, Video
 
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".webm", ".ogv", ".ogg", ".mov", ".mkv")
@@ -36,6 +38,11 @@ def add_video(dataset, external_id, *, file=None, url=""):
         raise ValidationError({"url": "The URL must start with http:// or https://."})
     if file and not file.name.lower().endswith(VIDEO_SUFFIXES):
         raise ValidationError({"file": f"Unsupported video file type; use one of {', '.join(VIDEO_SUFFIXES)}."})
+    if file:
+        try:
+            uploads.check_size(file.name, file.size, setting="CAPTIONEVAL_MAX_VIDEO_BYTES")
+        except uploads.UploadRefused as exc:
+            raise ValidationError({"file": f"{exc}; the video was not added."}) from None
     with transaction.atomic():
         if Video.objects.filter(dataset=dataset, external_id=external_id).exists():
             raise ValidationError({"external_id": f"Dataset {dataset.name} already has a video {external_id!r}."})
