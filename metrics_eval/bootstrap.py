@@ -202,27 +202,6 @@ def _distinct_drawn(layout, ranks, drawn):
     return np.asarray((presence @ drawn.T) > 0).sum(axis=0)
 
 
-def margin_thresholds(values, epsilon):
-    """For sorted distinct ``values``: ``up[k]``, the first index u with values[u] - values[k] > epsilon, and
-    ``low[k]``, the first index u with values[k] - values[u] <= epsilon, both by the very float subtraction
-    |m_i - m_j| <= epsilon uses (a search on values +- epsilon, then corrected where rounding differs). Two metric
-    scores of distinct-value ranks a <= b are then tied within epsilon exactly when b < up[a]."""
-    values = np.asarray(values, dtype=float)
-    k = len(values)
-    index = np.arange(k)
-    up = np.searchsorted(values, values + epsilon, side="right")
-    low = np.searchsorted(values, values - epsilon, side="left")
-    while True:  # rounding can put the search one place off: move until the exact predicate holds
-        under = (up < k) & ~(values[np.minimum(up, k - 1)] - values > epsilon)
-        over = (up > index + 1) & (values[np.maximum(up - 1, 0)] - values > epsilon)
-        low_over = (low < index) & ~(values - values[np.minimum(low, k - 1)] <= epsilon)
-        low_under = (low > 0) & (values - values[np.maximum(low - 1, 0)] <= epsilon)
-        if not (under.any() or over.any() or low_over.any() or low_under.any()):
-            return up, low
-        up = up + under - over
-        low = low + low_over - low_under
-
-
 def _concordance_matrices(layout, rh, m, epsilon):
     """Video-by-video sums over caption pairs of sign(dh) sign(dm) ("cd"); with epsilon > 0 a metric difference
     of at most epsilon counts as no difference (compared through the integer thresholds of margin_thresholds)."""
@@ -245,29 +224,8 @@ def _concordance_matrices(layout, rh, m, epsilon):
     return cd
 
 
-def _window_ties(weights, rh, m, epsilon):
-    """Pairs of distinct captions whose metric scores differ by at most epsilon - all of them ("tm") and those
-    also tied in the human score ("thm") - weighted by the products of the captions' weights, per resample.
-
-    ``weights``: (captions x resamples). Sorted by (human rank, metric), the captions tied with caption i within
-    epsilon (in its human group, or in all) are one contiguous run, so each count is a difference of prefix sums:
-    O(captions x resamples) instead of comparing every pair."""
-    values = np.unique(m)
-    ranks = np.searchsorted(values, m)
-    up, low = margin_thresholds(values, epsilon)
-    out = []
-    for groups in (np.zeros(len(m), dtype=np.int64), rh.astype(np.int64)):
-        key = groups * (len(values) + 1) + ranks
-        order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
-        start = np.searchsorted(sorted_key, groups * (len(values) + 1) + low[ranks], side="left")
-        end = np.searchsorted(sorted_key, groups * (len(values) + 1) + up[ranks], side="left")
-        cumulative = np.zeros((len(m) + 1, weights.shape[1]), dtype=weights.dtype)
-        np.cumsum(weights[order], axis=0, out=cumulative[1:])
-        window = cumulative[end] - cumulative[start] - weights  # the captions tied with i, less i itself
-        out.append(0.5 * np.einsum("ib,ib->b", weights, window, dtype=np.float64))
-    return out
-
+margin_thresholds = stats.margin_thresholds
+_window_ties = stats.window_ties
 
 SORTED_BLOCK = 64  # items per block whose pairs sorted_discordant_weight counts as a small dense form
 #: The sorted count replaces the videos x videos forms when n log n (times the cost of a memory-bound pass relative
@@ -275,56 +233,33 @@ SORTED_BLOCK = 64  # items per block whose pairs sorted_discordant_weight counts
 SORTED_COST = 64
 
 
+#: The level sweep (stats.level_discordant_weight) costs about (captions + the captions above each human level)
+#: memory-bound passes, ~32 BLAS flops each: it serves human scores with few distinct values (a Likert scale).
+LEVEL_COST = 32
+#: None: the cheapest path by the costs above; "matrix", "sorted" or "levels" forces one (tests).
+PAIR_PATH = None
+
+
 def use_sorted_pairs(n_captions, n_videos):
     return n_captions * max(1.0, np.log2(max(n_captions, 2) / SORTED_BLOCK)) * SORTED_COST < n_videos ** 2
 
 
-def weighted_inversions(r, tau, weights, block=None):
-    """sum over i < j (in sequence order) of weights[i] * weights[j] * [r[i] >= tau[j]], for every column of
-    ``weights`` (items x resamples) at once.
+def pair_path(rh, n_videos):
+    """How _weighted_pairs counts discordant pairs: "levels" (few human levels), "sorted" (about one caption per
+    video) or "matrix" (the videos x videos forms), whichever costs least per resample."""
+    if PAIR_PATH:
+        return PAIR_PATH
+    n = len(rh)
+    above = n - np.cumsum(np.bincount(rh))[:-1]  # captions above each human level but the top one
+    costs = {
+        "matrix": float(n_videos) ** 2,
+        "sorted": n * max(1.0, np.log2(max(n, 2) / SORTED_BLOCK)) * SORTED_COST,
+        "levels": (n + float(above.sum())) * LEVEL_COST,
+    }
+    return min(costs, key=costs.get)
 
-    A bottom-up merge sort whose comparisons do not depend on the weights: items are sorted within runs once
-    (per level) and every resample reuses those orders. Pairs inside a block of ``block`` items are a small
-    dense form (BLAS); at each further level, every item j of a right run adds its weight times the weight of
-    the items of the left run with r >= tau[j], read from prefix sums of the left run sorted by r.
-    O(items x resamples x log(items / block)). Integer weights give exact sums."""
-    n, resamples = weights.shape
-    if n < 2:
-        return np.zeros(resamples)
-    block = block or SORTED_BLOCK
-    blocks = 1 << max(0, (-(-n // block) - 1).bit_length())  # a power of two of blocks
-    size = blocks * block
-    big = int(max(r.max(), tau.max())) + 3
-    r = np.concatenate([np.asarray(r, dtype=np.int64), np.full(size - n, -1, dtype=np.int64)])  # padding: no pairs
-    tau = np.concatenate([np.asarray(tau, dtype=np.int64), np.full(size - n, big, dtype=np.int64)])
-    w = np.zeros((size, resamples), dtype=weights.dtype)
-    w[:n] = weights
-    upper = np.triu(np.ones((block, block), dtype=bool), 1)
-    inside = ((r.reshape(blocks, block)[:, :, None] >= tau.reshape(blocks, block)[:, None, :]) & upper)
-    wb = w.reshape(blocks, block, resamples)
-    total = np.einsum("kjb,kjb->b", np.matmul(inside.astype(w.dtype).transpose(0, 2, 1), wb), wb,
-                      dtype=np.float64)
-    position = np.arange(size)
-    width = block
-    while width < size:
-        runs = size // (2 * width)
-        order = np.lexsort((r, position // width))
-        left = order.reshape(runs, 2, width)[:, 0, :].ravel()
-        right = position.reshape(runs, 2, width)[:, 1, :].ravel()  # contiguous: the weights are a view
-        offsets = np.repeat(np.arange(runs, dtype=np.int64) * big, width)
-        below = (np.searchsorted(r[left] + offsets, tau[right] + offsets, side="left")
-                 - np.repeat(np.arange(runs) * width, width))
-        np.clip(below, 0, width, out=below)  # left items with r < tau[j]
-        prefix = np.zeros((runs, width + 1, resamples), dtype=w.dtype)
-        np.cumsum(w[left].reshape(runs, width, resamples), axis=1, out=prefix[:, 1:])
-        right_w = w.reshape(runs, 2, width, resamples)[:, 1]
-        # weight of the left items with r >= tau[j] = the left run's total - the weight of its `below` smallest
-        total += np.einsum("kb,kb->b", prefix[:, width], right_w.sum(axis=1, dtype=np.float64))
-        flat = prefix.reshape(runs * (width + 1), resamples)
-        kept = np.take(flat, np.repeat(np.arange(runs) * (width + 1), width) + below, axis=0)
-        total -= np.einsum("jb,jb->b", kept, right_w.reshape(runs * width, resamples), dtype=np.float64)
-        width *= 2
-    return total
+
+weighted_inversions = stats.weighted_inversions
 
 
 def sorted_discordant_weight(rh, m, rm, weights, epsilon):
@@ -339,7 +274,7 @@ def sorted_discordant_weight(rh, m, rm, weights, epsilon):
         tau = up[rm]
     else:
         tau = rm.astype(np.int64) + 1
-    return weighted_inversions(rm[order], tau[order], weights[order])
+    return weighted_inversions(rm[order], tau[order], weights[order], block=SORTED_BLOCK)
 
 
 def _weighted_pairs(counts, vid, h, m, method, epsilon):
@@ -348,14 +283,16 @@ def _weighted_pairs(counts, vid, h, m, method, epsilon):
     Ties come from sparse Gram matrices: the pairs tied on a value within videos v and u number
     sum_a cnt_a[v] cnt_a[u], so the count over a resample is (|G c|^2 - sum_v c_v^2 n_v) / 2."""
     layout = _Layout(vid)
-    c = counts[:, layout.videos]
+    every_video = layout.k == counts.shape[1] and layout.videos[-1] == layout.k - 1
+    c = counts if every_video else counts[:, layout.videos]
+    squares = c * c
     n_items = c @ layout.sizes
-    self_pairs = (c * c) @ layout.sizes
+    self_pairs = squares @ layout.sizes
     pairs = 0.5 * (n_items ** 2 - self_pairs)
 
     def tied(gram_and_sizes):
         gram, sizes = gram_and_sizes  # pairs tied on a repeated value, less each caption paired with itself
-        return 0.5 * (np.asarray(np.square(gram @ c.T)).sum(axis=0) - (c * c) @ sizes)
+        return 0.5 * (np.asarray(np.square(gram @ c.T)).sum(axis=0) - squares @ sizes)
 
     def form(matrix):
         # The products c @ matrix are integers; when every partial sum stays below 2^24 single precision is
@@ -387,12 +324,17 @@ def _weighted_pairs(counts, vid, h, m, method, epsilon):
             thm = tied(_gram(layout, joint))
         return th, tm, thm
 
-    if use_sorted_pairs(layout.n, layout.k):
-        # few captions per video: count discordant pairs by sorting once (the same order for every resample)
-        # rather than through a videos x videos matrix: cd = pairs - T_h - T_m + T_hm - 2 D (see
-        # sorted_discordant_weight)
+    path = pair_path(rh, layout.k)
+    if path != "matrix":
+        # few human levels or few captions per video: count the discordant pairs D by a sweep or a sort whose
+        # order is the same for every resample, rather than through a videos x videos matrix:
+        # cd = pairs - T_h - T_m + T_hm - 2 D (see sorted_discordant_weight)
         th, tm, thm = ties()
-        discordant = sorted_discordant_weight(rh, m, rm, caption_weights(), epsilon)
+        if path == "levels":
+            tau = margin_thresholds(np.unique(m), epsilon)[0][rm] if epsilon else rm.astype(np.int64) + 1
+            discordant = stats.level_discordant_weight(rh, rm, tau, caption_weights())
+        else:
+            discordant = sorted_discordant_weight(rh, m, rm, caption_weights(), epsilon)
         cd = pairs - th - tm + thm - 2.0 * discordant
     else:
         cd = form(_concordance_matrices(layout, rh, m, epsilon))

@@ -216,14 +216,24 @@ def test_fast_tie_calibrated_pair_counts_equal_the_definition(seed):
                                           abs=1e-12)
 
 
+@pytest.mark.parametrize("path", ["sorted", "levels", "matrix"])
 @pytest.mark.parametrize("method", METHODS[2:])
 @pytest.mark.parametrize("group_by", ["none", "system"])
-def test_sorted_pair_counts_give_each_resample_of_the_expanded_sample(method, group_by, monkeypatch):
-    """The same check as above with the sorted count forced on (it serves groups of about one caption per video,
-    e.g. grouped by system on large datasets, which these small frames are not)."""
-    monkeypatch.setattr(bootstrap, "SORTED_COST", 0)
+def test_each_pair_path_gives_each_resample_of_the_expanded_sample(method, group_by, path, monkeypatch):
+    """The same check as above with each way of counting discordant pairs forced on: the merge sort (groups of
+    about one caption per video), the sweep over human levels (Likert scales) and the videos x videos forms -
+    the small frames here would otherwise pick one of them by cost."""
+    monkeypatch.setattr(bootstrap, "PAIR_PATH", path)
     monkeypatch.setattr(bootstrap, "SORTED_BLOCK", 4)  # several merge levels even on small groups
     test_each_resample_equals_the_statistic_of_the_expanded_sample(method, group_by)
+
+
+def test_pair_path_follows_the_costs():
+    likert = np.repeat(np.arange(5), 2000)  # 10,000 captions on a 5-point scale
+    assert bootstrap.pair_path(likert, 2000) == "levels"
+    continuous = np.arange(2000)  # 2,000 distinct human scores, one caption per video
+    assert bootstrap.pair_path(continuous, 2000) == "sorted"
+    assert bootstrap.pair_path(np.arange(600), 30) == "matrix"  # many captions per video, many levels
 
 
 def test_weighted_inversions_equal_pair_enumeration():
@@ -240,19 +250,21 @@ def test_weighted_inversions_equal_pair_enumeration():
 
 @pytest.mark.parametrize("method", METHODS[2:])
 def test_sorted_and_matrix_pair_counts_agree_on_larger_random_data(method, monkeypatch):
-    """400 captions of 300 videos with ties on both sides, 50 resamples: the sorted count and the videos x videos
-    forms give the same values (both exact), and tau-b agrees with SciPy on an expanded resample."""
+    """400 captions of 300 videos with ties on both sides, 50 resamples: the sorted count, the level sweep and the
+    videos x videos forms give the same values (all exact), and tau-b agrees with SciPy on an expanded resample."""
     rng = np.random.default_rng(9)
     vid = np.sort(rng.integers(0, 300, 400))
     h = rng.integers(1, 6, 400).astype(float)
     m = np.round(rng.normal(size=400), 1)
     counts = bootstrap.video_resamples(300, 50, seed=3).astype(float)
     epsilon = 0.2 if method == "accuracy_tc" else None
-    monkeypatch.setattr(bootstrap, "SORTED_COST", 0)
-    fast = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
-    monkeypatch.setattr(bootstrap, "SORTED_COST", 10 ** 12)
-    matrix = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
+    values = {}
+    for path in ("sorted", "levels", "matrix"):
+        monkeypatch.setattr(bootstrap, "PAIR_PATH", path)
+        values[path] = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
+    fast, matrix = values["sorted"], values["matrix"]
     assert np.allclose(fast, matrix, rtol=0, atol=1e-12, equal_nan=True)
+    assert np.allclose(values["levels"], matrix, rtol=0, atol=1e-12, equal_nan=True)
     if method == "kendall_b":
         row = counts[0].astype(int)
         keep = np.repeat(np.arange(400), row[vid])
