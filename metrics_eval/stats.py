@@ -409,16 +409,16 @@ def _calibration_pairs(n_items, rate, rng):
     return a, b + (b >= a)
 
 
-def stable_argsort(values):
+def stable_argsort(values, with_values=False):
     """np.argsort(values, kind="stable") - the same permutation - by an unstable (vectorised) sort, then, within
     each run of equal values, the original positions sorted (one integer sort of (run, position) keys over the
-    tied entries only). Several times faster on millions of floats."""
+    tied entries only). Several times faster on millions of floats. ``with_values``: also the sorted values."""
     values = np.asarray(values)
     order = np.argsort(values)
     ordered = values[order]
     tie = ordered[1:] == ordered[:-1]
     if not tie.any():
-        return order
+        return (order, ordered) if with_values else order
     n = len(values)
     in_run = np.zeros(n, dtype=bool)
     in_run[1:] |= tie
@@ -428,7 +428,7 @@ def stable_argsort(values):
     keys = run * n + order[tied]
     keys.sort()
     order[tied] = keys - (keys // n) * n
-    return order
+    return (order, ordered) if with_values else order
 
 
 def tie_calibration(h, m, *, max_pairs=None, seed=0):
@@ -455,29 +455,32 @@ def tie_calibration(h, m, *, max_pairs=None, seed=0):
             continue
         a, b = _calibration_pairs(len(idx), rate, rng)
         hv, mv = h[row, idx], m[row, idx]
-        dh, dm = hv[a] - hv[b], mv[a] - mv[b]
+        dh, dm = hv[a], mv[a]
+        dh -= hv[b]
+        dm -= mv[b]
         tie_h = dh == 0
-        correct = ((dh * dm) > 0) | (tie_h & (dm == 0))
-        # A pair changes the accuracy when it becomes a metric tie only if it is tied by people and not correct
-        # (+1) or untied and correct (-1). The others add exactly 0.0 to the running sum below, so leaving them
-        # out changes none of its values; the thresholds they alone would add repeat the value of a smaller
-        # threshold, and the smallest epsilon wins among equal values, so they are never chosen.
-        moves = tie_h != correct
+        concordant = np.multiply(dh, dm, out=dh) > 0  # implies untied on both sides
+        # A pair is correct when concordant or tied on both sides. Becoming a metric tie changes its accuracy
+        # only if it is tied by people and not by the metric (+1) or concordant (-1); the others would add
+        # exactly 0.0 to the running sum below, so leaving them out changes none of its values, and the
+        # thresholds they alone would add repeat the value of a smaller threshold (the smallest epsilon wins
+        # among equal values), so they are never chosen.
+        tie_moves = tie_h & (dm != 0)
+        moves = tie_moves | concordant
         diffs.append(np.abs(dm[moves]))
-        gains.append(tie_h[moves].astype(float) - correct[moves])
+        gains.append(np.where(tie_moves[moves], 1.0, -1.0))
         gains[-1] *= 1.0 / len(a)  # the row's weight: its accuracy is a mean over pairs
-        bases.append(correct.mean())
+        correct = int(np.count_nonzero(concordant)) + int(np.count_nonzero(tie_h)) - int(np.count_nonzero(tie_moves))
+        bases.append(correct / len(a))
     if not bases:
         return 0.0, float("nan")
-    diff = np.concatenate(diffs)
-    gain = np.concatenate(gains) / len(bases)
-    order = stable_argsort(diff)
-    diff, gain = diff[order], gain[order]
+    diff = np.concatenate(diffs) if len(diffs) > 1 else diffs[0]
+    gain = np.concatenate(gains) / len(bases) if len(gains) > 1 else gains[0]  # (x / 1 is x)
+    order, diff = stable_argsort(diff, with_values=True)
     base = float(np.mean(bases))
-    totals = base + np.cumsum(gain)
     last_of_value = np.ones(len(diff), dtype=bool)
     last_of_value[:-1] = diff[1:] != diff[:-1]
     thresholds = np.concatenate([[0.0], diff[last_of_value]])
-    values = np.concatenate([[base], totals[last_of_value]])
+    values = np.concatenate([[base], base + np.cumsum(gain[order])[last_of_value]])
     best = int(np.argmax(np.round(values, 12)))
     return float(thresholds[best]), float(values[best])
