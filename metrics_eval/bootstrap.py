@@ -22,7 +22,10 @@ from those counts without building it:
 The tie-calibrated accuracy keeps the epsilon calibrated on the full data in every resample.
 Percentile intervals (Efron & Tibshirani 1993, ch. 13) ignore resamples where the statistic is undefined.
 """
+from collections.abc import Iterator, Sequence
+
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import sparse
 
@@ -31,7 +34,7 @@ from . import correlation, stats
 CHUNK_CELLS = 1 << 21  # resample x caption cells handled at once (Spearman)
 
 
-def video_resamples(n_videos, n_resamples, seed):
+def video_resamples(n_videos: int, n_resamples: int, seed: int) -> np.ndarray:
     """Counts (n_resamples x n_videos): how often each video is drawn in each resample (same seed, same draws)."""
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n_videos, size=(n_resamples, n_videos))
@@ -39,20 +42,20 @@ def video_resamples(n_videos, n_resamples, seed):
     return np.bincount(flat, minlength=n_resamples * n_videos).reshape(n_resamples, n_videos)
 
 
-def percentile_interval(samples, confidence=0.95):
+def percentile_interval(samples: npt.ArrayLike, confidence: float = 0.95) -> tuple[float, float]:
     """The (lower, upper) percentile interval of the defined bootstrap values."""
-    samples = np.asarray(samples, dtype=float)
-    samples = samples[np.isfinite(samples)]
-    if not len(samples):
+    values = np.asarray(samples, dtype=float)
+    defined = values[np.isfinite(values)]
+    if not len(defined):
         return float("nan"), float("nan")
     tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(samples, [tail, 100.0 - tail])
+    low, high = np.percentile(defined, [tail, 100.0 - tail])
     return float(low), float(high)
 
 
 # --- weighted statistics of one group of captions ------------------------------------------------------------
 
-def _weighted_pearson_by_video(counts, vid, h, m):
+def _weighted_pearson_by_video(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Pearson r of the expanded samples, from per-video sums (h and m are centred for accuracy)."""
     n_videos = counts.shape[1]
     hc, mc = h - h.mean(), m - m.mean()
@@ -72,7 +75,7 @@ def _weighted_pearson_by_video(counts, vid, h, m):
     return np.clip(r, -1.0, 1.0)
 
 
-def _weighted_ranks(values, weights):
+def _weighted_ranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Average ranks of each value in the expanded samples (weights: resamples x items)."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
@@ -90,7 +93,7 @@ def _weighted_ranks(values, weights):
     return ranks
 
 
-def _weighted_spearman(counts, vid, h, m):
+def _weighted_spearman(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: npt.ArrayLike) -> np.ndarray:
     """Spearman's rho of each resample; ``m`` may be a matrix (items x metrics): the human ranks of a resample
     are then computed once for all metrics. Returns (resamples,) or (resamples, metrics)."""
     many = np.ndim(m) == 2
@@ -117,17 +120,17 @@ def _weighted_spearman(counts, vid, h, m):
     return result if many else result[:, 0]
 
 
-def dense_ranks(values):
+def dense_ranks(values: npt.ArrayLike) -> np.ndarray:
     """Integer ranks preserving order and ties exactly (0 = smallest), as compact as the size allows."""
     _, inverse = np.unique(values, return_inverse=True)
-    return inverse.astype(np.int16 if len(values) < 32_000 else np.int32)
+    return inverse.astype(np.int16 if len(inverse) < 32_000 else np.int32)
 
 
 class _Layout:
     """Captions of one group arranged by video: a padded grid (videos x the largest video) when that wastes
     little, so the video sums of a pair matrix are strided sums; otherwise contiguous video runs."""
 
-    def __init__(self, vid):
+    def __init__(self, vid: np.ndarray) -> None:
         self.videos, self.local, sizes = np.unique(vid, return_inverse=True, return_counts=True)
         self.sizes = sizes.astype(float)
         self.n, self.k = len(vid), len(self.videos)
@@ -148,20 +151,19 @@ class _Layout:
         self.valid = np.zeros(self.cells, dtype=np.int16)
         self.valid[self.slot] = 1
 
-    def place(self, values, fill=0):
+    def place(self, values: np.ndarray, fill: float = 0) -> np.ndarray:
         out = np.full(self.cells, fill, dtype=values.dtype)
         out[self.slot] = values
         return out
 
-    def video_blocks(self):
+    def video_blocks(self) -> Iterator[tuple[int, int, slice]]:
         """(first video, last video + 1, cell rows) blocks of whole videos within the memory budget."""
-        per_video = self.width if self.padded else None
         budget = max(1, stats.MAX_CELLS // max(1, self.cells))
         first = 0
         while first < self.k:
             if self.padded:
                 last = min(self.k, first + max(1, budget // self.width))
-                yield first, last, slice(first * per_video, last * per_video)
+                yield first, last, slice(first * self.width, last * self.width)
             else:
                 last = first + 1
                 while last < self.k and self.starts[last] - self.starts[first] < budget:
@@ -170,7 +172,7 @@ class _Layout:
                 yield first, last, slice(self.starts[first], end)
             first = last
 
-    def video_sums(self, cell, first, last):
+    def video_sums(self, cell: np.ndarray, first: int, last: int) -> np.ndarray:
         """Sum a (cell rows x cells) block over the captions of each video pair -> (last - first) x k."""
         if self.padded:
             w = self.width
@@ -185,7 +187,7 @@ class _Layout:
         return np.add.reduceat(np.add.reduceat(cell, self.starts, axis=1, dtype=np.int64), starts, axis=0)
 
 
-def _gram(layout, ranks):
+def _gram(layout: _Layout, ranks: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
     """Sparse (values x videos) counts: how many captions of each video have each value - for the values held by
     two captions or more (a value held once only pairs a caption with its own copies, which are not pairs)."""
     repeated = np.bincount(ranks)[ranks] > 1
@@ -195,14 +197,14 @@ def _gram(layout, ranks):
             np.bincount(layout.local[repeated], minlength=layout.k).astype(float))
 
 
-def _distinct_drawn(layout, ranks, drawn):
+def _distinct_drawn(layout: _Layout, ranks: np.ndarray, drawn: np.ndarray) -> np.ndarray:
     """How many distinct values the captions of the drawn videos have, per resample (for tau-c)."""
     presence = sparse.csr_matrix((np.ones(layout.n), (ranks, layout.local)),
                                  shape=(int(ranks.max()) + 1, layout.k))
     return np.asarray((presence @ drawn.T) > 0).sum(axis=0)
 
 
-def _concordance_matrices(layout, rh, m, epsilon):
+def _concordance_matrices(layout: _Layout, rh: np.ndarray, m: np.ndarray, epsilon: float | None) -> np.ndarray:
     """Video-by-video sums over caption pairs of sign(dh) sign(dm) ("cd"); with epsilon > 0 a metric difference
     of at most epsilon counts as no difference (compared through the integer thresholds of margin_thresholds)."""
     ranks = dense_ranks(m)
@@ -240,11 +242,11 @@ LEVEL_COST = 32
 PAIR_PATH = None
 
 
-def use_sorted_pairs(n_captions, n_videos):
+def use_sorted_pairs(n_captions: int, n_videos: int) -> bool:
     return n_captions * max(1.0, np.log2(max(n_captions, 2) / SORTED_BLOCK)) * SORTED_COST < n_videos ** 2
 
 
-def pair_path(rh, n_videos):
+def pair_path(rh: np.ndarray, n_videos: int) -> str:
     """How _weighted_pairs counts discordant pairs: "levels" (few human levels), "sorted" (about one caption per
     video) or "matrix" (the videos x videos forms), whichever costs least per resample."""
     if PAIR_PATH:
@@ -256,13 +258,14 @@ def pair_path(rh, n_videos):
         "sorted": n * max(1.0, np.log2(max(n, 2) / SORTED_BLOCK)) * SORTED_COST,
         "levels": (n + float(above.sum())) * LEVEL_COST,
     }
-    return min(costs, key=costs.get)
+    return min(costs, key=lambda path: costs[path])
 
 
 weighted_inversions = stats.weighted_inversions
 
 
-def sorted_discordant_weight(rh, m, rm, weights, epsilon):
+def sorted_discordant_weight(rh: np.ndarray, m: np.ndarray, rm: np.ndarray, weights: np.ndarray,
+                             epsilon: float | None) -> np.ndarray:
     """D: the weighted number of pairs of distinct captions with h_i < h_j and m_i - m_j > epsilon (epsilon 0:
     m_i > m_j), per resample. In the order of (h, m), a pair i < j always has h_i <= h_j, and when h_i = h_j
     then m_i <= m_j; so D is the weighted count of pairs i < j in that order with m_i - m_j > epsilon, i.e.
@@ -277,7 +280,8 @@ def sorted_discordant_weight(rh, m, rm, weights, epsilon):
     return weighted_inversions(rm[order], tau[order], weights[order], block=SORTED_BLOCK)
 
 
-def _weighted_pairs(counts, vid, h, m, method, epsilon):
+def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
+                    epsilon: float | None) -> np.ndarray:
     """Kendall tau-b / tau-c / pairwise accuracy of each resample, from quadratic forms in the video counts.
 
     Ties come from sparse Gram matrices: the pairs tied on a value within videos v and u number
@@ -355,7 +359,8 @@ def _weighted_pairs(counts, vid, h, m, method, epsilon):
     return np.where(np.isfinite(value), value, np.nan)
 
 
-def _weighted_group(counts, vid, h, m, method, epsilon):
+def _weighted_group(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
+                    epsilon: float | None) -> np.ndarray:
     if method == "pearson":
         return _weighted_pearson_by_video(counts, vid, h, m)
     if method == "spearman":
@@ -365,14 +370,15 @@ def _weighted_group(counts, vid, h, m, method, epsilon):
 
 # --- public entry points --------------------------------------------------------------------------------------
 
-def _video_codes(data, videos):
+def _video_codes(data: pd.DataFrame, videos: Sequence[str]) -> np.ndarray:
     codes = pd.Index(videos).get_indexer(data["video_id"])
     if (codes < 0).any():
         raise ValueError("the frame has videos that are not in the resampled video list")
     return codes
 
 
-def bootstrap_segment(frame, human, metric, method, group_by, counts, videos, epsilon=None):
+def bootstrap_segment(frame: pd.DataFrame, human: str, metric: str, method: str, group_by: str,
+                      counts: npt.ArrayLike, videos: Sequence[str], epsilon: float | None = None) -> np.ndarray:
     """Bootstrap values (one per resample) of the segment-level correlation of ``metric`` with ``human``.
 
     ``counts`` comes from ``video_resamples(len(videos), ...)``; ``videos`` lists the video ids of its columns.
@@ -406,7 +412,9 @@ def bootstrap_segment(frame, human, metric, method, group_by, counts, videos, ep
         return np.where(defined, stacked, 0.0).sum(axis=0) / defined.sum(axis=0)
 
 
-def bootstrap_segment_many(frame, human, metrics, method, group_by, counts, videos, epsilons=None):
+def bootstrap_segment_many(frame: pd.DataFrame, human: str, metrics: Sequence[str], method: str, group_by: str,
+                           counts: npt.ArrayLike, videos: Sequence[str],
+                           epsilons: dict[str, float | None] | None = None) -> dict[str, np.ndarray]:
     """{metric: bootstrap values} for several metrics against one human column, on the same resamples.
 
     Same values as bootstrap_segment metric by metric; Spearman shares the human side's ranks across metrics
@@ -415,7 +423,7 @@ def bootstrap_segment_many(frame, human, metrics, method, group_by, counts, vide
     results = {}
     if method == "spearman" and group_by != "video":
         present = frame[human].notna()
-        patterns = {}
+        patterns: dict[bytes, list[str]] = {}
         for metric in metrics:
             key = (present & frame[metric].notna()).to_numpy().tobytes()
             patterns.setdefault(key, []).append(metric)
@@ -440,7 +448,9 @@ def bootstrap_segment_many(frame, human, metrics, method, group_by, counts, vide
                                       epsilon=epsilons.get(metric)) for metric in metrics}
 
 
-def bootstrap_system(frame, human, metric, method, counts, videos, *, human_weight=None, epsilon=None):
+def bootstrap_system(frame: pd.DataFrame, human: str, metric: str, method: str, counts: npt.ArrayLike,
+                     videos: Sequence[str], *, human_weight: str | None = None,
+                     epsilon: float | None = None) -> np.ndarray:
     """Bootstrap values of the system-level correlation: per resample, each system's mean scores over the
     captions of the drawn videos (the human mean weighted by ``human_weight`` if given)."""
     correlation.check_method(method)

@@ -247,7 +247,7 @@ def accuracy(c):
 
 # --- exact pair counts without comparing every pair (weighted: one column per resample) ----------------------
 
-def margin_thresholds(values, epsilon):
+def margin_thresholds(values: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """For sorted distinct ``values``: ``up[k]``, the first index u with values[u] - values[k] > epsilon, and
     ``low[k]``, the first index u with values[k] - values[u] <= epsilon, both by the very float subtraction
     |m_i - m_j| <= epsilon uses (a search on values +- epsilon, then corrected where rounding differs). Two metric
@@ -271,7 +271,7 @@ def margin_thresholds(values, epsilon):
 INVERSION_BLOCK = 64  # items per block whose pairs weighted_inversions counts as a small dense form
 
 
-def weighted_inversions(r, tau, weights, block=None):
+def weighted_inversions(r: np.ndarray, tau: np.ndarray, weights: np.ndarray, block: int | None = None) -> np.ndarray:
     """sum over i < j (in sequence order) of weights[i] * weights[j] * [r[i] >= tau[j]], for every column of
     ``weights`` (items x resamples) at once.
 
@@ -319,7 +319,7 @@ def weighted_inversions(r, tau, weights, block=None):
     return total
 
 
-def prefix_sums(weights):
+def prefix_sums(weights: np.ndarray) -> np.ndarray:
     """Prefix sums of the rows of ``weights`` (items x resamples): row p of the result is the sum of the first p
     rows (row 0 is zero). With many resamples the rows are added one at a time, each a vector operation over the
     resamples: numpy's cumsum along the first axis walks each column with a stride and is several times slower.
@@ -334,7 +334,7 @@ def prefix_sums(weights):
     return out
 
 
-def level_discordant_weight(rh, r, tau, weights):
+def level_discordant_weight(rh: np.ndarray, r: np.ndarray, tau: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """sum over pairs with rh[i] < rh[j] and r[i] >= tau[j] of weights[i] * weights[j], for every column of
     ``weights`` (items x resamples) at once; ``rh`` are dense ranks (0 .. levels - 1).
 
@@ -371,7 +371,7 @@ def level_discordant_weight(rh, r, tau, weights):
     return total
 
 
-def window_ties(weights, rh, m, epsilon):
+def window_ties(weights: np.ndarray, rh: np.ndarray, m: np.ndarray, epsilon: float) -> list[np.ndarray]:
     """Pairs of distinct captions whose metric scores differ by at most epsilon - all of them ("tm") and those
     also tied in the human score ("thm") - weighted by the products of the captions' weights, per resample.
 
@@ -409,7 +409,7 @@ def _calibration_pairs(n_items, rate, rng):
     return a, b + (b >= a)
 
 
-def stable_argsort(values, with_values=False):
+def stable_argsort(values: np.ndarray, with_values: bool = False):
     """np.argsort(values, kind="stable") - the same permutation - by an unstable (vectorised) sort, then, within
     each run of equal values, the original positions sorted (one integer sort of (run, position) keys over the
     tied entries only). Several times faster on millions of floats. ``with_values``: also the sorted values."""
