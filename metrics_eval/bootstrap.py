@@ -198,10 +198,13 @@ def _gram(layout: _Layout, ranks: np.ndarray) -> tuple[sparse.csr_matrix, np.nda
 
 
 def _distinct_drawn(layout: _Layout, ranks: np.ndarray, drawn: np.ndarray) -> np.ndarray:
-    """How many distinct values the captions of the drawn videos have, per resample (for tau-c)."""
+    """How many distinct values the captions of the drawn videos have, per resample (for tau-c). When every
+    caption has a value of its own (continuous scores), that is the number of captions of the drawn videos."""
+    if int(ranks.max()) + 1 == layout.n:
+        return drawn @ layout.sizes
     presence = sparse.csr_matrix((np.ones(layout.n), (ranks, layout.local)),
                                  shape=(int(ranks.max()) + 1, layout.k))
-    return np.asarray((presence @ drawn.T) > 0).sum(axis=0)
+    return np.asarray((presence @ np.ascontiguousarray(drawn.T)) > 0).sum(axis=0)
 
 
 def _concordance_matrices(layout: _Layout, rh: np.ndarray, m: np.ndarray, epsilon: float | None) -> np.ndarray:
@@ -280,23 +283,66 @@ def sorted_discordant_weight(rh: np.ndarray, m: np.ndarray, rm: np.ndarray, weig
     return weighted_inversions(rm[order], tau[order], weights[order], block=SORTED_BLOCK)
 
 
+class _HumanSide:
+    """What the pair counts of one group need from the resamples and the human scores only - the same for every
+    metric that covers the same captions, so bootstrap_segment_many computes it once per group."""
+
+    def __init__(self, counts: np.ndarray, vid: np.ndarray, h: np.ndarray) -> None:
+        self.layout = layout = _Layout(vid)
+        every_video = layout.k == counts.shape[1] and layout.videos[-1] == layout.k - 1
+        self.c = c = counts if every_video else counts[:, layout.videos]
+        self.squares = c * c
+        self.n_items = c @ layout.sizes
+        self.pairs = 0.5 * (self.n_items ** 2 - self.squares @ layout.sizes)
+        self.rh = dense_ranks(h)
+        self._columns: np.ndarray | None = None
+        self._weights: np.ndarray | None = None
+        self._th: np.ndarray | None = None
+        self._drawn: np.ndarray | None = None
+        self._classes_h: np.ndarray | None = None
+
+    def tied(self, gram_and_sizes: tuple[sparse.csr_matrix, np.ndarray]) -> np.ndarray:
+        """Pairs tied on a repeated value, less each caption paired with itself."""
+        gram, sizes = gram_and_sizes
+        if not sizes.any():  # no value is held twice
+            return np.zeros(len(self.c))
+        if self._columns is None:
+            self._columns = np.ascontiguousarray(self.c.T)  # (scipy would copy the transposed view every time)
+        return 0.5 * (np.asarray(np.square(gram @ self._columns)).sum(axis=0) - self.squares @ sizes)
+
+    def human_ties(self) -> np.ndarray:
+        if self._th is None:
+            self._th = self.tied(_gram(self.layout, self.rh))
+        return self._th
+
+    def weights(self) -> np.ndarray:
+        """(captions x resamples); single precision is exact while sums stay below 2^24."""
+        if self._weights is None:
+            exact32 = self.n_items.max(initial=0) < 2 ** 24
+            self._weights = np.ascontiguousarray(self.c[:, self.layout.local].T,
+                                                 dtype=np.float32 if exact32 else float)
+        return self._weights
+
+    def drawn(self) -> np.ndarray:
+        if self._drawn is None:
+            self._drawn = (self.c > 0).astype(float)
+        return self._drawn
+
+    def human_classes(self) -> np.ndarray:
+        if self._classes_h is None:
+            self._classes_h = _distinct_drawn(self.layout, self.rh, self.drawn())
+        return self._classes_h
+
+
 def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
-                    epsilon: float | None) -> np.ndarray:
+                    epsilon: float | None, side: _HumanSide | None = None) -> np.ndarray:
     """Kendall tau-b / tau-c / pairwise accuracy of each resample, from quadratic forms in the video counts.
 
     Ties come from sparse Gram matrices: the pairs tied on a value within videos v and u number
-    sum_a cnt_a[v] cnt_a[u], so the count over a resample is (|G c|^2 - sum_v c_v^2 n_v) / 2."""
-    layout = _Layout(vid)
-    every_video = layout.k == counts.shape[1] and layout.videos[-1] == layout.k - 1
-    c = counts if every_video else counts[:, layout.videos]
-    squares = c * c
-    n_items = c @ layout.sizes
-    self_pairs = squares @ layout.sizes
-    pairs = 0.5 * (n_items ** 2 - self_pairs)
-
-    def tied(gram_and_sizes):
-        gram, sizes = gram_and_sizes  # pairs tied on a repeated value, less each caption paired with itself
-        return 0.5 * (np.asarray(np.square(gram @ c.T)).sum(axis=0) - squares @ sizes)
+    sum_a cnt_a[v] cnt_a[u], so the count over a resample is (|G c|^2 - sum_v c_v^2 n_v) / 2. ``side``: the
+    group's _HumanSide, when already computed for another metric."""
+    side = side or _HumanSide(counts, vid, h)
+    layout, c, n_items, pairs, rh, tied = side.layout, side.c, side.n_items, side.pairs, side.rh, side.tied
 
     def form(matrix):
         # The products c @ matrix are integers; when every partial sum stays below 2^24 single precision is
@@ -307,19 +353,11 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
             product = c @ matrix
         return 0.5 * np.einsum("bv,bv->b", product, c)
 
-    rh = dense_ranks(h)
     rm = dense_ranks(m)
-    weights = None
-
-    def caption_weights():  # (captions x resamples); single precision is exact while sums stay below 2^24
-        nonlocal weights
-        if weights is None:
-            exact32 = n_items.max(initial=0) < 2 ** 24
-            weights = np.ascontiguousarray(c[:, layout.local].T, dtype=np.float32 if exact32 else float)
-        return weights
+    caption_weights = side.weights
 
     def ties():
-        th = tied(_gram(layout, rh))
+        th = side.human_ties()
         if epsilon:
             tm, thm = _window_ties(caption_weights(), rh, m, epsilon)
         else:
@@ -345,8 +383,7 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
         th = tm = thm = None
     with np.errstate(invalid="ignore", divide="ignore"):
         if method == "kendall_c":
-            drawn = (c > 0).astype(float)
-            classes = np.minimum(_distinct_drawn(layout, rh, drawn), _distinct_drawn(layout, rm, drawn))
+            classes = np.minimum(side.human_classes(), _distinct_drawn(layout, rm, side.drawn()))
             value = 2.0 * cd / (n_items ** 2 * (classes - 1.0) / classes)
             value[classes < 2] = np.nan
             return np.where(np.isfinite(value), value, np.nan)
@@ -360,12 +397,18 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
 
 
 def _weighted_group(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
-                    epsilon: float | None) -> np.ndarray:
+                    epsilon: float | None, sides: dict | None = None) -> np.ndarray:
     if method == "pearson":
         return _weighted_pearson_by_video(counts, vid, h, m)
     if method == "spearman":
         return _weighted_spearman(counts, vid, h, m)
-    return _weighted_pairs(counts, vid, h, m, method, epsilon)
+    side = None
+    if sides is not None:  # one _HumanSide per group of captions (their videos and human scores)
+        key = (vid.tobytes(), h.tobytes())
+        side = sides.get(key)
+        if side is None:
+            side = sides[key] = _HumanSide(counts, vid, h)
+    return _weighted_pairs(counts, vid, h, m, method, epsilon, side)
 
 
 # --- public entry points --------------------------------------------------------------------------------------
@@ -378,10 +421,12 @@ def _video_codes(data: pd.DataFrame, videos: Sequence[str]) -> np.ndarray:
 
 
 def bootstrap_segment(frame: pd.DataFrame, human: str, metric: str, method: str, group_by: str,
-                      counts: npt.ArrayLike, videos: Sequence[str], epsilon: float | None = None) -> np.ndarray:
+                      counts: npt.ArrayLike, videos: Sequence[str], epsilon: float | None = None,
+                      sides: dict | None = None) -> np.ndarray:
     """Bootstrap values (one per resample) of the segment-level correlation of ``metric`` with ``human``.
 
     ``counts`` comes from ``video_resamples(len(videos), ...)``; ``videos`` lists the video ids of its columns.
+    ``sides``: a dict shared by calls on the same counts, where the human side of each group is kept.
     """
     correlation.check_method(method)
     data = frame.loc[frame[human].notna() & frame[metric].notna()]
@@ -400,10 +445,10 @@ def bootstrap_segment(frame: pd.DataFrame, human: str, metric: str, method: str,
         with np.errstate(invalid="ignore", divide="ignore"):
             return (counts[:, defined] @ per_video[defined]) / counts[:, defined].sum(axis=1)
     if group_by == "none":
-        return _weighted_group(counts, codes, h, m, method, epsilon)
+        return _weighted_group(counts, codes, h, m, method, epsilon, sides)
     systems = data["system"].to_numpy()
     per_group = [
-        _weighted_group(counts, codes[systems == s], h[systems == s], m[systems == s], method, epsilon)
+        _weighted_group(counts, codes[systems == s], h[systems == s], m[systems == s], method, epsilon, sides)
         for s in sorted(set(systems))
     ]
     stacked = np.vstack(per_group)
@@ -444,8 +489,10 @@ def bootstrap_segment_many(frame: pd.DataFrame, human: str, metrics: Sequence[st
             for k, name in enumerate(names):
                 results[name] = values[:, k]
         return {metric: results[metric] for metric in metrics}
+    counts = np.asarray(counts, dtype=float)
+    sides: dict = {}
     return {metric: bootstrap_segment(frame, human, metric, method, group_by, counts, videos,
-                                      epsilon=epsilons.get(metric)) for metric in metrics}
+                                      epsilon=epsilons.get(metric), sides=sides) for metric in metrics}
 
 
 def bootstrap_system(frame: pd.DataFrame, human: str, metric: str, method: str, counts: npt.ArrayLike,

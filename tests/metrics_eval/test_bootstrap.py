@@ -149,16 +149,19 @@ def test_percentile_interval_agrees_with_scipy_bootstrap():
 
 
 @pytest.mark.parametrize("group_by", ["none", "system", "video"])
-@pytest.mark.parametrize("method", ["spearman", "kendall_b"])
+@pytest.mark.parametrize("method", ["spearman", "kendall_b", "kendall_c", "accuracy", "accuracy_tc"])
 def test_many_metrics_at_once_give_the_same_values_as_one_at_a_time(method, group_by):
+    """Spearman shares the human ranks, the pair methods each group's human side (ties, weights, classes)."""
     frame = frame_with_uneven_videos(5)
     rng = np.random.default_rng(0)
     frame["other"] = frame["metric"] + rng.normal(size=len(frame))
     frame.loc[frame.index[:3], "other"] = np.nan  # a metric covering fewer captions
+    frame["third"] = np.round(rng.normal(size=len(frame)), 1)  # the same captions as "metric", many ties
     videos = sorted(frame["video_id"].unique())
     counts = bootstrap.video_resamples(len(videos), 50, seed=8)
-    many = bootstrap.bootstrap_segment_many(frame, "human", ["metric", "other"], method, group_by, counts, videos)
-    for name in ("metric", "other"):
+    names = ["metric", "other", "third"]
+    many = bootstrap.bootstrap_segment_many(frame, "human", names, method, group_by, counts, videos)
+    for name in names:
         one = bootstrap.bootstrap_segment(frame, "human", name, method, group_by, counts, videos)
         np.testing.assert_allclose(many[name], one, atol=1e-12)
 
