@@ -113,7 +113,9 @@ def test_tie_calibration_worked_example():
     assert stats.accuracy(stats.pair_counts_rows(h, m, epsilon=epsilon))[0] == pytest.approx(5 / 6)
 
 
-def test_tie_calibration_finds_the_best_threshold_by_exhaustive_search():
+@pytest.mark.parametrize("prune_from", [0, 10 ** 9])  # with and without sorting only the pairs that can win
+def test_tie_calibration_finds_the_best_threshold_by_exhaustive_search(prune_from, monkeypatch):
+    monkeypatch.setattr(stats, "PRUNE_FROM", prune_from)
     rng = np.random.default_rng(8)
     h = rng.integers(1, 4, size=(5, 9)).astype(float)
     m = np.round(h + rng.normal(scale=0.7, size=h.shape), 2)
@@ -180,13 +182,17 @@ def test_prefix_sums_and_stable_argsort_equal_numpy():
         assert np.array_equal(stats.stable_argsort(values), np.argsort(values, kind="stable"))
 
 
+@pytest.mark.parametrize("prune_from", [0, 10 ** 9])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_sampled_tie_calibration_is_the_best_threshold_of_its_sample(seed):
+def test_sampled_tie_calibration_is_the_best_threshold_of_its_sample(seed, prune_from, monkeypatch):
     """Above max_pairs the search runs on a seeded sample of pairs: the chosen epsilon is the smallest of those
-    maximising the mean over rows of the sample's accuracy, every threshold of the sample tried one by one."""
+    maximising the mean over rows of the sample's accuracy, every threshold of the sample tried one by one
+    (with the search sorting all pairs or only those below the last threshold that can win)."""
+    monkeypatch.setattr(stats, "PRUNE_FROM", prune_from)
     rng = np.random.default_rng(seed)
     h = rng.integers(1, 4, size=(3, 40)).astype(float)
-    m = np.round(h + rng.normal(scale=0.8, size=h.shape), 1)
+    scale = (0.3, 0.8, 2.0, 0.05)[seed]  # the best threshold small or large
+    m = np.round(h + rng.normal(scale=scale, size=h.shape), 1 + seed % 2)
     m[0, :5] = np.nan
     epsilon, value = stats.tie_calibration(h, m, max_pairs=500, seed=seed)
     hj, mj, present = stats.joint(h, m)
