@@ -75,45 +75,72 @@ def _weighted_pearson_by_video(counts: np.ndarray, vid: np.ndarray, h: np.ndarra
     return np.clip(r, -1.0, 1.0)
 
 
-def _weighted_ranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Average ranks of each value in the expanded samples (weights: resamples x items)."""
+def _sorted_weighted_ranks(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Average ranks in the expanded samples (weights: resamples x items), in the stable order of ``values``:
+    (that order, the ranks of the items in that order, and 12 times the weighted sum of squared deviations of
+    the ranks, N (N^2 - 1) - sum over tied groups of (W^3 - W), N the sample size and W a group's weight - the
+    sum of squares of average ranks 1..N with ties). Integer weights give half-integer ranks: all exact."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
-    new = np.ones(len(values), dtype=bool)
-    new[1:] = ordered[1:] != ordered[:-1]
-    group = np.cumsum(new) - 1
-    first = np.flatnonzero(new)
-    last = np.append(first[1:] - 1, len(values) - 1)
     w = weights[:, order]
     cum = np.cumsum(w, axis=1)
-    before = cum[:, first] - w[:, first]
-    total = cum[:, last] - before
-    ranks = np.empty_like(w)
-    ranks[:, order] = (before + (total + 1.0) / 2.0)[:, group]
-    return ranks
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    if new.all():  # every value its own group: rank = weight before + (own weight + 1) / 2
+        ranks = cum - 0.5 * (w - 1.0)
+        totals = w
+    else:
+        group = np.cumsum(new) - 1
+        first = np.flatnonzero(new)
+        last = np.append(first[1:] - 1, len(values) - 1)
+        before = cum[:, first] - w[:, first]
+        totals = cum[:, last] - before
+        ranks = (before + (totals + 1.0) / 2.0)[:, group]
+    n = cum[:, -1] if len(values) else np.zeros(len(w))
+    twelve_ss = n * (n * n - 1.0) - (totals * (totals * totals - 1.0)).sum(axis=1)
+    return order, ranks, twelve_ss
 
 
 def _weighted_spearman(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: npt.ArrayLike) -> np.ndarray:
     """Spearman's rho of each resample; ``m`` may be a matrix (items x metrics): the human ranks of a resample
-    are then computed once for all metrics. Returns (resamples,) or (resamples, metrics)."""
+    are then computed once for all metrics. Returns (resamples,) or (resamples, metrics).
+
+    rho = 12 cov / sqrt(12 SS_h x 12 SS_m) over the expanded sample of size N, where the ranks' sums are known
+    (N (N + 1) / 2 on both sides), so 12 cov = 12 sum w r_h r_m - 3 N (N + 1)^2, and 12 SS comes with the ranks
+    (_sorted_weighted_ranks). Per metric that is one pass over the items in the metric's order; with integer
+    weights every sum is exact in double precision (below 2^53) up to the final square root and division."""
     many = np.ndim(m) == 2
     columns = np.asarray(m, dtype=float).reshape(len(h), -1)
     step = max(1, CHUNK_CELLS // max(1, len(h)))
+    orders = [np.argsort(columns[:, k], kind="stable") for k in range(columns.shape[1])]
+    distinct = [bool((np.diff(columns[order, k]) != 0).all()) for k, order in enumerate(orders)]
     out = []
     for start in range(0, counts.shape[0], step):
-        w = counts[start:start + step][:, vid]
+        chunk = counts[start:start + step]
+        w = chunk[:, vid]
         n = w.sum(axis=1)
-        rh = _weighted_ranks(h, w)
+        order_h, ranks_h, ss_h = _sorted_weighted_ranks(h, w)
+        weighted_h = np.empty_like(w)
+        weighted_h[:, order_h] = ranks_h
+        weighted_h *= w  # w r_h, in the items' order
+        # A metric whose values are all distinct has ranks cum - (w - 1) / 2 (cum: the cumulative weight in its
+        # order), so sum w r_h r_m = sum (w r_h) cum - (sum w r_h w - sum w r_h) / 2, and 12 SS_m = N (N^2 - 1)
+        # - sum (w^3 - w): all but the first sum are the same for every such metric.
+        shared_cross = 0.5 * (np.einsum("bi,bi->b", weighted_h, w) - weighted_h.sum(axis=1))
+        distinct_ss = n * (n * n - 1.0) - (w * (w * w - 1.0)).sum(axis=1)
+        block = np.empty((len(w), columns.shape[1]))
         with np.errstate(invalid="ignore", divide="ignore"):
-            dh = rh - ((w * rh).sum(axis=1) / n)[:, None]
-            vh = (w * dh * dh).sum(axis=1)
-            block = np.empty((len(w), columns.shape[1]))
             for k in range(columns.shape[1]):
-                rm = _weighted_ranks(columns[:, k], w)
-                dm = rm - ((w * rm).sum(axis=1) / n)[:, None]
-                vm = (w * dm * dm).sum(axis=1)
-                r = (w * dh * dm).sum(axis=1) / np.sqrt(vh * vm)
-                r[(n < 2) | ~(vh > 1e-9) | ~(vm > 1e-9)] = np.nan
+                order_m = orders[k]
+                if distinct[k]:
+                    cum = np.cumsum(chunk[:, vid[order_m]], axis=1)  # (gathered from the smaller video counts)
+                    cross = np.einsum("bi,bi->b", weighted_h[:, order_m], cum) - shared_cross
+                    ss_m = distinct_ss
+                else:
+                    order_m, ranks_m, ss_m = _sorted_weighted_ranks(columns[:, k], w)
+                    cross = np.einsum("bi,bi->b", weighted_h[:, order_m], ranks_m)
+                r = (12.0 * cross - 3.0 * n * (n + 1.0) ** 2) / np.sqrt(ss_h * ss_m)
+                r[(n < 2) | ~(ss_h > 0) | ~(ss_m > 0)] = np.nan
                 block[:, k] = np.clip(r, -1.0, 1.0)
         out.append(block)
     result = np.vstack(out)

@@ -272,3 +272,22 @@ def test_sorted_and_matrix_pair_counts_agree_on_larger_random_data(method, monke
         row = counts[0].astype(int)
         keep = np.repeat(np.arange(400), row[vid])
         assert fast[0] == pytest.approx(scipy_stats.kendalltau(h[keep], m[keep], variant="b")[0], abs=1e-12)
+
+
+@pytest.mark.parametrize("group_by", ["none", "system"])
+def test_spearman_of_distinct_metric_scores_equals_scipy_on_each_expanded_resample(group_by):
+    """Metric scores all distinct (the shortcut of _weighted_spearman: ranks from the cumulative weights alone)
+    and with ties (the general path), against SciPy's spearmanr of every resample built explicitly."""
+    frame = frame_with_uneven_videos(7)
+    frame["continuous"] = frame["metric"] + np.random.default_rng(1).normal(scale=0.3, size=len(frame))
+    videos = sorted(frame["video_id"].unique())
+    counts = bootstrap.video_resamples(len(videos), 8, seed=2)
+    many = bootstrap.bootstrap_segment_many(frame, "human", ["continuous", "metric"], "spearman", group_by, counts,
+                                            videos)
+    for name in ("continuous", "metric"):
+        for row, value in zip(counts, many[name]):
+            sample = expanded(frame, videos, row)
+            groups = [sample] if group_by == "none" else [g for _, g in sample.groupby("system")]
+            expected = [scipy_stats.spearmanr(g["human"], g[name])[0] for g in groups if len(g) > 1]
+            expected = [e for e in expected if np.isfinite(e)]
+            assert value == pytest.approx(np.mean(expected), abs=1e-12)
