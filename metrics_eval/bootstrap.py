@@ -327,6 +327,7 @@ class _HumanSide:
         self._th: np.ndarray | None = None
         self._drawn: np.ndarray | None = None
         self._classes_h: np.ndarray | None = None
+        self._captions_drawn: np.ndarray | None = None
 
     def tied(self, gram_and_sizes: tuple[sparse.csr_matrix, np.ndarray]) -> np.ndarray:
         """Pairs tied on a repeated value, less each caption paired with itself."""
@@ -359,6 +360,12 @@ class _HumanSide:
         if self._classes_h is None:
             self._classes_h = _distinct_drawn(self.layout, self.rh, self.drawn())
         return self._classes_h
+
+    def captions_drawn(self) -> np.ndarray:
+        """Distinct captions of the drawn videos: the tau-c classes of any metric whose scores are all distinct."""
+        if self._captions_drawn is None:
+            self._captions_drawn = self.drawn() @ self.layout.sizes
+        return self._captions_drawn
 
 
 def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
@@ -410,7 +417,9 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
         th = tm = thm = None
     with np.errstate(invalid="ignore", divide="ignore"):
         if method == "kendall_c":
-            classes = np.minimum(side.human_classes(), _distinct_drawn(layout, rm, side.drawn()))
+            all_distinct = int(rm.max(initial=-1)) + 1 == layout.n
+            classes_m = side.captions_drawn() if all_distinct else _distinct_drawn(layout, rm, side.drawn())
+            classes = np.minimum(side.human_classes(), classes_m)
             value = 2.0 * cd / (n_items ** 2 * (classes - 1.0) / classes)
             value[classes < 2] = np.nan
             return np.where(np.isfinite(value), value, np.nan)
