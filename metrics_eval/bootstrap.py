@@ -9,12 +9,14 @@ from those counts without building it:
 - Pearson: weighted sums (each caption weighted by its video's count), i.e. matrix products counts @ per-video
   sums.
 - Spearman: average ranks of the expanded sample from cumulative weights along the sorted values, then the
-  weighted Pearson of the ranks.
+  weighted Pearson of the ranks (computed from the exact rank sums).
 - Pair statistics (Kendall tau-b/-c, pairwise accuracy): each pair count of the expanded sample is a quadratic
   form c' A c / 2 in the video counts c, where A[v, u] sums the pair indicator over the ordered pairs of distinct
   captions of videos v and u. Pairs of a caption with its own copy carry no information and are left out (for
   tau-b and tau-c this changes nothing: they would be ties in both scores; for accuracy it avoids counting
-  them as correct).
+  them as correct). The discordant pairs can also be counted without that matrix, by a sweep over the human
+  levels (few distinct human scores) or a merge sort (about one caption per video); ``pair_path`` picks the
+  cheapest, and the human side of a group is shared by all metrics (``_HumanSide``).
 - Grouped by video: each video's correlation is fixed, so a resample's value is the count-weighted mean of the
   per-video values.
 - System level: per-system means from count-weighted sums, then the statistic per resample row.
