@@ -417,6 +417,8 @@ def stable_argsort(values: np.ndarray, with_values: bool = False):
     order = np.argsort(values)
     ordered = values[order]
     tie = ordered[1:] == ordered[:-1]
+    if ordered.dtype.kind == "f":  # NaNs sort last; the stable order keeps them in their original order too
+        tie |= np.isnan(ordered[1:]) & np.isnan(ordered[:-1])
     if not tie.any():
         return (order, ordered) if with_values else order
     n = len(values)

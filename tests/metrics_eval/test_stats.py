@@ -178,7 +178,8 @@ def test_prefix_sums_and_stable_argsort_equal_numpy():
         assert prefix.shape == (w.shape[0] + 1, w.shape[1]) and not prefix[0].any()
         assert np.array_equal(prefix[1:], np.cumsum(w, axis=0))
     for values in (rng.normal(size=1000), np.round(rng.normal(size=5000), 1), np.zeros(7), np.array([]),
-                   np.abs(rng.integers(-3, 4, 3000)).astype(float)):
+                   np.abs(rng.integers(-3, 4, 3000)).astype(float),
+                   np.where(rng.random(2000) < 0.1, np.nan, np.round(rng.normal(size=2000), 1))):
         assert np.array_equal(stats.stable_argsort(values), np.argsort(values, kind="stable"))
 
 
