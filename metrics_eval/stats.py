@@ -375,22 +375,24 @@ def window_ties(weights: np.ndarray, rh: np.ndarray, m: np.ndarray, epsilon: flo
     """Pairs of distinct captions whose metric scores differ by at most epsilon - all of them ("tm") and those
     also tied in the human score ("thm") - weighted by the products of the captions' weights, per resample.
 
-    ``weights``: (captions x resamples). Sorted by (human rank, metric), the captions tied with caption i within
-    epsilon (in its human group, or in all) are one contiguous run, so each count is a difference of prefix sums:
-    O(captions x resamples) instead of comparing every pair."""
+    ``weights``: (captions x resamples). Sorted by (human rank, metric), the captions after position k that are
+    tied with it within epsilon (in its human group, or in all) are one contiguous run k + 1 .. end_k - 1, so each
+    pair is counted once, from its first caption, as a difference of prefix sums: O(captions x resamples) instead
+    of comparing every pair."""
     values = np.unique(m)
     ranks = np.searchsorted(values, m)
-    up, low = margin_thresholds(values, epsilon)
+    up, _ = margin_thresholds(values, epsilon)
     out = []
     for groups in (np.zeros(len(m), dtype=np.int64), rh.astype(np.int64)):
         key = groups * (len(values) + 1) + ranks
         order = np.argsort(key, kind="stable")
         sorted_key = key[order]
-        start = np.searchsorted(sorted_key, groups * (len(values) + 1) + low[ranks], side="left")
-        end = np.searchsorted(sorted_key, groups * (len(values) + 1) + up[ranks], side="left")
-        cumulative = prefix_sums(weights[order])
-        window = cumulative[end] - cumulative[start] - weights  # the captions tied with i, less i itself
-        out.append(0.5 * np.einsum("ib,ib->b", weights, window, dtype=np.float64))
+        end = np.searchsorted(sorted_key, (groups * (len(values) + 1) + up[ranks])[order], side="left")
+        ordered = weights[order]
+        cumulative = prefix_sums(ordered)
+        # sum_k w_k (C[end_k] - C[k + 1])
+        out.append(np.einsum("ib,ib->b", ordered, np.take(cumulative, end, axis=0), dtype=np.float64)
+                   - np.einsum("ib,ib->b", ordered, cumulative[1:], dtype=np.float64))
     return out
 
 
