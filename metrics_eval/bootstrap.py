@@ -391,18 +391,20 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
 
     rm = dense_ranks(m)
     caption_weights = side.weights
+    path = pair_path(rh, layout.k)
+    # the captions by (human, metric) with their weights' prefix sums, shared by the level sweep and the ties
+    shared = stats.human_metric_order(rh, rm, caption_weights()) if path == "levels" else None
 
     def ties():
         th = side.human_ties()
         if epsilon:
-            tm, thm = _window_ties(caption_weights(), rh, m, epsilon)
+            tm, thm = _window_ties(caption_weights(), rh, m, epsilon, shared)
         else:
             tm = tied(_gram(layout, rm))
             joint = np.unique(np.stack([rh, rm], axis=1), axis=0, return_inverse=True)[1].ravel()
             thm = tied(_gram(layout, joint))
         return th, tm, thm
 
-    path = pair_path(rh, layout.k)
     if path != "matrix":
         # few human levels or few captions per video: count the discordant pairs D by a sweep or a sort whose
         # order is the same for every resample, rather than through a videos x videos matrix:
@@ -410,7 +412,7 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
         th, tm, thm = ties()
         if path == "levels":
             tau = margin_thresholds(np.unique(m), epsilon)[0][rm] if epsilon else rm.astype(np.int64) + 1
-            discordant = stats.level_discordant_weight(rh, rm, tau, caption_weights())
+            discordant = stats.level_discordant_weight(rh, rm, tau, caption_weights(), shared)
         else:
             discordant = sorted_discordant_weight(rh, m, rm, caption_weights(), epsilon)
         cd = pairs - th - tm + thm - 2.0 * discordant

@@ -334,62 +334,74 @@ def prefix_sums(weights: np.ndarray) -> np.ndarray:
     return out
 
 
-def level_discordant_weight(rh: np.ndarray, r: np.ndarray, tau: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def human_metric_order(rh: np.ndarray, r: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The items sorted by (human rank, metric rank) (stable), their weights in that order and the prefix sums of
+    those weights - shared by level_discordant_weight and the human-group pass of window_ties."""
+    order = np.lexsort((np.asarray(r), np.asarray(rh)))
+    ordered = np.ascontiguousarray(weights[order])
+    return order, ordered, prefix_sums(ordered)
+
+
+def level_discordant_weight(rh: np.ndarray, r: np.ndarray, tau: np.ndarray, weights: np.ndarray,
+                            sorted_weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """sum over pairs with rh[i] < rh[j] and r[i] >= tau[j] of weights[i] * weights[j], for every column of
     ``weights`` (items x resamples) at once; ``rh`` are dense ranks (0 .. levels - 1).
 
-    For human scores with few distinct values (a Likert scale): the items of each human level g are sorted by r
-    once, with prefix sums of their weights; every item j of a higher level adds its weight times the weight of
-    the level-g items with r >= tau[j] (the level's total less a prefix sum, found by a search that does not
-    depend on the weights, so all resamples share it). O(items x resamples x levels / 2). Integer weights give
-    exact sums (the products and the total are taken in double precision)."""
+    For human scores with few distinct values (a Likert scale): the items are sorted by (human level, r) once,
+    with prefix sums C of their weights; every item j of a level above g adds its weight times the weight of the
+    level-g items with r >= tau[j] - C at the level's end less C at the first of them, found by a search that does
+    not depend on the weights, so all resamples share it. O(items x resamples x levels / 2). Integer weights give
+    exact sums (the products and the total are taken in double precision). ``sorted_weights``: the result of
+    human_metric_order, if already computed."""
     rh = np.asarray(rh, dtype=np.int64)
     n, resamples = weights.shape
     total = np.zeros(resamples)
     if n < 2:
         return total
-    order = np.lexsort((r, rh))
+    order, w, prefix = sorted_weights if sorted_weights is not None else human_metric_order(rh, r, weights)
     levels = np.bincount(rh)
     ends = np.cumsum(levels)
     r_sorted, tau_sorted = np.asarray(r)[order], np.asarray(tau)[order]
-    w = np.ascontiguousarray(weights[order])
     step = max(1, MAX_CELLS // max(1, resamples))
-    prefixes = [prefix_sums(w[end - size:end]) for size, end in zip(levels, ends)]
-    level_totals = np.array([prefix[-1] for prefix in prefixes], dtype=np.float64)  # levels x resamples
-    above = np.cumsum(level_totals[::-1], axis=0)[::-1]  # weight of the items of level >= g
+    all_weight = prefix[n].astype(np.float64)
     for g in range(len(levels) - 1):
         start, end = ends[g] - levels[g], ends[g]
         if start == end:
             continue
-        prefix = prefixes[g]
-        total += level_totals[g] * above[g + 1]
-        below = np.searchsorted(r_sorted[start:end], tau_sorted[end:], side="left")  # level-g items with r < tau
-        for j0 in range(0, n - end, step):  # less the weight of those, in bounded blocks
+        # sum over the items j above level g of w_j (C[end] - C[start + below_j]), below_j: level-g items r < tau_j
+        total += prefix[end].astype(np.float64) * (all_weight - prefix[end])
+        below = start + np.searchsorted(r_sorted[start:end], tau_sorted[end:], side="left")
+        for j0 in range(0, n - end, step):  # in bounded blocks
             j1 = min(n - end, j0 + step)
             total -= np.einsum("jb,jb->b", np.take(prefix, below[j0:j1], axis=0), w[end + j0:end + j1],
                                dtype=np.float64)
     return total
 
 
-def window_ties(weights: np.ndarray, rh: np.ndarray, m: np.ndarray, epsilon: float) -> list[np.ndarray]:
+def window_ties(weights: np.ndarray, rh: np.ndarray, m: np.ndarray, epsilon: float,
+                sorted_weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> list[np.ndarray]:
     """Pairs of distinct captions whose metric scores differ by at most epsilon - all of them ("tm") and those
     also tied in the human score ("thm") - weighted by the products of the captions' weights, per resample.
 
     ``weights``: (captions x resamples). Sorted by (human rank, metric), the captions after position k that are
     tied with it within epsilon (in its human group, or in all) are one contiguous run k + 1 .. end_k - 1, so each
     pair is counted once, from its first caption, as a difference of prefix sums: O(captions x resamples) instead
-    of comparing every pair."""
+    of comparing every pair. ``sorted_weights``: human_metric_order(rh, dense ranks of m, weights), if already
+    computed (the order of the human-group pass)."""
     values = np.unique(m)
     ranks = np.searchsorted(values, m)
     up, _ = margin_thresholds(values, epsilon)
     out = []
     for groups in (np.zeros(len(m), dtype=np.int64), rh.astype(np.int64)):
         key = groups * (len(values) + 1) + ranks
-        order = np.argsort(key, kind="stable")
+        if sorted_weights is not None and groups.any():
+            order, ordered, cumulative = sorted_weights  # the same stable order of (human, metric)
+        else:
+            order = np.argsort(key, kind="stable")
+            ordered = weights[order]
+            cumulative = prefix_sums(ordered)
         sorted_key = key[order]
         end = np.searchsorted(sorted_key, (groups * (len(values) + 1) + up[ranks])[order], side="left")
-        ordered = weights[order]
-        cumulative = prefix_sums(ordered)
         # sum_k w_k (C[end_k] - C[k + 1])
         out.append(np.einsum("ib,ib->b", ordered, np.take(cumulative, end, axis=0), dtype=np.float64)
                    - np.einsum("ib,ib->b", ordered, cumulative[1:], dtype=np.float64))
