@@ -21,6 +21,7 @@ Definitions (the tests check each against SciPy or a hand-counted example):
   With ``epsilon`` > 0 the metric scores of a pair count as tied when they differ by at most epsilon
   (the tie calibration of Deutsch et al. 2023).
 """
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -423,6 +424,20 @@ def _calibration_pairs(n_items, rate, rng):
     return a, b + (b >= a)
 
 
+@functools.lru_cache(maxsize=1)
+def _sampled_pairs(sizes: tuple[int, ...], rate: float, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The index pairs of each row (of the given sizes) drawn from one seeded generator, as tie_calibration draws
+    them. They depend on the sizes, the rate and the seed only, so every metric of an analysis over the same
+    captions reuses them (the last draw is kept: at most CALIBRATION_PAIRS pairs, 64 MB)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n_items in sizes:
+        a, b = _calibration_pairs(n_items, rate, rng)
+        a.flags.writeable = b.flags.writeable = False
+        out.append((a, b))
+    return tuple(out)
+
+
 def stable_argsort(values: np.ndarray, with_values: bool = False):
     """np.argsort(values, kind="stable") - the same permutation - by an unstable (vectorised) sort, then, within
     each run of equal values, the original positions sorted (one integer sort of (run, position) keys over the
@@ -495,13 +510,15 @@ def tie_calibration(h, m, *, max_pairs=None, seed=0):
     total = float((sizes * (sizes - 1) / 2).sum())
     limit = CALIBRATION_PAIRS if max_pairs is None else max_pairs
     rate = min(1.0, limit / total) if total else 1.0
-    rng = np.random.default_rng(seed)
+    rows = [(row, idx) for row in range(h.shape[0]) for idx in [np.flatnonzero(present[row])] if len(idx) >= 2]
+    sizes = tuple(len(idx) for _, idx in rows)
+    if isinstance(seed, (int, np.integer)):
+        samples = _sampled_pairs(sizes, rate, int(seed))
+    else:  # a generator or None: draw afresh
+        rng = np.random.default_rng(seed)
+        samples = tuple(_calibration_pairs(n_items, rate, rng) for n_items in sizes)
     diffs, gains, bases = [], [], []
-    for row in range(h.shape[0]):
-        idx = np.flatnonzero(present[row])
-        if len(idx) < 2:
-            continue
-        a, b = _calibration_pairs(len(idx), rate, rng)
+    for (row, idx), (a, b) in zip(rows, samples):
         hv, mv = h[row, idx], m[row, idx]
         dh, dm = hv[a], mv[a]
         dh -= hv[b]

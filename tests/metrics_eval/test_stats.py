@@ -215,3 +215,13 @@ def test_sampled_tie_calibration_is_the_best_threshold_of_its_sample(seed, prune
     best = max(scores)
     assert value == pytest.approx(best, abs=1e-12)
     assert epsilon == candidates[next(i for i, s in enumerate(scores) if s >= best - 1e-12)]
+
+
+def test_tie_calibration_draws_are_shared_by_metrics_and_fresh_without_a_seed():
+    h, m = samples(9, 400)
+    first = stats.tie_calibration(h, m, max_pairs=5000, seed=3)
+    stats.tie_calibration(h, m[::-1].copy(), max_pairs=5000, seed=3)  # another metric in between
+    stats.tie_calibration(h[:300], m[:300], max_pairs=5000, seed=3)  # other sizes: other draws
+    assert stats.tie_calibration(h, m, max_pairs=5000, seed=3) == first
+    epsilon, value = stats.tie_calibration(h, m, max_pairs=5000, seed=None)
+    assert epsilon >= 0 and 0 <= value <= 1
