@@ -9,12 +9,14 @@ from those counts without building it:
 - Pearson: weighted sums (each caption weighted by its video's count), i.e. matrix products counts @ per-video
   sums.
 - Spearman: average ranks of the expanded sample from cumulative weights along the sorted values, then the
-  weighted Pearson of the ranks.
+  weighted Pearson of the ranks (computed from the exact rank sums).
 - Pair statistics (Kendall tau-b/-c, pairwise accuracy): each pair count of the expanded sample is a quadratic
   form c' A c / 2 in the video counts c, where A[v, u] sums the pair indicator over the ordered pairs of distinct
   captions of videos v and u. Pairs of a caption with its own copy carry no information and are left out (for
   tau-b and tau-c this changes nothing: they would be ties in both scores; for accuracy it avoids counting
-  them as correct).
+  them as correct). The discordant pairs can also be counted without that matrix, by a sweep over the human
+  levels (few distinct human scores) or a merge sort (about one caption per video); ``pair_path`` picks the
+  cheapest, and the human side of a group is shared by all metrics (``_HumanSide``).
 - Grouped by video: each video's correlation is fixed, so a resample's value is the count-weighted mean of the
   per-video values.
 - System level: per-system means from count-weighted sums, then the statistic per resample row.
@@ -22,7 +24,10 @@ from those counts without building it:
 The tie-calibrated accuracy keeps the epsilon calibrated on the full data in every resample.
 Percentile intervals (Efron & Tibshirani 1993, ch. 13) ignore resamples where the statistic is undefined.
 """
+from collections.abc import Iterator, Sequence
+
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import sparse
 
@@ -31,7 +36,7 @@ from . import correlation, stats
 CHUNK_CELLS = 1 << 21  # resample x caption cells handled at once (Spearman)
 
 
-def video_resamples(n_videos, n_resamples, seed):
+def video_resamples(n_videos: int, n_resamples: int, seed: int) -> np.ndarray:
     """Counts (n_resamples x n_videos): how often each video is drawn in each resample (same seed, same draws)."""
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n_videos, size=(n_resamples, n_videos))
@@ -39,20 +44,20 @@ def video_resamples(n_videos, n_resamples, seed):
     return np.bincount(flat, minlength=n_resamples * n_videos).reshape(n_resamples, n_videos)
 
 
-def percentile_interval(samples, confidence=0.95):
+def percentile_interval(samples: npt.ArrayLike, confidence: float = 0.95) -> tuple[float, float]:
     """The (lower, upper) percentile interval of the defined bootstrap values."""
-    samples = np.asarray(samples, dtype=float)
-    samples = samples[np.isfinite(samples)]
-    if not len(samples):
+    values = np.asarray(samples, dtype=float)
+    defined = values[np.isfinite(values)]
+    if not len(defined):
         return float("nan"), float("nan")
     tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(samples, [tail, 100.0 - tail])
+    low, high = np.percentile(defined, [tail, 100.0 - tail])
     return float(low), float(high)
 
 
 # --- weighted statistics of one group of captions ------------------------------------------------------------
 
-def _weighted_pearson_by_video(counts, vid, h, m):
+def _weighted_pearson_by_video(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Pearson r of the expanded samples, from per-video sums (h and m are centred for accuracy)."""
     n_videos = counts.shape[1]
     hc, mc = h - h.mean(), m - m.mean()
@@ -72,62 +77,89 @@ def _weighted_pearson_by_video(counts, vid, h, m):
     return np.clip(r, -1.0, 1.0)
 
 
-def _weighted_ranks(values, weights):
-    """Average ranks of each value in the expanded samples (weights: resamples x items)."""
+def _sorted_weighted_ranks(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Average ranks in the expanded samples (weights: resamples x items), in the stable order of ``values``:
+    (that order, the ranks of the items in that order, and 12 times the weighted sum of squared deviations of
+    the ranks, N (N^2 - 1) - sum over tied groups of (W^3 - W), N the sample size and W a group's weight - the
+    sum of squares of average ranks 1..N with ties). Integer weights give half-integer ranks: all exact."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
-    new = np.ones(len(values), dtype=bool)
-    new[1:] = ordered[1:] != ordered[:-1]
-    group = np.cumsum(new) - 1
-    first = np.flatnonzero(new)
-    last = np.append(first[1:] - 1, len(values) - 1)
     w = weights[:, order]
     cum = np.cumsum(w, axis=1)
-    before = cum[:, first] - w[:, first]
-    total = cum[:, last] - before
-    ranks = np.empty_like(w)
-    ranks[:, order] = (before + (total + 1.0) / 2.0)[:, group]
-    return ranks
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    if new.all():  # every value its own group: rank = weight before + (own weight + 1) / 2
+        ranks = cum - 0.5 * (w - 1.0)
+        totals = w
+    else:
+        group = np.cumsum(new) - 1
+        first = np.flatnonzero(new)
+        last = np.append(first[1:] - 1, len(values) - 1)
+        before = cum[:, first] - w[:, first]
+        totals = cum[:, last] - before
+        ranks = (before + (totals + 1.0) / 2.0)[:, group]
+    n = cum[:, -1] if len(values) else np.zeros(len(w))
+    twelve_ss = n * (n * n - 1.0) - (totals * (totals * totals - 1.0)).sum(axis=1)
+    return order, ranks, twelve_ss
 
 
-def _weighted_spearman(counts, vid, h, m):
+def _weighted_spearman(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: npt.ArrayLike) -> np.ndarray:
     """Spearman's rho of each resample; ``m`` may be a matrix (items x metrics): the human ranks of a resample
-    are then computed once for all metrics. Returns (resamples,) or (resamples, metrics)."""
+    are then computed once for all metrics. Returns (resamples,) or (resamples, metrics).
+
+    rho = 12 cov / sqrt(12 SS_h x 12 SS_m) over the expanded sample of size N, where the ranks' sums are known
+    (N (N + 1) / 2 on both sides), so 12 cov = 12 sum w r_h r_m - 3 N (N + 1)^2, and 12 SS comes with the ranks
+    (_sorted_weighted_ranks). Per metric that is one pass over the items in the metric's order; with integer
+    weights every sum is exact in double precision (below 2^53) up to the final square root and division."""
     many = np.ndim(m) == 2
     columns = np.asarray(m, dtype=float).reshape(len(h), -1)
     step = max(1, CHUNK_CELLS // max(1, len(h)))
+    orders = [np.argsort(columns[:, k], kind="stable") for k in range(columns.shape[1])]
+    distinct = [bool((np.diff(columns[order, k]) != 0).all()) for k, order in enumerate(orders)]
     out = []
     for start in range(0, counts.shape[0], step):
-        w = counts[start:start + step][:, vid]
+        chunk = counts[start:start + step]
+        w = chunk[:, vid]
         n = w.sum(axis=1)
-        rh = _weighted_ranks(h, w)
+        order_h, ranks_h, ss_h = _sorted_weighted_ranks(h, w)
+        weighted_h = np.empty_like(w)
+        weighted_h[:, order_h] = ranks_h
+        weighted_h *= w  # w r_h, in the items' order
+        # A metric whose values are all distinct has ranks cum - (w - 1) / 2 (cum: the cumulative weight in its
+        # order), so sum w r_h r_m = sum (w r_h) cum - (sum w r_h w - sum w r_h) / 2, and 12 SS_m = N (N^2 - 1)
+        # - sum (w^3 - w): all but the first sum are the same for every such metric.
+        shared_cross = 0.5 * (np.einsum("bi,bi->b", weighted_h, w) - weighted_h.sum(axis=1))
+        distinct_ss = n * (n * n - 1.0) - (w * (w * w - 1.0)).sum(axis=1)
+        block = np.empty((len(w), columns.shape[1]))
         with np.errstate(invalid="ignore", divide="ignore"):
-            dh = rh - ((w * rh).sum(axis=1) / n)[:, None]
-            vh = (w * dh * dh).sum(axis=1)
-            block = np.empty((len(w), columns.shape[1]))
             for k in range(columns.shape[1]):
-                rm = _weighted_ranks(columns[:, k], w)
-                dm = rm - ((w * rm).sum(axis=1) / n)[:, None]
-                vm = (w * dm * dm).sum(axis=1)
-                r = (w * dh * dm).sum(axis=1) / np.sqrt(vh * vm)
-                r[(n < 2) | ~(vh > 1e-9) | ~(vm > 1e-9)] = np.nan
+                order_m = orders[k]
+                if distinct[k]:
+                    cum = np.cumsum(chunk[:, vid[order_m]], axis=1)  # (gathered from the smaller video counts)
+                    cross = np.einsum("bi,bi->b", weighted_h[:, order_m], cum) - shared_cross
+                    ss_m = distinct_ss
+                else:
+                    order_m, ranks_m, ss_m = _sorted_weighted_ranks(columns[:, k], w)
+                    cross = np.einsum("bi,bi->b", weighted_h[:, order_m], ranks_m)
+                r = (12.0 * cross - 3.0 * n * (n + 1.0) ** 2) / np.sqrt(ss_h * ss_m)
+                r[(n < 2) | ~(ss_h > 0) | ~(ss_m > 0)] = np.nan
                 block[:, k] = np.clip(r, -1.0, 1.0)
         out.append(block)
     result = np.vstack(out)
     return result if many else result[:, 0]
 
 
-def dense_ranks(values):
+def dense_ranks(values: npt.ArrayLike) -> np.ndarray:
     """Integer ranks preserving order and ties exactly (0 = smallest), as compact as the size allows."""
     _, inverse = np.unique(values, return_inverse=True)
-    return inverse.astype(np.int16 if len(values) < 32_000 else np.int32)
+    return inverse.astype(np.int16 if len(inverse) < 32_000 else np.int32)
 
 
 class _Layout:
     """Captions of one group arranged by video: a padded grid (videos x the largest video) when that wastes
     little, so the video sums of a pair matrix are strided sums; otherwise contiguous video runs."""
 
-    def __init__(self, vid):
+    def __init__(self, vid: np.ndarray) -> None:
         self.videos, self.local, sizes = np.unique(vid, return_inverse=True, return_counts=True)
         self.sizes = sizes.astype(float)
         self.n, self.k = len(vid), len(self.videos)
@@ -148,20 +180,19 @@ class _Layout:
         self.valid = np.zeros(self.cells, dtype=np.int16)
         self.valid[self.slot] = 1
 
-    def place(self, values, fill=0):
+    def place(self, values: np.ndarray, fill: float = 0) -> np.ndarray:
         out = np.full(self.cells, fill, dtype=values.dtype)
         out[self.slot] = values
         return out
 
-    def video_blocks(self):
+    def video_blocks(self) -> Iterator[tuple[int, int, slice]]:
         """(first video, last video + 1, cell rows) blocks of whole videos within the memory budget."""
-        per_video = self.width if self.padded else None
         budget = max(1, stats.MAX_CELLS // max(1, self.cells))
         first = 0
         while first < self.k:
             if self.padded:
                 last = min(self.k, first + max(1, budget // self.width))
-                yield first, last, slice(first * per_video, last * per_video)
+                yield first, last, slice(first * self.width, last * self.width)
             else:
                 last = first + 1
                 while last < self.k and self.starts[last] - self.starts[first] < budget:
@@ -170,7 +201,7 @@ class _Layout:
                 yield first, last, slice(self.starts[first], end)
             first = last
 
-    def video_sums(self, cell, first, last):
+    def video_sums(self, cell: np.ndarray, first: int, last: int) -> np.ndarray:
         """Sum a (cell rows x cells) block over the captions of each video pair -> (last - first) x k."""
         if self.padded:
             w = self.width
@@ -185,7 +216,7 @@ class _Layout:
         return np.add.reduceat(np.add.reduceat(cell, self.starts, axis=1, dtype=np.int64), starts, axis=0)
 
 
-def _gram(layout, ranks):
+def _gram(layout: _Layout, ranks: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
     """Sparse (values x videos) counts: how many captions of each video have each value - for the values held by
     two captions or more (a value held once only pairs a caption with its own copies, which are not pairs)."""
     repeated = np.bincount(ranks)[ranks] > 1
@@ -195,35 +226,17 @@ def _gram(layout, ranks):
             np.bincount(layout.local[repeated], minlength=layout.k).astype(float))
 
 
-def _distinct_drawn(layout, ranks, drawn):
-    """How many distinct values the captions of the drawn videos have, per resample (for tau-c)."""
+def _distinct_drawn(layout: _Layout, ranks: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """How many distinct values the captions of the drawn videos have, per resample (for tau-c). When every
+    caption has a value of its own (continuous scores), that is the number of captions of the drawn videos."""
+    if int(ranks.max()) + 1 == layout.n:
+        return drawn @ layout.sizes
     presence = sparse.csr_matrix((np.ones(layout.n), (ranks, layout.local)),
                                  shape=(int(ranks.max()) + 1, layout.k))
-    return np.asarray((presence @ drawn.T) > 0).sum(axis=0)
+    return np.asarray((presence @ np.ascontiguousarray(drawn.T)) > 0).sum(axis=0)
 
 
-def margin_thresholds(values, epsilon):
-    """For sorted distinct ``values``: ``up[k]``, the first index u with values[u] - values[k] > epsilon, and
-    ``low[k]``, the first index u with values[k] - values[u] <= epsilon, both by the very float subtraction
-    |m_i - m_j| <= epsilon uses (a search on values +- epsilon, then corrected where rounding differs). Two metric
-    scores of distinct-value ranks a <= b are then tied within epsilon exactly when b < up[a]."""
-    values = np.asarray(values, dtype=float)
-    k = len(values)
-    index = np.arange(k)
-    up = np.searchsorted(values, values + epsilon, side="right")
-    low = np.searchsorted(values, values - epsilon, side="left")
-    while True:  # rounding can put the search one place off: move until the exact predicate holds
-        under = (up < k) & ~(values[np.minimum(up, k - 1)] - values > epsilon)
-        over = (up > index + 1) & (values[np.maximum(up - 1, 0)] - values > epsilon)
-        low_over = (low < index) & ~(values - values[np.minimum(low, k - 1)] <= epsilon)
-        low_under = (low > 0) & (values - values[np.maximum(low - 1, 0)] <= epsilon)
-        if not (under.any() or over.any() or low_over.any() or low_under.any()):
-            return up, low
-        up = up + under - over
-        low = low + low_over - low_under
-
-
-def _concordance_matrices(layout, rh, m, epsilon):
+def _concordance_matrices(layout: _Layout, rh: np.ndarray, m: np.ndarray, epsilon: float | None) -> np.ndarray:
     """Video-by-video sums over caption pairs of sign(dh) sign(dm) ("cd"); with epsilon > 0 a metric difference
     of at most epsilon counts as no difference (compared through the integer thresholds of margin_thresholds)."""
     ranks = dense_ranks(m)
@@ -245,29 +258,8 @@ def _concordance_matrices(layout, rh, m, epsilon):
     return cd
 
 
-def _window_ties(weights, rh, m, epsilon):
-    """Pairs of distinct captions whose metric scores differ by at most epsilon - all of them ("tm") and those
-    also tied in the human score ("thm") - weighted by the products of the captions' weights, per resample.
-
-    ``weights``: (captions x resamples). Sorted by (human rank, metric), the captions tied with caption i within
-    epsilon (in its human group, or in all) are one contiguous run, so each count is a difference of prefix sums:
-    O(captions x resamples) instead of comparing every pair."""
-    values = np.unique(m)
-    ranks = np.searchsorted(values, m)
-    up, low = margin_thresholds(values, epsilon)
-    out = []
-    for groups in (np.zeros(len(m), dtype=np.int64), rh.astype(np.int64)):
-        key = groups * (len(values) + 1) + ranks
-        order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
-        start = np.searchsorted(sorted_key, groups * (len(values) + 1) + low[ranks], side="left")
-        end = np.searchsorted(sorted_key, groups * (len(values) + 1) + up[ranks], side="left")
-        cumulative = np.zeros((len(m) + 1, weights.shape[1]), dtype=weights.dtype)
-        np.cumsum(weights[order], axis=0, out=cumulative[1:])
-        window = cumulative[end] - cumulative[start] - weights  # the captions tied with i, less i itself
-        out.append(0.5 * np.einsum("ib,ib->b", weights, window, dtype=np.float64))
-    return out
-
+margin_thresholds = stats.margin_thresholds
+_window_ties = stats.window_ties
 
 SORTED_BLOCK = 64  # items per block whose pairs sorted_discordant_weight counts as a small dense form
 #: The sorted count replaces the videos x videos forms when n log n (times the cost of a memory-bound pass relative
@@ -275,59 +267,37 @@ SORTED_BLOCK = 64  # items per block whose pairs sorted_discordant_weight counts
 SORTED_COST = 64
 
 
-def use_sorted_pairs(n_captions, n_videos):
+#: The level sweep (stats.level_discordant_weight) costs about (captions + the captions above each human level)
+#: memory-bound passes, ~32 BLAS flops each: it serves human scores with few distinct values (a Likert scale).
+LEVEL_COST = 32
+#: None: the cheapest path by the costs above; "matrix", "sorted" or "levels" forces one (tests).
+PAIR_PATH = None
+
+
+def use_sorted_pairs(n_captions: int, n_videos: int) -> bool:
     return n_captions * max(1.0, np.log2(max(n_captions, 2) / SORTED_BLOCK)) * SORTED_COST < n_videos ** 2
 
 
-def weighted_inversions(r, tau, weights, block=None):
-    """sum over i < j (in sequence order) of weights[i] * weights[j] * [r[i] >= tau[j]], for every column of
-    ``weights`` (items x resamples) at once.
-
-    A bottom-up merge sort whose comparisons do not depend on the weights: items are sorted within runs once
-    (per level) and every resample reuses those orders. Pairs inside a block of ``block`` items are a small
-    dense form (BLAS); at each further level, every item j of a right run adds its weight times the weight of
-    the items of the left run with r >= tau[j], read from prefix sums of the left run sorted by r.
-    O(items x resamples x log(items / block)). Integer weights give exact sums."""
-    n, resamples = weights.shape
-    if n < 2:
-        return np.zeros(resamples)
-    block = block or SORTED_BLOCK
-    blocks = 1 << max(0, (-(-n // block) - 1).bit_length())  # a power of two of blocks
-    size = blocks * block
-    big = int(max(r.max(), tau.max())) + 3
-    r = np.concatenate([np.asarray(r, dtype=np.int64), np.full(size - n, -1, dtype=np.int64)])  # padding: no pairs
-    tau = np.concatenate([np.asarray(tau, dtype=np.int64), np.full(size - n, big, dtype=np.int64)])
-    w = np.zeros((size, resamples), dtype=weights.dtype)
-    w[:n] = weights
-    upper = np.triu(np.ones((block, block), dtype=bool), 1)
-    inside = ((r.reshape(blocks, block)[:, :, None] >= tau.reshape(blocks, block)[:, None, :]) & upper)
-    wb = w.reshape(blocks, block, resamples)
-    total = np.einsum("kjb,kjb->b", np.matmul(inside.astype(w.dtype).transpose(0, 2, 1), wb), wb,
-                      dtype=np.float64)
-    position = np.arange(size)
-    width = block
-    while width < size:
-        runs = size // (2 * width)
-        order = np.lexsort((r, position // width))
-        left = order.reshape(runs, 2, width)[:, 0, :].ravel()
-        right = position.reshape(runs, 2, width)[:, 1, :].ravel()  # contiguous: the weights are a view
-        offsets = np.repeat(np.arange(runs, dtype=np.int64) * big, width)
-        below = (np.searchsorted(r[left] + offsets, tau[right] + offsets, side="left")
-                 - np.repeat(np.arange(runs) * width, width))
-        np.clip(below, 0, width, out=below)  # left items with r < tau[j]
-        prefix = np.zeros((runs, width + 1, resamples), dtype=w.dtype)
-        np.cumsum(w[left].reshape(runs, width, resamples), axis=1, out=prefix[:, 1:])
-        right_w = w.reshape(runs, 2, width, resamples)[:, 1]
-        # weight of the left items with r >= tau[j] = the left run's total - the weight of its `below` smallest
-        total += np.einsum("kb,kb->b", prefix[:, width], right_w.sum(axis=1, dtype=np.float64))
-        flat = prefix.reshape(runs * (width + 1), resamples)
-        kept = np.take(flat, np.repeat(np.arange(runs) * (width + 1), width) + below, axis=0)
-        total -= np.einsum("jb,jb->b", kept, right_w.reshape(runs * width, resamples), dtype=np.float64)
-        width *= 2
-    return total
+def pair_path(rh: np.ndarray, n_videos: int) -> str:
+    """How _weighted_pairs counts discordant pairs: "levels" (few human levels), "sorted" (about one caption per
+    video) or "matrix" (the videos x videos forms), whichever costs least per resample."""
+    if PAIR_PATH:
+        return PAIR_PATH
+    n = len(rh)
+    above = n - np.cumsum(np.bincount(rh))[:-1]  # captions above each human level but the top one
+    costs = {
+        "matrix": float(n_videos) ** 2,
+        "sorted": n * max(1.0, np.log2(max(n, 2) / SORTED_BLOCK)) * SORTED_COST,
+        "levels": (n + float(above.sum())) * LEVEL_COST,
+    }
+    return min(costs, key=lambda path: costs[path])
 
 
-def sorted_discordant_weight(rh, m, rm, weights, epsilon):
+weighted_inversions = stats.weighted_inversions
+
+
+def sorted_discordant_weight(rh: np.ndarray, m: np.ndarray, rm: np.ndarray, weights: np.ndarray,
+                             epsilon: float | None) -> np.ndarray:
     """D: the weighted number of pairs of distinct captions with h_i < h_j and m_i - m_j > epsilon (epsilon 0:
     m_i > m_j), per resample. In the order of (h, m), a pair i < j always has h_i <= h_j, and when h_i = h_j
     then m_i <= m_j; so D is the weighted count of pairs i < j in that order with m_i - m_j > epsilon, i.e.
@@ -339,23 +309,76 @@ def sorted_discordant_weight(rh, m, rm, weights, epsilon):
         tau = up[rm]
     else:
         tau = rm.astype(np.int64) + 1
-    return weighted_inversions(rm[order], tau[order], weights[order])
+    return weighted_inversions(rm[order], tau[order], weights[order], block=SORTED_BLOCK)
 
 
-def _weighted_pairs(counts, vid, h, m, method, epsilon):
+class _HumanSide:
+    """What the pair counts of one group need from the resamples and the human scores only - the same for every
+    metric that covers the same captions, so bootstrap_segment_many computes it once per group."""
+
+    def __init__(self, counts: np.ndarray, vid: np.ndarray, h: np.ndarray) -> None:
+        self.layout = layout = _Layout(vid)
+        every_video = layout.k == counts.shape[1] and layout.videos[-1] == layout.k - 1
+        self.c = c = counts if every_video else counts[:, layout.videos]
+        self.squares = c * c
+        self.n_items = c @ layout.sizes
+        self.pairs = 0.5 * (self.n_items ** 2 - self.squares @ layout.sizes)
+        self.rh = dense_ranks(h)
+        self._columns: np.ndarray | None = None
+        self._weights: np.ndarray | None = None
+        self._th: np.ndarray | None = None
+        self._drawn: np.ndarray | None = None
+        self._classes_h: np.ndarray | None = None
+        self._captions_drawn: np.ndarray | None = None
+
+    def tied(self, gram_and_sizes: tuple[sparse.csr_matrix, np.ndarray]) -> np.ndarray:
+        """Pairs tied on a repeated value, less each caption paired with itself."""
+        gram, sizes = gram_and_sizes
+        if not sizes.any():  # no value is held twice
+            return np.zeros(len(self.c))
+        if self._columns is None:
+            self._columns = np.ascontiguousarray(self.c.T)  # (scipy would copy the transposed view every time)
+        return 0.5 * (np.asarray(np.square(gram @ self._columns)).sum(axis=0) - self.squares @ sizes)
+
+    def human_ties(self) -> np.ndarray:
+        if self._th is None:
+            self._th = self.tied(_gram(self.layout, self.rh))
+        return self._th
+
+    def weights(self) -> np.ndarray:
+        """(captions x resamples); single precision is exact while sums stay below 2^24."""
+        if self._weights is None:
+            exact32 = self.n_items.max(initial=0) < 2 ** 24
+            self._weights = np.ascontiguousarray(self.c[:, self.layout.local].T,
+                                                 dtype=np.float32 if exact32 else float)
+        return self._weights
+
+    def drawn(self) -> np.ndarray:
+        if self._drawn is None:
+            self._drawn = (self.c > 0).astype(float)
+        return self._drawn
+
+    def human_classes(self) -> np.ndarray:
+        if self._classes_h is None:
+            self._classes_h = _distinct_drawn(self.layout, self.rh, self.drawn())
+        return self._classes_h
+
+    def captions_drawn(self) -> np.ndarray:
+        """Distinct captions of the drawn videos: the tau-c classes of any metric whose scores are all distinct."""
+        if self._captions_drawn is None:
+            self._captions_drawn = self.drawn() @ self.layout.sizes
+        return self._captions_drawn
+
+
+def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
+                    epsilon: float | None, side: _HumanSide | None = None) -> np.ndarray:
     """Kendall tau-b / tau-c / pairwise accuracy of each resample, from quadratic forms in the video counts.
 
     Ties come from sparse Gram matrices: the pairs tied on a value within videos v and u number
-    sum_a cnt_a[v] cnt_a[u], so the count over a resample is (|G c|^2 - sum_v c_v^2 n_v) / 2."""
-    layout = _Layout(vid)
-    c = counts[:, layout.videos]
-    n_items = c @ layout.sizes
-    self_pairs = (c * c) @ layout.sizes
-    pairs = 0.5 * (n_items ** 2 - self_pairs)
-
-    def tied(gram_and_sizes):
-        gram, sizes = gram_and_sizes  # pairs tied on a repeated value, less each caption paired with itself
-        return 0.5 * (np.asarray(np.square(gram @ c.T)).sum(axis=0) - (c * c) @ sizes)
+    sum_a cnt_a[v] cnt_a[u], so the count over a resample is (|G c|^2 - sum_v c_v^2 n_v) / 2. ``side``: the
+    group's _HumanSide, when already computed for another metric."""
+    side = side or _HumanSide(counts, vid, h)
+    layout, c, n_items, pairs, rh, tied = side.layout, side.c, side.n_items, side.pairs, side.rh, side.tied
 
     def form(matrix):
         # The products c @ matrix are integers; when every partial sum stays below 2^24 single precision is
@@ -366,41 +389,41 @@ def _weighted_pairs(counts, vid, h, m, method, epsilon):
             product = c @ matrix
         return 0.5 * np.einsum("bv,bv->b", product, c)
 
-    rh = dense_ranks(h)
     rm = dense_ranks(m)
-    weights = None
-
-    def caption_weights():  # (captions x resamples); single precision is exact while sums stay below 2^24
-        nonlocal weights
-        if weights is None:
-            exact32 = n_items.max(initial=0) < 2 ** 24
-            weights = np.ascontiguousarray(c[:, layout.local].T, dtype=np.float32 if exact32 else float)
-        return weights
+    caption_weights = side.weights
+    path = pair_path(rh, layout.k)
+    # the captions by (human, metric) with their weights' prefix sums, shared by the level sweep and the ties
+    shared = stats.human_metric_order(rh, rm, caption_weights()) if path == "levels" else None
 
     def ties():
-        th = tied(_gram(layout, rh))
+        th = side.human_ties()
         if epsilon:
-            tm, thm = _window_ties(caption_weights(), rh, m, epsilon)
+            tm, thm = _window_ties(caption_weights(), rh, m, epsilon, shared)
         else:
             tm = tied(_gram(layout, rm))
             joint = np.unique(np.stack([rh, rm], axis=1), axis=0, return_inverse=True)[1].ravel()
             thm = tied(_gram(layout, joint))
         return th, tm, thm
 
-    if use_sorted_pairs(layout.n, layout.k):
-        # few captions per video: count discordant pairs by sorting once (the same order for every resample)
-        # rather than through a videos x videos matrix: cd = pairs - T_h - T_m + T_hm - 2 D (see
-        # sorted_discordant_weight)
+    if path != "matrix":
+        # few human levels or few captions per video: count the discordant pairs D by a sweep or a sort whose
+        # order is the same for every resample, rather than through a videos x videos matrix:
+        # cd = pairs - T_h - T_m + T_hm - 2 D (see sorted_discordant_weight)
         th, tm, thm = ties()
-        discordant = sorted_discordant_weight(rh, m, rm, caption_weights(), epsilon)
+        if path == "levels":
+            tau = margin_thresholds(np.unique(m), epsilon)[0][rm] if epsilon else rm.astype(np.int64) + 1
+            discordant = stats.level_discordant_weight(rh, rm, tau, caption_weights(), shared)
+        else:
+            discordant = sorted_discordant_weight(rh, m, rm, caption_weights(), epsilon)
         cd = pairs - th - tm + thm - 2.0 * discordant
     else:
         cd = form(_concordance_matrices(layout, rh, m, epsilon))
         th = tm = thm = None
     with np.errstate(invalid="ignore", divide="ignore"):
         if method == "kendall_c":
-            drawn = (c > 0).astype(float)
-            classes = np.minimum(_distinct_drawn(layout, rh, drawn), _distinct_drawn(layout, rm, drawn))
+            all_distinct = int(rm.max(initial=-1)) + 1 == layout.n
+            classes_m = side.captions_drawn() if all_distinct else _distinct_drawn(layout, rm, side.drawn())
+            classes = np.minimum(side.human_classes(), classes_m)
             value = 2.0 * cd / (n_items ** 2 * (classes - 1.0) / classes)
             value[classes < 2] = np.nan
             return np.where(np.isfinite(value), value, np.nan)
@@ -413,27 +436,37 @@ def _weighted_pairs(counts, vid, h, m, method, epsilon):
     return np.where(np.isfinite(value), value, np.nan)
 
 
-def _weighted_group(counts, vid, h, m, method, epsilon):
+def _weighted_group(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
+                    epsilon: float | None, sides: dict | None = None) -> np.ndarray:
     if method == "pearson":
         return _weighted_pearson_by_video(counts, vid, h, m)
     if method == "spearman":
         return _weighted_spearman(counts, vid, h, m)
-    return _weighted_pairs(counts, vid, h, m, method, epsilon)
+    side = None
+    if sides is not None:  # one _HumanSide per group of captions (their videos and human scores)
+        key = (vid.tobytes(), h.tobytes())
+        side = sides.get(key)
+        if side is None:
+            side = sides[key] = _HumanSide(counts, vid, h)
+    return _weighted_pairs(counts, vid, h, m, method, epsilon, side)
 
 
 # --- public entry points --------------------------------------------------------------------------------------
 
-def _video_codes(data, videos):
+def _video_codes(data: pd.DataFrame, videos: Sequence[str]) -> np.ndarray:
     codes = pd.Index(videos).get_indexer(data["video_id"])
     if (codes < 0).any():
         raise ValueError("the frame has videos that are not in the resampled video list")
     return codes
 
 
-def bootstrap_segment(frame, human, metric, method, group_by, counts, videos, epsilon=None):
+def bootstrap_segment(frame: pd.DataFrame, human: str, metric: str, method: str, group_by: str,
+                      counts: npt.ArrayLike, videos: Sequence[str], epsilon: float | None = None,
+                      sides: dict | None = None) -> np.ndarray:
     """Bootstrap values (one per resample) of the segment-level correlation of ``metric`` with ``human``.
 
     ``counts`` comes from ``video_resamples(len(videos), ...)``; ``videos`` lists the video ids of its columns.
+    ``sides``: a dict shared by calls on the same counts, where the human side of each group is kept.
     """
     correlation.check_method(method)
     data = frame.loc[frame[human].notna() & frame[metric].notna()]
@@ -452,10 +485,10 @@ def bootstrap_segment(frame, human, metric, method, group_by, counts, videos, ep
         with np.errstate(invalid="ignore", divide="ignore"):
             return (counts[:, defined] @ per_video[defined]) / counts[:, defined].sum(axis=1)
     if group_by == "none":
-        return _weighted_group(counts, codes, h, m, method, epsilon)
+        return _weighted_group(counts, codes, h, m, method, epsilon, sides)
     systems = data["system"].to_numpy()
     per_group = [
-        _weighted_group(counts, codes[systems == s], h[systems == s], m[systems == s], method, epsilon)
+        _weighted_group(counts, codes[systems == s], h[systems == s], m[systems == s], method, epsilon, sides)
         for s in sorted(set(systems))
     ]
     stacked = np.vstack(per_group)
@@ -464,7 +497,9 @@ def bootstrap_segment(frame, human, metric, method, group_by, counts, videos, ep
         return np.where(defined, stacked, 0.0).sum(axis=0) / defined.sum(axis=0)
 
 
-def bootstrap_segment_many(frame, human, metrics, method, group_by, counts, videos, epsilons=None):
+def bootstrap_segment_many(frame: pd.DataFrame, human: str, metrics: Sequence[str], method: str, group_by: str,
+                           counts: npt.ArrayLike, videos: Sequence[str],
+                           epsilons: dict[str, float | None] | None = None) -> dict[str, np.ndarray]:
     """{metric: bootstrap values} for several metrics against one human column, on the same resamples.
 
     Same values as bootstrap_segment metric by metric; Spearman shares the human side's ranks across metrics
@@ -473,7 +508,7 @@ def bootstrap_segment_many(frame, human, metrics, method, group_by, counts, vide
     results = {}
     if method == "spearman" and group_by != "video":
         present = frame[human].notna()
-        patterns = {}
+        patterns: dict[bytes, list[str]] = {}
         for metric in metrics:
             key = (present & frame[metric].notna()).to_numpy().tobytes()
             patterns.setdefault(key, []).append(metric)
@@ -494,11 +529,15 @@ def bootstrap_segment_many(frame, human, metrics, method, group_by, counts, vide
             for k, name in enumerate(names):
                 results[name] = values[:, k]
         return {metric: results[metric] for metric in metrics}
+    counts = np.asarray(counts, dtype=float)
+    sides: dict = {}
     return {metric: bootstrap_segment(frame, human, metric, method, group_by, counts, videos,
-                                      epsilon=epsilons.get(metric)) for metric in metrics}
+                                      epsilon=epsilons.get(metric), sides=sides) for metric in metrics}
 
 
-def bootstrap_system(frame, human, metric, method, counts, videos, *, human_weight=None, epsilon=None):
+def bootstrap_system(frame: pd.DataFrame, human: str, metric: str, method: str, counts: npt.ArrayLike,
+                     videos: Sequence[str], *, human_weight: str | None = None,
+                     epsilon: float | None = None) -> np.ndarray:
     """Bootstrap values of the system-level correlation: per resample, each system's mean scores over the
     captions of the drawn videos (the human mean weighted by ``human_weight`` if given)."""
     correlation.check_method(method)

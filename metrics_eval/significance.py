@@ -20,9 +20,11 @@
   significantly better than it.
 """
 import itertools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as scipy_stats
 
 from . import correlation
@@ -37,7 +39,7 @@ class TestResult:
     df: int | None = None
 
 
-def williams_test(r12, r13, r23, n, alternative="two-sided"):
+def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str = "two-sided") -> TestResult:
     """Williams' t for H0: rho12 = rho13 (``greater``: rho12 > rho13), with n - 3 degrees of freedom."""
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}")
@@ -58,20 +60,21 @@ def williams_test(r12, r13, r23, n, alternative="two-sided"):
     return TestResult(float(t), float(min(p, 1.0)), df)
 
 
-def _zscore(values):
+def _zscore(values: npt.ArrayLike) -> np.ndarray:
     values = np.asarray(values, dtype=float)
     spread = values.std()
     return (values - values.mean()) / (spread if spread > 0 else 1.0)
 
 
-def _swap_masks(n_items, n_resamples, seed):
+def _swap_masks(n_items: int, n_resamples: int, seed: int) -> tuple[np.ndarray, bool]:
     if n_items <= 20 and 2 ** n_items <= n_resamples:
         patterns = np.array(list(itertools.product((False, True), repeat=n_items)), dtype=bool)
         return patterns.reshape(-1, n_items), True
     return np.random.default_rng(seed).random((n_resamples, n_items)) < 0.5, False
 
 
-def grouped_statistic(method, group_codes, epsilon=None):
+def grouped_statistic(method: str, group_codes: npt.ArrayLike | None,
+                      epsilon: float | None = None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A statistic over rows of item vectors: the mean over groups (``group_codes`` per item, or None for one
     group) of ``method`` between the human row and each metric row - what segment_correlation computes."""
     if group_codes is None:
@@ -82,7 +85,7 @@ def grouped_statistic(method, group_codes, epsilon=None):
         position[codes == code] = np.arange((codes == code).sum())
     n_groups, width = codes.max() + 1, position.max() + 1
 
-    def statistic(h, rows):
+    def statistic(h: np.ndarray, rows: np.ndarray) -> np.ndarray:
         rows = np.atleast_2d(rows)
         cube_m = np.full((rows.shape[0], n_groups, width), np.nan)
         cube_m[:, codes, position] = rows
@@ -96,31 +99,33 @@ def grouped_statistic(method, group_codes, epsilon=None):
     return statistic
 
 
-def permutation_test(h, a, b, method="pearson", *, group_codes=None, n_resamples=1000, seed=0, batch=250):
+def permutation_test(h: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike, method: str = "pearson", *,
+                     group_codes: npt.ArrayLike | None = None, n_resamples: int = 1000, seed: int = 0,
+                     batch: int = 250) -> TestResult:
     """PERM-BOTH p-value for "metric a correlates better with h than metric b" (one-sided), and the observed
     difference. Items are captions (segment level; ``group_codes`` for grouped correlations) or systems."""
     if method == "accuracy_tc":
         raise ValueError("the permutation test is not offered for the tie-calibrated accuracy: use the bootstrap")
-    h, a, b = (np.asarray(v, dtype=float) for v in (h, a, b))
-    keep = ~(np.isnan(h) | np.isnan(a) | np.isnan(b))
-    h, za, zb = h[keep], _zscore(a[keep]), _zscore(b[keep])
+    hv, av, bv = (np.asarray(v, dtype=float) for v in (h, a, b))
+    keep = ~(np.isnan(hv) | np.isnan(av) | np.isnan(bv))
+    hk, za, zb = hv[keep], _zscore(av[keep]), _zscore(bv[keep])
     codes = None if group_codes is None else np.unique(np.asarray(group_codes)[keep], return_inverse=True)[1]
     statistic = grouped_statistic(method, codes)
-    observed = float(statistic(h, za[None, :])[0] - statistic(h, zb[None, :])[0])
-    masks, exact = _swap_masks(len(h), n_resamples, seed)
-    null = []
+    observed = float(statistic(hk, za[None, :])[0] - statistic(hk, zb[None, :])[0])
+    masks, exact = _swap_masks(len(hk), n_resamples, seed)
+    parts = []
     for start in range(0, len(masks), batch):
         swap = masks[start:start + batch]
         first, second = np.where(swap, zb, za), np.where(swap, za, zb)
-        null.append(statistic(h, first) - statistic(h, second))
-    null = np.concatenate(null)
+        parts.append(statistic(hk, first) - statistic(hk, second))
+    null = np.concatenate(parts)
     tolerance = 1e-12 * max(1.0, abs(observed))
     hits = int(np.sum(null >= observed - tolerance))
     pvalue = hits / len(null) if exact else (hits + 1) / (len(null) + 1)
     return TestResult(observed, float(pvalue))
 
 
-def paired_bootstrap_pvalue(samples_a, samples_b):
+def paired_bootstrap_pvalue(samples_a: npt.ArrayLike, samples_b: npt.ArrayLike) -> float:
     """Share of (defined) resamples in which metric a does not correlate better than metric b."""
     a, b = np.asarray(samples_a, dtype=float), np.asarray(samples_b, dtype=float)
     defined = np.isfinite(a) & np.isfinite(b)
@@ -129,7 +134,8 @@ def paired_bootstrap_pvalue(samples_a, samples_b):
     return float(np.mean(a[defined] - b[defined] <= 0))
 
 
-def significance_clusters(values, better_pvalue, alpha=0.05):
+def significance_clusters(values: Mapping[str, float], better_pvalue: Callable[[str, str], float],
+                          alpha: float = 0.05) -> dict[str, int]:
     """Ranks (1 = top cluster) of metrics given their correlations ``values`` (dict name -> value) and
     ``better_pvalue(x, y)``, the p-value of "x correlates better than y"."""
     order = sorted((name for name in values if np.isfinite(values[name])), key=lambda name: -values[name])

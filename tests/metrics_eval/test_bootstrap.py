@@ -149,16 +149,19 @@ def test_percentile_interval_agrees_with_scipy_bootstrap():
 
 
 @pytest.mark.parametrize("group_by", ["none", "system", "video"])
-@pytest.mark.parametrize("method", ["spearman", "kendall_b"])
+@pytest.mark.parametrize("method", ["spearman", "kendall_b", "kendall_c", "accuracy", "accuracy_tc"])
 def test_many_metrics_at_once_give_the_same_values_as_one_at_a_time(method, group_by):
+    """Spearman shares the human ranks, the pair methods each group's human side (ties, weights, classes)."""
     frame = frame_with_uneven_videos(5)
     rng = np.random.default_rng(0)
     frame["other"] = frame["metric"] + rng.normal(size=len(frame))
     frame.loc[frame.index[:3], "other"] = np.nan  # a metric covering fewer captions
+    frame["third"] = np.round(rng.normal(size=len(frame)), 1)  # the same captions as "metric", many ties
     videos = sorted(frame["video_id"].unique())
     counts = bootstrap.video_resamples(len(videos), 50, seed=8)
-    many = bootstrap.bootstrap_segment_many(frame, "human", ["metric", "other"], method, group_by, counts, videos)
-    for name in ("metric", "other"):
+    names = ["metric", "other", "third"]
+    many = bootstrap.bootstrap_segment_many(frame, "human", names, method, group_by, counts, videos)
+    for name in names:
         one = bootstrap.bootstrap_segment(frame, "human", name, method, group_by, counts, videos)
         np.testing.assert_allclose(many[name], one, atol=1e-12)
 
@@ -216,14 +219,24 @@ def test_fast_tie_calibrated_pair_counts_equal_the_definition(seed):
                                           abs=1e-12)
 
 
+@pytest.mark.parametrize("path", ["sorted", "levels", "matrix"])
 @pytest.mark.parametrize("method", METHODS[2:])
 @pytest.mark.parametrize("group_by", ["none", "system"])
-def test_sorted_pair_counts_give_each_resample_of_the_expanded_sample(method, group_by, monkeypatch):
-    """The same check as above with the sorted count forced on (it serves groups of about one caption per video,
-    e.g. grouped by system on large datasets, which these small frames are not)."""
-    monkeypatch.setattr(bootstrap, "SORTED_COST", 0)
+def test_each_pair_path_gives_each_resample_of_the_expanded_sample(method, group_by, path, monkeypatch):
+    """The same check as above with each way of counting discordant pairs forced on: the merge sort (groups of
+    about one caption per video), the sweep over human levels (Likert scales) and the videos x videos forms -
+    the small frames here would otherwise pick one of them by cost."""
+    monkeypatch.setattr(bootstrap, "PAIR_PATH", path)
     monkeypatch.setattr(bootstrap, "SORTED_BLOCK", 4)  # several merge levels even on small groups
     test_each_resample_equals_the_statistic_of_the_expanded_sample(method, group_by)
+
+
+def test_pair_path_follows_the_costs():
+    likert = np.repeat(np.arange(5), 2000)  # 10,000 captions on a 5-point scale
+    assert bootstrap.pair_path(likert, 2000) == "levels"
+    continuous = np.arange(2000)  # 2,000 distinct human scores, one caption per video
+    assert bootstrap.pair_path(continuous, 2000) == "sorted"
+    assert bootstrap.pair_path(np.arange(600), 30) == "matrix"  # many captions per video, many levels
 
 
 def test_weighted_inversions_equal_pair_enumeration():
@@ -240,20 +253,41 @@ def test_weighted_inversions_equal_pair_enumeration():
 
 @pytest.mark.parametrize("method", METHODS[2:])
 def test_sorted_and_matrix_pair_counts_agree_on_larger_random_data(method, monkeypatch):
-    """400 captions of 300 videos with ties on both sides, 50 resamples: the sorted count and the videos x videos
-    forms give the same values (both exact), and tau-b agrees with SciPy on an expanded resample."""
+    """400 captions of 300 videos with ties on both sides, 50 resamples: the sorted count, the level sweep and the
+    videos x videos forms give the same values (all exact), and tau-b agrees with SciPy on an expanded resample."""
     rng = np.random.default_rng(9)
     vid = np.sort(rng.integers(0, 300, 400))
     h = rng.integers(1, 6, 400).astype(float)
     m = np.round(rng.normal(size=400), 1)
     counts = bootstrap.video_resamples(300, 50, seed=3).astype(float)
     epsilon = 0.2 if method == "accuracy_tc" else None
-    monkeypatch.setattr(bootstrap, "SORTED_COST", 0)
-    fast = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
-    monkeypatch.setattr(bootstrap, "SORTED_COST", 10 ** 12)
-    matrix = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
+    values = {}
+    for path in ("sorted", "levels", "matrix"):
+        monkeypatch.setattr(bootstrap, "PAIR_PATH", path)
+        values[path] = bootstrap._weighted_pairs(counts, vid, h, m, method, epsilon)
+    fast, matrix = values["sorted"], values["matrix"]
     assert np.allclose(fast, matrix, rtol=0, atol=1e-12, equal_nan=True)
+    assert np.allclose(values["levels"], matrix, rtol=0, atol=1e-12, equal_nan=True)
     if method == "kendall_b":
         row = counts[0].astype(int)
         keep = np.repeat(np.arange(400), row[vid])
         assert fast[0] == pytest.approx(scipy_stats.kendalltau(h[keep], m[keep], variant="b")[0], abs=1e-12)
+
+
+@pytest.mark.parametrize("group_by", ["none", "system"])
+def test_spearman_of_distinct_metric_scores_equals_scipy_on_each_expanded_resample(group_by):
+    """Metric scores all distinct (the shortcut of _weighted_spearman: ranks from the cumulative weights alone)
+    and with ties (the general path), against SciPy's spearmanr of every resample built explicitly."""
+    frame = frame_with_uneven_videos(7)
+    frame["continuous"] = frame["metric"] + np.random.default_rng(1).normal(scale=0.3, size=len(frame))
+    videos = sorted(frame["video_id"].unique())
+    counts = bootstrap.video_resamples(len(videos), 8, seed=2)
+    many = bootstrap.bootstrap_segment_many(frame, "human", ["continuous", "metric"], "spearman", group_by, counts,
+                                            videos)
+    for name in ("continuous", "metric"):
+        for row, value in zip(counts, many[name]):
+            sample = expanded(frame, videos, row)
+            groups = [sample] if group_by == "none" else [g for _, g in sample.groupby("system")]
+            expected = [scipy_stats.spearmanr(g["human"], g[name])[0] for g in groups if len(g) > 1]
+            expected = [e for e in expected if np.isfinite(e)]
+            assert value == pytest.approx(np.mean(expected), abs=1e-12)

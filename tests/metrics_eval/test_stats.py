@@ -113,7 +113,9 @@ def test_tie_calibration_worked_example():
     assert stats.accuracy(stats.pair_counts_rows(h, m, epsilon=epsilon))[0] == pytest.approx(5 / 6)
 
 
-def test_tie_calibration_finds_the_best_threshold_by_exhaustive_search():
+@pytest.mark.parametrize("prune_from", [0, 10 ** 9])  # with and without sorting only the pairs that can win
+def test_tie_calibration_finds_the_best_threshold_by_exhaustive_search(prune_from, monkeypatch):
+    monkeypatch.setattr(stats, "PRUNE_FROM", prune_from)
     rng = np.random.default_rng(8)
     h = rng.integers(1, 4, size=(5, 9)).astype(float)
     m = np.round(h + rng.normal(scale=0.7, size=h.shape), 2)
@@ -138,3 +140,88 @@ def test_average_ranks():
     ranks = stats.ranks_rows(x)[0]
     assert np.isnan(ranks[3])
     assert list(ranks[[0, 1, 2, 4]]) == list(scipy_stats.rankdata([3.0, 1.0, 3.0, 2.0]))
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1, 0.2, 0.3, 0.25])
+def test_sorted_pair_counts_with_a_tie_threshold_equal_pair_enumeration(epsilon, monkeypatch):
+    """Long rows are counted by sorting also at epsilon > 0 (tie calibration's point estimate): the same counts
+    as looking at every pair, on data with ties on both sides and epsilons that fall exactly on differences of
+    the data (0.3 - 0.1 is not 0.2 in floating point) as well as between them."""
+    monkeypatch.setattr(stats, "SORTED_FROM", 0)
+    for seed, n in ((0, 2), (1, 9), (2, 120), (3, 301)):
+        h, m = samples(seed, n)
+        m = m + np.random.default_rng(seed).choice([0.0, 0.1, 0.3], n)
+        counts = stats.pair_counts_rows(h, m, epsilon=epsilon)
+        assert (counts.con[0], counts.dis[0], counts.ties_human[0], counts.ties_metric[0],
+                counts.ties_both[0]) == brute_counts(h, m, epsilon)
+
+
+def test_level_sweep_equals_pair_enumeration():
+    rng = np.random.default_rng(7)
+    for n, levels in ((1, 1), (2, 2), (6, 1), (40, 3), (250, 5)):
+        rh = np.unique(rng.integers(0, levels, n), return_inverse=True)[1].ravel()
+        r = rng.integers(0, 8, n)
+        tau = r + rng.integers(0, 3, n)
+        for resamples in (3, 70):  # below and above the row-by-row prefix sums
+            weights = rng.poisson(1.0, (n, resamples)).astype(np.float32)
+            got = stats.level_discordant_weight(rh, r, tau, weights)
+            expected = [sum(float(weights[i, b] * weights[j, b]) for i in range(n) for j in range(n)
+                            if rh[i] < rh[j] and r[i] >= tau[j]) for b in range(min(resamples, 4))]
+            assert got[:4].tolist() == expected
+
+
+def test_prefix_sums_and_stable_argsort_equal_numpy():
+    rng = np.random.default_rng(3)
+    weights = rng.poisson(2.0, (50, 100)).astype(np.float32)
+    for w in (weights, weights[:, :5]):
+        prefix = stats.prefix_sums(w)
+        assert prefix.shape == (w.shape[0] + 1, w.shape[1]) and not prefix[0].any()
+        assert np.array_equal(prefix[1:], np.cumsum(w, axis=0))
+    for values in (rng.normal(size=1000), np.round(rng.normal(size=5000), 1), np.zeros(7), np.array([]),
+                   np.abs(rng.integers(-3, 4, 3000)).astype(float),
+                   np.where(rng.random(2000) < 0.1, np.nan, np.round(rng.normal(size=2000), 1))):
+        assert np.array_equal(stats.stable_argsort(values), np.argsort(values, kind="stable"))
+
+
+@pytest.mark.parametrize("prune_from", [0, 10 ** 9])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_sampled_tie_calibration_is_the_best_threshold_of_its_sample(seed, prune_from, monkeypatch):
+    """Above max_pairs the search runs on a seeded sample of pairs: the chosen epsilon is the smallest of those
+    maximising the mean over rows of the sample's accuracy, every threshold of the sample tried one by one
+    (with the search sorting all pairs or only those below the last threshold that can win)."""
+    monkeypatch.setattr(stats, "PRUNE_FROM", prune_from)
+    rng = np.random.default_rng(seed)
+    h = rng.integers(1, 4, size=(3, 40)).astype(float)
+    scale = (0.3, 0.8, 2.0, 0.05)[seed]  # the best threshold small or large
+    m = np.round(h + rng.normal(scale=scale, size=h.shape), 1 + seed % 2)
+    m[0, :5] = np.nan
+    epsilon, value = stats.tie_calibration(h, m, max_pairs=500, seed=seed)
+    hj, mj, present = stats.joint(h, m)
+    sizes = present.sum(axis=1)
+    rate = min(1.0, 500 / float((sizes * (sizes - 1) / 2).sum()))
+    draws = np.random.default_rng(seed)  # the same draws, row by row
+    rows = []
+    for row in range(3):
+        idx = np.flatnonzero(present[row])
+        a, b = stats._calibration_pairs(len(idx), rate, draws)
+        rows.append((hj[row, idx][a] - hj[row, idx][b], mj[row, idx][a] - mj[row, idx][b]))
+    candidates = sorted({0.0} | {float(x) for _, dm in rows for x in np.abs(dm)})
+
+    def mean_accuracy(e):
+        return np.mean([np.mean(((dh == 0) & (np.abs(dm) <= e)) | ((dh != 0) & (np.abs(dm) > e) & (dh * dm > 0)))
+                        for dh, dm in rows])
+
+    scores = [mean_accuracy(e) for e in candidates]
+    best = max(scores)
+    assert value == pytest.approx(best, abs=1e-12)
+    assert epsilon == candidates[next(i for i, s in enumerate(scores) if s >= best - 1e-12)]
+
+
+def test_tie_calibration_draws_are_shared_by_metrics_and_fresh_without_a_seed():
+    h, m = samples(9, 400)
+    first = stats.tie_calibration(h, m, max_pairs=5000, seed=3)
+    stats.tie_calibration(h, m[::-1].copy(), max_pairs=5000, seed=3)  # another metric in between
+    stats.tie_calibration(h[:300], m[:300], max_pairs=5000, seed=3)  # other sizes: other draws
+    assert stats.tie_calibration(h, m, max_pairs=5000, seed=3) == first
+    epsilon, value = stats.tie_calibration(h, m, max_pairs=5000, seed=None)
+    assert epsilon >= 0 and 0 <= value <= 1
