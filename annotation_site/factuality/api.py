@@ -17,6 +17,9 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
+from annotation_site.workflow.api import (format_problems, invitation_links, invite_usernames, validation_errors,
+                                          with_progress)
+from annotation_site.workflow.downloads import anonymise_requested, attachment
 
 from . import agreement, aggregation, exports, judgments, projects, raw_labels
 from .assignment import ProjectClosed, assignment_for, next_assignment, presented_captions
@@ -72,10 +75,6 @@ class ProjectUpdateSerializer(serializers.Serializer):
                                     help_text="Rating projects: {scale value: anchor label}.")
 
 
-def _errors(exc):
-    return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
-
-
 class ProjectListView(APIView):
     @extend_schema(responses=ProjectSerializer(many=True))
     def get(self, request):
@@ -94,10 +93,9 @@ class ProjectListView(APIView):
                                               created_by=request.user)
             invited = [projects.invite_to_project(project, name) for name in usernames]
         except ValidationError as exc:
-            return Response(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+            return Response(validation_errors(exc), status=status.HTTP_400_BAD_REQUEST)
         body = ProjectSerializer(project).data
-        body["invitations"] = {i.annotator.user.get_username(): request.build_absolute_uri(i.link_path)
-                               for i in invited if i.needs_link}
+        body["invitations"] = invitation_links(request, invited)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -105,13 +103,7 @@ class ProjectDetailView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, name):
         project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
-        progress = projects.progress(project)
-        body = ProjectSerializer(project).data
-        body["progress"] = {k: v for k, v in progress.items() if k != "annotators"}
-        body["annotators"] = [{"annotator": row["annotator"].name, "assigned": row["assigned"],
-                               "submitted": row["submitted"], "median_seconds": row["median_seconds"]}
-                              for row in progress["annotators"]]
-        return Response(body)
+        return Response(with_progress(ProjectSerializer(project).data, projects.progress(project)))
 
     @extend_schema(request=ProjectUpdateSerializer, responses=ProjectSerializer)
     def patch(self, request, name):
@@ -132,7 +124,7 @@ class ProjectDetailView(APIView):
             if status_value:
                 projects.set_status(project, status_value)
         except ValidationError as exc:
-            return Response(_errors(exc), status=400)
+            return Response(validation_errors(exc), status=400)
         return Response(ProjectSerializer(project).data)
 
 
@@ -141,17 +133,7 @@ class InviteView(APIView):
         "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
     def post(self, request, name):
         project = get_object_or_404(Project, name=name)
-        names = request.data.get("usernames")
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
-            return Response({"usernames": "a non-empty list of user names"}, status=400)
-        result = {}
-        try:
-            for username in names:
-                invited = projects.invite_to_project(project, username)
-                result[username] = request.build_absolute_uri(invited.link_path) if invited.needs_link else None
-        except ValidationError as exc:
-            return Response(_errors(exc), status=400)
-        return Response({"invited": result})
+        return invite_usernames(request, lambda username: projects.invite_to_project(project, username))
 
 
 class ReissueView(APIView):
@@ -163,7 +145,7 @@ class ReissueView(APIView):
         try:
             path = projects.reissue_invitation(project, username)
         except ValidationError as exc:
-            return Response(_errors(exc), status=400)
+            return Response(validation_errors(exc), status=400)
         return Response({"username": username, "url": request.build_absolute_uri(path)})
 
 
@@ -208,9 +190,9 @@ class LabelsView(APIView):
     @extend_schema(parameters=[OpenApiParameter("anonymise", bool)], responses={200: bytes})
     def get(self, request, name):
         project = get_object_or_404(Project, name=name)
-        anonymise = request.query_params.get("anonymise", "1") not in ("0", "false", "no")
-        return exports.attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
-                           "application/x-ndjson")
+        anonymise = anonymise_requested(request.query_params)
+        return attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
+                          "application/x-ndjson")
 
     @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
         "file": {"type": "string", "format": "binary"}, "dataset": {"type": "string"}}}},
@@ -228,8 +210,7 @@ class LabelsView(APIView):
         except uploads.UploadRefused as exc:
             return Response({"detail": f"{exc}; nothing was imported"}, status=400)
         except FormatError as exc:
-            return Response({"detail": "invalid file, nothing was imported",
-                             "problems": [str(p) for p in exc.problems]}, status=400)
+            return format_problems(exc)
         return Response({"project": project.name, **counts}, status=201)
 
 

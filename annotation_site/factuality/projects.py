@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q, Sum
-from django.utils import timezone
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import Invited, awaits_activation, invite, invite_with_link  # noqa: F401 - Invited re-exported
 from annotation_site.corpus.models import DATASET_NAME, Caption, System, Video
+from annotation_site.workflow import units
 
 from . import protocol
 from .models import Assignment, Project, ProjectMember, ProjectVideo, ScaleAnchor, Submission
@@ -185,12 +185,7 @@ def update_project(project, *, instructions=None, description=None, annotators_p
 
 
 def set_status(project, status):
-    if status not in Project.Status.values:
-        raise ValidationError({"status": f"status must be one of {', '.join(Project.Status.values)}"})
-    project.status = status
-    project.closed_at = timezone.now() if status == Project.Status.CLOSED else None
-    project.save(update_fields=["status", "closed_at"])
-    return project
+    return units.set_status(project, status)
 
 
 def scale_of(project):
@@ -202,13 +197,7 @@ def scale_of(project):
 
 def projects_for(annotator):
     """The open and closed projects an annotator is invited to, with their own counts (one query)."""
-    if annotator is None:
-        return []
-    return list(Project.objects.filter(members__annotator=annotator).select_related("dataset").annotate(
-        mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
-        mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
-                                                assignments__status=Assignment.Status.SUBMITTED), distinct=True),
-    ).order_by("-created_at"))
+    return units.units_for(Project.objects.all(), annotator)
 
 
 def progress(project):

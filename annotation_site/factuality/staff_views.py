@@ -9,12 +9,12 @@ from django.views.decorators.http import require_POST
 
 from annotation_site.annotators.views import invitation_messages
 from annotation_site.corpus.models import Dataset
-from annotation_site.problems import FormatError
-from annotation_site import uploads
+from annotation_site.workflow.downloads import anonymise_requested, attachment
 
 from . import agreement, aggregation, charts, exports, projects, raw_labels
 from .forms import InviteForm, ProjectCreateForm, ProjectSettingsForm, RawImportForm
 from .models import Aggregation, Project
+from .views import PAGES
 
 
 def _project(name):
@@ -45,13 +45,6 @@ def project_create(request):
     return render(request, "factuality/project_create.html", {"form": form, "dataset": dataset})
 
 
-def project_detail(request, name):
-    if not request.user.is_authenticated or not request.user.is_staff:
-        return redirect("factuality-work", name=name)
-    return _project_detail(request, name)
-
-
-@staff_member_required
 def _project_detail(request, name):
     project = _project(name)
     return render(request, "factuality/project_detail.html", {
@@ -61,22 +54,9 @@ def _project_detail(request, name):
     })
 
 
-@staff_member_required
-@require_POST
-def project_invite(request, name):
-    project = _project(name)
-    form = InviteForm(request.POST)
-    if form.is_valid():
-        invited = []
-        for username in form.cleaned_data["usernames"]:
-            try:
-                invited.append(projects.invite_to_project(project, username))
-            except ValidationError as exc:
-                messages.error(request, f"{username}: {' '.join(exc.messages)}")
-        invitation_messages(request, invited)
-    else:
-        messages.error(request, " ".join(form.errors.get("usernames", ["Invalid input."])))
-    return redirect("factuality-project", name=name)
+project_detail = PAGES.staff_or_work(_project_detail)
+project_invite = PAGES.invite_view(InviteForm)
+project_status = PAGES.status_view()
 
 
 @staff_member_required
@@ -115,19 +95,6 @@ def project_settings(request, name):
             messages.success(request, "Settings saved.")
             return redirect("factuality-project", name=name)
     return render(request, "factuality/project_settings.html", {"project": project, "form": form})
-
-
-@staff_member_required
-@require_POST
-def project_status(request, name):
-    project = _project(name)
-    try:
-        projects.set_status(project, request.POST.get("status", ""))
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-    else:
-        messages.success(request, f"Project {project.name} is {project.status}.")
-    return redirect("factuality-project", name=name)
 
 
 @staff_member_required
@@ -183,30 +150,20 @@ def project_chart(request, name, chart):
 @staff_member_required
 def export_raw(request, name):
     project = _project(name)
-    anonymise = request.GET.get("anonymise", "1") not in ("0", "false", "no")
-    return exports.attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
-                       "application/x-ndjson")
+    anonymise = anonymise_requested(request.GET)
+    return attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
+                      "application/x-ndjson")
 
 
 @staff_member_required
 @require_POST
 def import_raw(request, name):
     project = _project(name)
-    form = RawImportForm(request.POST, request.FILES)
-    if not form.is_valid():
-        messages.error(request, "Choose a file to import.")
-        return redirect("factuality-project", name=name)
-    upload = form.cleaned_data["file"]
-    try:
-        text = uploads.upload_text(upload)
+
+    def run(text, filename):
         _, counts = raw_labels.import_lines(text, project_name=project.name, dataset=project.dataset,
-                                            filename=upload.name)
-    except uploads.UploadRefused as exc:
-        messages.error(request, f"{exc}; nothing was imported.")
-    except FormatError as exc:
-        return render(request, "factuality/import_problems.html",
-                      {"project": project, "problems": exc.problems, "filename": upload.name}, status=400)
-    else:
-        messages.success(request, f"Imported {counts['lines']} labelled captions ({counts['submissions']} "
-                                  f"submissions from {counts['annotators']} annotators).")
-    return redirect("factuality-project", name=name)
+                                            filename=filename)
+        return (f"Imported {counts['lines']} labelled captions ({counts['submissions']} submissions from "
+                f"{counts['annotators']} annotators).")
+
+    return PAGES.import_upload(request, project, RawImportForm(request.POST, request.FILES), run)

@@ -17,6 +17,9 @@ from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
+from annotation_site.workflow.api import (format_problems, invitation_links, invite_usernames, validation_errors,
+                                          with_progress)
+from annotation_site.workflow.downloads import anonymise_requested
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
 
@@ -57,10 +60,6 @@ class TaskUpdateSerializer(serializers.Serializer):
     definition = serializers.JSONField(required=False, help_text="Only until the first item is handed out.")
 
 
-def _errors(exc):
-    return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
-
-
 def _task(name):
     return get_object_or_404(Task.objects.select_related("dataset"), name=name)
 
@@ -88,10 +87,9 @@ class TaskListView(APIView):
             task = services.create_task(dataset=dataset, created_by=request.user, **values)
             invited = [services.invite_to_task(task, name) for name in usernames]
         except ValidationError as exc:
-            return Response(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+            return Response(validation_errors(exc), status=status.HTTP_400_BAD_REQUEST)
         body = TaskSerializer(task).data
-        body["invitations"] = {i.annotator.user.get_username(): request.build_absolute_uri(i.link_path)
-                              for i in invited if i.needs_link}
+        body["invitations"] = invitation_links(request, invited)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -99,12 +97,7 @@ class TaskDetailView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, name):
         task = _task(name)
-        progress = services.progress(task)
-        body = TaskSerializer(task).data
-        body["progress"] = {k: v for k, v in progress.items() if k != "annotators"}
-        body["annotators"] = [{"annotator": row["annotator"].name, "assigned": row["assigned"],
-                               "submitted": row["submitted"], "median_seconds": row["median_seconds"]}
-                              for row in progress["annotators"]]
+        body = with_progress(TaskSerializer(task).data, services.progress(task))
         body["definition_editable"] = not services.work_started(task)
         return Response(body)
 
@@ -122,7 +115,7 @@ class TaskDetailView(APIView):
             if status_value:
                 services.set_status(task, status_value)
         except ValidationError as exc:
-            return Response(_errors(exc), status=400)
+            return Response(validation_errors(exc), status=400)
         return Response(TaskSerializer(task).data)
 
 
@@ -131,18 +124,7 @@ class InviteView(APIView):
         "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
     def post(self, request, name):
         task = _task(name)
-        names = request.data.get("usernames")
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            return Response({"usernames": "a non-empty list of user names"}, status=400)
-        result = {}
-        try:
-            for username in names:
-                invited = services.invite_to_task(task, username)
-                result[username] = (request.build_absolute_uri(invited.link_path)
-                                    if invited.needs_link else None)
-        except ValidationError as exc:
-            return Response(_errors(exc), status=400)
-        return Response({"invited": result})
+        return invite_usernames(request, lambda username: services.invite_to_task(task, username))
 
 
 class ParticipantView(APIView):
@@ -177,11 +159,6 @@ class _ImportView(APIView):
             raise serializers.ValidationError({"file": f"{exc}; nothing was imported"}) from None
 
 
-def _format_problems(exc):
-    return Response({"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
-                    status=400)
-
-
 class ItemsView(_ImportView):
     @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
         "file": {"type": "string", "format": "binary"}, "replace": {"type": "boolean"}}}},
@@ -193,7 +170,7 @@ class ItemsView(_ImportView):
         try:
             counts = imports.import_items(task, text, filename=filename, replace=replace)
         except FormatError as exc:
-            return _format_problems(exc)
+            return format_problems(exc)
         except imports.WorkStarted as exc:
             return Response({"detail": str(exc)}, status=409)
         return Response(counts, status=201)
@@ -208,7 +185,7 @@ class ModelAnswersView(_ImportView):
         try:
             counts = imports.import_model_answers(task, text, filename=filename)
         except FormatError as exc:
-            return _format_problems(exc)
+            return format_problems(exc)
         return Response(counts, status=201)
 
 
@@ -245,7 +222,7 @@ class AnswersView(APIView):
     @extend_schema(parameters=[OpenApiParameter("anonymise", bool)], responses={200: bytes})
     def get(self, request, name):
         task = _task(name)
-        anonymise = request.query_params.get("anonymise", "1") not in ("0", "false", "no")
+        anonymise = anonymise_requested(request.query_params)
         return exports.attachment(exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl",
                                   "application/x-ndjson")
 

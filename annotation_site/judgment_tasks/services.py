@@ -5,11 +5,11 @@ import copy
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q, Sum
-from django.utils import timezone
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import invite_with_link
 from annotation_site.corpus.models import DATASET_NAME
+from annotation_site.workflow import units
 
 from . import presets
 from .definition import DefinitionError, normalise
@@ -121,12 +121,7 @@ def update_task(task, *, title=None, description=None, instructions=None, annota
 
 
 def set_status(task, status):
-    if status not in Task.Status.values:
-        raise ValidationError({"status": f"status must be one of {', '.join(Task.Status.values)}"})
-    task.status = status
-    task.closed_at = timezone.now() if status == Task.Status.CLOSED else None
-    task.save(update_fields=["status", "closed_at"])
-    return task
+    return units.set_status(task, status)
 
 
 def add_member(task, annotator):
@@ -146,13 +141,7 @@ def is_member(task, annotator):
 
 def tasks_for(annotator):
     """The tasks an annotator is a member of, with their own counts (one query)."""
-    if annotator is None:
-        return []
-    return list(Task.objects.filter(members__annotator=annotator).select_related("dataset").annotate(
-        mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
-        mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
-                                                assignments__status=Assignment.Status.SUBMITTED), distinct=True),
-    ).order_by("-created_at"))
+    return units.units_for(Task.objects.all(), annotator)
 
 
 def progress(task):
