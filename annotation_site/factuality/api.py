@@ -17,8 +17,8 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
-from annotation_site.workflow.api import (format_problems, invitation_links, invite_usernames, validation_errors,
-                                          with_progress)
+from annotation_site.workflow import api as workflow_api
+from annotation_site.workflow.api import apply_changes, format_problems, invitation_links, validation_errors, with_progress
 from annotation_site.workflow.downloads import anonymise_requested, attachment
 
 from . import agreement, aggregation, exports, judgments, projects, raw_labels
@@ -113,27 +113,21 @@ class ProjectDetailView(APIView):
         data = ProjectUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        status_value = values.pop("status", None)
         if "anchors" in values:
             try:
                 values["anchors"] = {int(k): v for k, v in values["anchors"].items()}
             except ValueError:
                 return Response({"anchors": "keys must be scale values"}, status=400)
-        try:
-            projects.update_project(project, **values)
-            if status_value:
-                projects.set_status(project, status_value)
-        except ValidationError as exc:
-            return Response(validation_errors(exc), status=400)
-        return Response(ProjectSerializer(project).data)
+        return apply_changes(project, values, update=lambda **changes: projects.update_project(project, **changes),
+                             set_status=projects.set_status, body=lambda: ProjectSerializer(project).data)
 
 
-class InviteView(APIView):
-    @extend_schema(request={"application/json": {"type": "object", "properties": {
-        "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
-    def post(self, request, name):
-        project = get_object_or_404(Project, name=name)
-        return invite_usernames(request, lambda username: projects.invite_to_project(project, username))
+class InviteView(workflow_api.InviteView):
+    def unit(self, name):
+        return get_object_or_404(Project, name=name)
+
+    def invite(self, project, username):
+        return projects.invite_to_project(project, username)
 
 
 class ReissueView(APIView):

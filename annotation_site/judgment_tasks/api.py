@@ -17,8 +17,8 @@ from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
-from annotation_site.workflow.api import (format_problems, invitation_links, invite_usernames, validation_errors,
-                                          with_progress)
+from annotation_site.workflow import api as workflow_api
+from annotation_site.workflow.api import apply_changes, format_problems, invitation_links, validation_errors, with_progress
 from annotation_site.workflow.downloads import anonymise_requested
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
@@ -107,24 +107,23 @@ class TaskDetailView(APIView):
         data = TaskUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        status_value, definition = values.pop("status", None), values.pop("definition", None)
-        try:
+        definition = values.pop("definition", None)
+
+        def update(**changes):
             if definition is not None:
                 services.update_definition(task, definition)
-            services.update_task(task, **values)
-            if status_value:
-                services.set_status(task, status_value)
-        except ValidationError as exc:
-            return Response(validation_errors(exc), status=400)
-        return Response(TaskSerializer(task).data)
+            services.update_task(task, **changes)
+
+        return apply_changes(task, values, update=update, set_status=services.set_status,
+                             body=lambda: TaskSerializer(task).data)
 
 
-class InviteView(APIView):
-    @extend_schema(request={"application/json": {"type": "object", "properties": {
-        "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
-    def post(self, request, name):
-        task = _task(name)
-        return invite_usernames(request, lambda username: services.invite_to_task(task, username))
+class InviteView(workflow_api.InviteView):
+    def unit(self, name):
+        return _task(name)
+
+    def invite(self, task, username):
+        return services.invite_to_task(task, username)
 
 
 class ParticipantView(APIView):

@@ -2,7 +2,10 @@
 the invitations of a created unit, inviting a list of user names, the progress of a unit, and the answer to an
 invalid file. Each protocol's ``api.py`` keeps its serializers and its own endpoints and calls these."""
 from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 
 def validation_errors(exc):
@@ -29,6 +32,36 @@ def invite_usernames(request, invite):
     except ValidationError as exc:
         return Response(validation_errors(exc), status=400)
     return Response({"invited": result})
+
+
+class InviteView(APIView):
+    # POST {"usernames": [...]} to a unit: subclasses say how to find the unit and invite one user name. (No
+    # docstring: the schema would show it as the endpoint's description.)
+
+    def unit(self, name):
+        raise NotImplementedError
+
+    def invite(self, unit, username):
+        raise NotImplementedError
+
+    @extend_schema(request={"application/json": {"type": "object", "properties": {
+        "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
+    def post(self, request, name):
+        unit = self.unit(name)
+        return invite_usernames(request, lambda username: self.invite(unit, username))
+
+
+def apply_changes(unit, values, *, update, set_status, body):
+    """A PATCH of a unit: ``update(**values)`` (what the serializer validated, but ``status``), then the status;
+    ``body()`` on success, 400 with the refused fields otherwise."""
+    status_value = values.pop("status", None)
+    try:
+        update(**values)
+        if status_value:
+            set_status(unit, status_value)
+    except ValidationError as exc:
+        return Response(validation_errors(exc), status=400)
+    return Response(body())
 
 
 def with_progress(body, progress):
