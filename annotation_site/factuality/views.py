@@ -30,7 +30,8 @@ PAGES = ProtocolPages(
     assignments_of=_mine, assignable_count=assigning.assignable_count, next_assignment=assigning.next_assignment,
     closed_error=ProjectClosed, not_member_message="You are not invited to annotate in this project.",
     invite=projects.invite_to_project, announce_invitations=invitation_messages, set_status=projects.set_status,
-    all_key="all_projects")
+    all_key="all_projects", home_url="factuality-home", home_label="Annotation",
+    instructions_url="factuality-instructions", start_url="factuality-start")
 
 home = login_required(PAGES.home)
 work = login_required(PAGES.work)

@@ -46,6 +46,11 @@ class ProtocolPages:
     announce_invitations: Callable  # (request, invited): annotators.views.invitation_messages
     set_status: Callable  # (unit, status)
     all_key: str  # the staff's list of every unit on the home page
+    home_url: str  # URL names of the protocol's list, a unit's instructions and its start button
+    home_label: str  # what the breadcrumbs call the list
+    instructions_url: str
+    start_url: str
+    title_attr: str = "name"  # what the annotator pages call a unit
 
     def unit(self, name):
         return get_object_or_404(self.queryset(), name=name)
@@ -74,7 +79,8 @@ class ProtocolPages:
             return redirect(self.detail_url, name=name)
         mine = list(self.assignments_of(unit, annotator))
         return render(request, f"{self.templates}/work.html", {
-            self.noun: unit, "assignments": mine, "available": self.assignable_count(unit, annotator),
+            self.noun: unit, "unit": unit, "pages": self, "title": getattr(unit, self.title_attr),
+            "assignments": mine, "available": self.assignable_count(unit, annotator),
             "open": next((a for a in mine if a.status == "open"), None)})
 
     def start(self, request, name):
