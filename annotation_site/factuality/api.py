@@ -18,7 +18,7 @@ from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
 from annotation_site.workflow import api as workflow_api
-from annotation_site.workflow.api import apply_changes, format_problems, invitation_links, validation_errors, with_progress
+from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, validation_errors, with_progress
 from annotation_site.workflow.downloads import anonymise_requested, attachment
 
 from . import agreement, aggregation, exports, judgments, projects, raw_labels
@@ -88,15 +88,10 @@ class ProjectListView(APIView):
         values = dict(data.validated_data)
         dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
         usernames = values.pop("annotators")
-        try:
-            project = projects.create_project(projects.ProjectSpec(dataset=dataset, usernames=[], **values),
-                                              created_by=request.user)
-            invited = [projects.invite_to_project(project, name) for name in usernames]
-        except ValidationError as exc:
-            return Response(validation_errors(exc), status=status.HTTP_400_BAD_REQUEST)
-        body = ProjectSerializer(project).data
-        body["invitations"] = invitation_links(request, invited)
-        return Response(body, status=status.HTTP_201_CREATED)
+        return create_and_invite(
+            request, usernames, create=lambda: projects.create_project(
+                projects.ProjectSpec(dataset=dataset, usernames=[], **values), created_by=request.user),
+            invite=projects.invite_to_project, serialize=lambda project: ProjectSerializer(project).data)
 
 
 class ProjectDetailView(APIView):

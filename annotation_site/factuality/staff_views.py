@@ -7,7 +7,6 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation_site.annotators.views import invitation_messages
 from annotation_site.corpus.models import Dataset
 from annotation_site.workflow.downloads import anonymise_requested, attachment
 
@@ -26,22 +25,18 @@ def project_create(request):
     dataset = Dataset.objects.filter(name=request.POST.get("dataset") or request.GET.get("dataset")).first()
     form = ProjectCreateForm(request.POST or None, dataset=dataset)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        spec = projects.ProjectSpec(
-            name=data["name"], dataset=data["dataset"], kind=data["kind"], systems=form.chosen_systems(),
-            videos=data["videos"] or None, annotators_per_video=data["annotators_per_video"],
-            shuffle_systems=data["shuffle_systems"], description=data["description"],
-            preset=data.get("preset") or "", rationale=data.get("rationale") or Project.Rationale.OFF)
-        try:
-            project = projects.create_project(spec, created_by=request.user)
-            invited = [projects.invite_to_project(project, name) for name in data["annotators"]]
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(request, f"Created project {project.name} with {project.project_videos.count()} "
-                                      "videos.")
-            invitation_messages(request, invited)
-            return redirect("factuality-project", name=project.name)
+        def create(data):
+            return projects.create_project(projects.ProjectSpec(
+                name=data["name"], dataset=data["dataset"], kind=data["kind"], systems=form.chosen_systems(),
+                videos=data["videos"] or None, annotators_per_video=data["annotators_per_video"],
+                shuffle_systems=data["shuffle_systems"], description=data["description"],
+                preset=data.get("preset") or "", rationale=data.get("rationale") or Project.Rationale.OFF),
+                created_by=request.user)
+
+        created = PAGES.create_from_form(request, form, create, lambda project: (
+            f"Created project {project.name} with {project.project_videos.count()} videos."))
+        if created is not None:
+            return created
     return render(request, "factuality/project_create.html", {"form": form, "dataset": dataset})
 
 

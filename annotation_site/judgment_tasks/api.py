@@ -1,12 +1,12 @@
 """REST endpoints (DRF) of judgment tasks. Researcher endpoints are staff-only (the default permission);
 annotator endpoints (next item, draft, submit) serve the logged-in annotator's own assignments, or a crowd
 participant's, named by the signed token of their link in the ``X-Participant-Token`` header."""
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import BasePermission
@@ -18,7 +18,7 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
 from annotation_site.workflow import api as workflow_api
-from annotation_site.workflow.api import apply_changes, format_problems, invitation_links, validation_errors, with_progress
+from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, with_progress
 from annotation_site.workflow.downloads import anonymise_requested
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
@@ -83,14 +83,9 @@ class TaskListView(APIView):
         values = dict(data.validated_data)
         dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
         usernames = values.pop("annotators")
-        try:
-            task = services.create_task(dataset=dataset, created_by=request.user, **values)
-            invited = [services.invite_to_task(task, name) for name in usernames]
-        except ValidationError as exc:
-            return Response(validation_errors(exc), status=status.HTTP_400_BAD_REQUEST)
-        body = TaskSerializer(task).data
-        body["invitations"] = invitation_links(request, invited)
-        return Response(body, status=status.HTTP_201_CREATED)
+        return create_and_invite(
+            request, usernames, create=lambda: services.create_task(dataset=dataset, created_by=request.user, **values),
+            invite=services.invite_to_task, serialize=lambda task: TaskSerializer(task).data)
 
 
 class TaskDetailView(APIView):

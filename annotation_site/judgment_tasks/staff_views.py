@@ -9,7 +9,6 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation_site.annotators.views import invitation_messages
 from annotation_site.workflow.downloads import anonymise_requested
 
 from . import charts, exports, imports, participants, presets, reports, services
@@ -26,18 +25,15 @@ def _task(name):
 def task_create(request):
     form = TaskCreateForm(request.POST or None, initial={"preset": request.GET.get("preset")})
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            task = services.create_task(name=data["name"], dataset=data["dataset"], preset=data["preset"],
+        def create(data):
+            return services.create_task(name=data["name"], dataset=data["dataset"], preset=data["preset"],
                                         annotators_per_item=data["annotators_per_item"],
                                         description=data["description"], created_by=request.user)
-            invited = [services.invite_to_task(task, name) for name in data["annotators"]]
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(request, f"Created task {task.name}. Next: import its items (JSONL).")
-            invitation_messages(request, invited)
-            return redirect("tasks-detail", name=task.name)
+
+        created = PAGES.create_from_form(request, form, create,
+                                         lambda task: f"Created task {task.name}. Next: import its items (JSONL).")
+        if created is not None:
+            return created
     return render(request, "judgment_tasks/task_create.html", {"form": form, "presets": presets.PRESETS})
 
 

@@ -34,6 +34,19 @@ def invite_usernames(request, invite):
     return Response({"invited": result})
 
 
+def create_and_invite(request, usernames, *, create, invite, serialize):
+    """``POST`` of a new unit: ``create()`` it, ``invite(unit, username)`` each of ``usernames``; 201 with the
+    unit (``serialize(unit)``) and ``invitations`` (the one-time links to send), or 400 with the refused fields."""
+    try:
+        unit = create()
+        invited = [invite(unit, name) for name in usernames]
+    except ValidationError as exc:
+        return Response(validation_errors(exc), status=400)
+    body = serialize(unit)
+    body["invitations"] = invitation_links(request, invited)
+    return Response(body, status=201)
+
+
 class InviteView(APIView):
     # POST {"usernames": [...]} to a unit: subclasses say how to find the unit and invite one user name. (No
     # docstring: the schema would show it as the endpoint's description.)

@@ -112,6 +112,19 @@ class ProtocolPages:
         view.__name__, view.__doc__ = staff_view.__name__, staff_view.__doc__
         return view
 
+    def create_from_form(self, request, form, create, message):
+        """A valid creation form: ``create(cleaned_data)`` the unit and invite its ``annotators``, then say
+        ``message(unit)`` and go to the unit's page. None (the form carries the refusal) when it was refused."""
+        try:
+            unit = create(form.cleaned_data)
+            invited = [self.invite(unit, name) for name in form.cleaned_data["annotators"]]
+        except ValidationError as exc:
+            form.add_error(None, exc)
+            return None
+        messages.success(request, message(unit))
+        self.announce_invitations(request, invited)
+        return redirect(self.detail_url, name=unit.name)
+
     def invite_view(self, form_class):
         @staff_member_required
         @require_POST
