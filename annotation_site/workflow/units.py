@@ -2,7 +2,7 @@
 model with a ``name``, a ``status`` (``Status.OPEN`` / ``Status.CLOSED``), a ``closed_at`` time, members
 (``members__annotator``) and assignments (``assignments__annotator``, ``assignments__status``)."""
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 SUBMITTED = "submitted"  # the assignments' status once answered, in every protocol
@@ -29,3 +29,38 @@ def units_for(queryset, annotator):
         mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
                                                 assignments__status=SUBMITTED), distinct=True),
     ).order_by("-created_at"))
+
+
+def slot_counts(units, capacity):
+    """``(units, units with all their annotators, slots taken)`` of a queryset of units (one query)."""
+    counts = units.aggregate(n=Count("id"), n_assigned=Sum("assigned"), n_full=Count("id", filter=Q(assigned__gte=capacity)))
+    return counts["n"], counts["n_full"], counts["n_assigned"] or 0
+
+
+def assignment_counts(assignments):
+    """``{annotator id: {"assigned", "submitted"}}`` of a queryset of assignments (one query)."""
+    return {row["annotator_id"]: row for row in assignments.values("annotator_id").annotate(
+        assigned=Count("id"), submitted=Count("id", filter=Q(status=SUBMITTED)))}
+
+
+def annotators_of(members, worked, annotator_model):
+    """``[(annotator, is member)]``: the unit's members (a queryset of its membership rows), then the annotators
+    of ``worked`` (ids) who are not members any more (two queries)."""
+    members = list(members.select_related("annotator__user"))
+    known = {m.annotator_id for m in members}
+    extra = list(annotator_model.objects.filter(pk__in=set(worked) - known).select_related("user"))
+    return [(m.annotator, True) for m in members] + [(a, False) for a in extra]
+
+
+def median_seconds(seconds):
+    """The (upper) median of a list of times, None when there is none."""
+    seconds = sorted(seconds)
+    return seconds[len(seconds) // 2] if seconds else None
+
+
+def totals(n_units, capacity, n_assigned, rows):
+    """The progress counts every protocol shows: slots, taken, submitted and the share done."""
+    total = n_units * capacity
+    submitted = sum(r["submitted"] for r in rows)
+    return {"slots": total, "assigned": n_assigned, "submitted": submitted,
+            "share": (min(submitted, total) / total) if total else 0.0, "annotators": rows}
