@@ -22,6 +22,8 @@ from django.views.decorators.http import require_POST
 from annotation_site import uploads
 from annotation_site.problems import FormatError
 
+from .statuses import AssignmentStatus
+
 
 @dataclass(frozen=True)
 class ProtocolPages:
@@ -81,7 +83,7 @@ class ProtocolPages:
         return render(request, f"{self.templates}/work.html", {
             self.noun: unit, "unit": unit, "pages": self, "title": getattr(unit, self.title_attr),
             "assignments": mine, "available": self.assignable_count(unit, annotator),
-            "open": next((a for a in mine if a.status == "open"), None)})
+            "open": next((a for a in mine if a.status == AssignmentStatus.OPEN), None)})
 
     def start(self, request, name):
         """Hand the annotator their next assignment (or the one in progress) and open it."""

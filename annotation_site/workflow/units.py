@@ -5,7 +5,9 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-SUBMITTED = "submitted"  # the assignments' status once answered, in every protocol
+from .statuses import AssignmentStatus
+
+SUBMITTED = AssignmentStatus.SUBMITTED
 
 
 def set_status(unit, status):
