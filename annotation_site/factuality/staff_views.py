@@ -42,11 +42,10 @@ def project_create(request):
 
 def _project_detail(request, name):
     project = _project(name)
-    return render(request, "factuality/project_detail.html", {
-        "project": project, "progress": projects.progress(project), "invite_form": InviteForm(),
-        "import_form": RawImportForm(), "aggregation": Aggregation.objects.filter(project=project).first(),
-        "systems": project.systems.order_by("position", "name"), "scale": projects.scale_of(project),
-    })
+    return render(request, "factuality/project_detail.html", PAGES.context(
+        project, progress=projects.progress(project), invite_form=InviteForm(), import_form=RawImportForm(),
+        aggregation=Aggregation.objects.filter(project=project).first(),
+        systems=project.systems.order_by("position", "name"), scale=projects.scale_of(project)))
 
 
 project_detail = PAGES.staff_or_work(_project_detail)

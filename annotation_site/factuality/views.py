@@ -31,7 +31,7 @@ PAGES = ProtocolPages(
     closed_error=ProjectClosed, not_member_message="You are not invited to annotate in this project.",
     invite=projects.invite_to_project, announce_invitations=invitation_messages, set_status=projects.set_status,
     all_key="all_projects", home_url="factuality-home", home_label="Annotation",
-    instructions_url="factuality-instructions", start_url="factuality-start")
+    instructions_url="factuality-instructions", start_url="factuality-start", status_url="factuality-status")
 
 home = login_required(PAGES.home)
 work = login_required(PAGES.work)

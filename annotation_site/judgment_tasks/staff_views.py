@@ -39,11 +39,10 @@ def task_create(request):
 
 def _task_detail(request, name):
     task = _task(name)
-    return render(request, "judgment_tasks/task_detail.html", {
-        "task": task, "progress": services.progress(task), "invite_form": InviteForm(),
-        "items_form": ImportForm(prefix="items"), "answers_form": ImportForm(prefix="answers"),
-        "participant_form": ParticipantForm(), "editable": not services.work_started(task),
-        "definition": task.definition})
+    return render(request, "judgment_tasks/task_detail.html", PAGES.context(
+        task, progress=services.progress(task), invite_form=InviteForm(), items_form=ImportForm(prefix="items"),
+        answers_form=ImportForm(prefix="answers"), participant_form=ParticipantForm(),
+        editable=not services.work_started(task), definition=task.definition))
 
 
 task_detail = PAGES.staff_or_work(_task_detail)

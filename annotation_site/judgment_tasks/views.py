@@ -32,7 +32,7 @@ PAGES = ProtocolPages(
     closed_error=TaskClosed, not_member_message="You are not a member of this task.",
     invite=services.invite_to_task, announce_invitations=invitation_messages, set_status=services.set_status,
     all_key="all_tasks", home_url="tasks-home", home_label="Tasks", instructions_url="tasks-instructions",
-    start_url="tasks-start", title_attr="display_title")
+    start_url="tasks-start", status_url="tasks-status", title_attr="display_title")
 
 home = login_required(PAGES.home)
 work = login_required(PAGES.work)

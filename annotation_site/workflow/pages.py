@@ -52,10 +52,16 @@ class ProtocolPages:
     home_label: str  # what the breadcrumbs call the list
     instructions_url: str
     start_url: str
+    status_url: str
     title_attr: str = "name"  # what the annotator pages call a unit
 
     def unit(self, name):
         return get_object_or_404(self.queryset(), name=name)
+
+    def context(self, unit, **more):
+        """What the shared templates need of a unit's page (``workflow/work.html``, ``workflow/unit_detail.html``):
+        the unit under its own name and as ``unit``, and these pages' names and words."""
+        return {self.noun: unit, "unit": unit, "pages": self, **more}
 
     # --- annotators ----------------------------------------------------------------------------------------
 
@@ -80,10 +86,10 @@ class ProtocolPages:
         if request.user.is_staff and not self.is_member(unit, annotator):
             return redirect(self.detail_url, name=name)
         mine = list(self.assignments_of(unit, annotator))
-        return render(request, f"{self.templates}/work.html", {
-            self.noun: unit, "unit": unit, "pages": self, "title": getattr(unit, self.title_attr),
-            "assignments": mine, "available": self.assignable_count(unit, annotator),
-            "open": next((a for a in mine if a.status == AssignmentStatus.OPEN), None)})
+        return render(request, f"{self.templates}/work.html", self.context(
+            unit, title=getattr(unit, self.title_attr), assignments=mine,
+            available=self.assignable_count(unit, annotator),
+            open=next((a for a in mine if a.status == AssignmentStatus.OPEN), None)))
 
     def start(self, request, name):
         """Hand the annotator their next assignment (or the one in progress) and open it."""
