@@ -9,6 +9,7 @@
 // more (drafts also name the submission the page started from, so the server refuses a late one), the submit
 // button keeps its width and "Save draft and leave" is inert, so a double click cannot land on it.
 import "./video-player.js";
+import {uuid4} from "./annotation-session.js";
 import {SpanMarker, addSpan, spanAt} from "./factuality-spans.js";
 import {PlaybackClock} from "./playback-clock.js";
 import {showProblems as renderProblems} from "./submit-problems.js";
@@ -27,15 +28,6 @@ const DRAFT_DELAY_MS = 1200;
 function csrfToken() {
   const input = document.querySelector("#next-form input[name=csrfmiddlewaretoken]");
   return input ? input.value : "";
-}
-
-function uuid4() {
-  if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[6] = (bytes[6] & 0x0f) | 0x40;
-  bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 // --- state ---------------------------------------------------------------------------------------------------
