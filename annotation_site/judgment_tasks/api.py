@@ -186,15 +186,20 @@ class ModelAnswersView(_ImportView):
 MEDIAN_TIES = OpenApiParameter("median_ties", enum=list(reports.MEDIAN_TIES))
 
 
+def _report(request, task):
+    """``(report, labels, items)`` of a task with the request's ``median_ties``, or the 400 answer of a refused
+    parameter."""
+    try:
+        return reports.task_report(task, median_ties=request.query_params.get("median_ties", "lower"))
+    except ValueError as exc:
+        return Response({"detail": str(exc)}, status=400)
+
+
 class ReportView(APIView):
     @extend_schema(parameters=[MEDIAN_TIES], responses=OpenApiTypes.OBJECT)
     def get(self, request, name):
-        task = _task(name)
-        try:
-            report, _, _ = reports.task_report(task, median_ties=request.query_params.get("median_ties", "lower"))
-        except ValueError as exc:
-            return Response({"detail": str(exc)}, status=400)
-        return Response(reports.jsonable(report))
+        found = _report(request, _task(name))
+        return found if isinstance(found, Response) else Response(reports.jsonable(found[0]))
 
 
 class LabelsView(APIView):
@@ -202,10 +207,10 @@ class LabelsView(APIView):
                    responses={200: bytes})
     def get(self, request, name):
         task = _task(name)
-        try:
-            _, labels, items = reports.task_report(task, median_ties=request.query_params.get("median_ties", "lower"))
-        except ValueError as exc:
-            return Response({"detail": str(exc)}, status=400)
+        found = _report(request, task)
+        if isinstance(found, Response):
+            return found
+        _, labels, items = found
         rows = reports.label_rows(task.definition, labels, items)
         if request.query_params.get("format") == "csv":
             return exports.attachment(exports.labels_csv(rows), f"{task.name}-labels.csv", "text/csv")

@@ -55,6 +55,11 @@ def test_the_api_sets_up_and_reports_a_task(staff_client, videos, annotator_acco
     assert report["figures"][0]["share"] == 1.0 and report["figures"][0]["name"] == "valid ratio"
     labels = staff_client.get(reverse("api-tasks-labels", args=["dep"]), {"format": "csv"}).content.decode()
     assert labels.count("\n") == 4
+    upper = staff_client.get(reverse("api-tasks-labels", args=["dep"]), {"format": "json", "median_ties": "upper"})
+    assert upper.status_code == 200 and upper["Content-Type"] == "application/json"
+    for name in ("api-tasks-report", "api-tasks-labels"):  # an unknown tie rule is refused with the reason
+        refused = staff_client.get(reverse(name, args=["dep"]), {"median_ties": "middle"})
+        assert refused.status_code == 400 and "median_ties must be one of" in refused.json()["detail"]
     assert staff_client.get(reverse("api-tasks-answers", args=["dep"])).content.decode().count("\n") == 6
 
 
