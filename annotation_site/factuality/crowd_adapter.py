@@ -19,7 +19,6 @@ import json
 import secrets
 import uuid
 
-from django.db.models import Max
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
@@ -43,7 +42,7 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
     assignment_model, member_model, submission_model = Assignment, ProjectMember, Submission
     target_field, unit_field, capacity_field = "project", "project_video", "annotators_per_video"
     unit_label, unit_noun, unit_input = "project_video__video__external_id", "video", "video_id"
-    no_qc, import_namespace = NO_QC, IMPORT_NAMESPACE
+    no_qc, import_namespace, work_related = NO_QC, IMPORT_NAMESPACE, ("project_video__video",)
 
     def new_assignment_fields(self):
         return {"shuffle_seed": secrets.randbits(62)}
@@ -69,7 +68,7 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
                            estimated_minutes=max(2, 2 * n_systems), scale=scale,
                            statement=project.question or "How factual is this caption?")
 
-    def _work(self, assignment, last=None):
+    def _work(self, assignment, *, last=None):
         from .crowd_links import assignment_token
 
         return Work(key=str(assignment.pk), unit_key=str(assignment.project_video_id),
@@ -88,12 +87,6 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
         if found is None:
             return None
         return self._work(Assignment.objects.select_related("project_video__video").get(pk=found.pk))
-
-    def work(self, target, work_key):
-        found = (Assignment.objects.select_related("project_video__video")
-                 .filter(pk=int(work_key), project_id=target.object_id).annotate(last=Max("submissions__created_at"))
-                 .first())
-        return None if found is None else self._work(found, found.last)
 
     def preview(self, target, unit_key):
         from annotation_site.corpus.models import Caption

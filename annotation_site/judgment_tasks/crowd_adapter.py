@@ -22,7 +22,6 @@ task as ``("task", task pk)`` and the crowd app (Prolific, signed links, MTurk f
 import json
 import uuid
 
-from django.db.models import Max
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
@@ -48,7 +47,7 @@ class JudgmentTaskAdapter(UnitsAdapter, adapters.ProtocolAdapter):
     assignment_model, member_model, submission_model = Assignment, TaskMember, Submission
     target_field, unit_field, capacity_field = "task", "item", "annotators_per_item"
     unit_label, unit_noun, unit_input = "item__key", "item", "item_id"
-    no_qc, import_namespace = NO_QC, IMPORT_NAMESPACE
+    no_qc, import_namespace, work_related = NO_QC, IMPORT_NAMESPACE, ("task", "annotator", "item")
 
     def release_assignment(self, found):
         return assigning.release(found)
@@ -99,12 +98,6 @@ class JudgmentTaskAdapter(UnitsAdapter, adapters.ProtocolAdapter):
             return None
         found = Assignment.objects.select_related("task", "annotator", "item").get(pk=found.pk)
         return self._work(found, finish_url=finish_url)
-
-    def work(self, target, work_key):
-        found = (Assignment.objects.select_related("task", "annotator", "item")
-                 .filter(pk=int(work_key), task_id=target.object_id).annotate(last=Max("submissions__created_at"))
-                 .first())
-        return None if found is None else self._work(found, last=found.last)
 
     def preview(self, target, unit_key):
         task = self._target(target)

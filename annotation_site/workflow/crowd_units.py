@@ -12,7 +12,7 @@ it (``.importlinter``).
 import uuid
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Max
 
 
 class UnitsAdapter:
@@ -27,6 +27,7 @@ class UnitsAdapter:
     unit_field = ""  # the assignment's foreign key to its unit: "project_video" / "item"
     capacity_field = ""  # the target's slots per unit: "annotators_per_video" / "annotators_per_item"
     unit_label = ""  # the assignment's path to what a unit is called: "project_video__video__external_id"
+    work_related = ()  # what ``_work`` reads of an assignment (``select_related``)
     unit_noun = ""  # "video" / "item"
     unit_input = ""  # the MTurk input naming a unit by its label: "video_id" / "item_id"
     no_qc = ""  # why every submitted assignment's QC is insufficient_data
@@ -72,6 +73,16 @@ class UnitsAdapter:
             if not taken:
                 return None
             return self.assignment_model.objects.create(**mine, **self.new_assignment_fields())
+
+    def _work(self, found, *, last=None):
+        """The crowd ``Work`` of an assignment (its page, completion, last activity)."""
+        raise NotImplementedError
+
+    def work(self, target, work_key):
+        found = (self.assignment_model.objects.select_related(*self.work_related)
+                 .filter(pk=int(work_key), **{f"{self.target_field}_id": target.object_id})
+                 .annotate(last=Max("submissions__created_at")).first())
+        return None if found is None else self._work(found, last=found.last)
 
     def release_assignment(self, found):
         """Give the assignment's slot back (the protocol's assignment service)."""
