@@ -147,6 +147,24 @@ def _deep_position(doc, limit):
     return 0
 
 
+def object_lines(text, problem):
+    """``(line number, object)`` of each line of JSONL text that holds a JSON object (blank lines are skipped);
+    ``problem(line number, message)`` is told of every other line (invalid JSON, not an object). The one reading
+    of JSONL for every importer (datasets, raw labels, task items and model answers)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = loads(line)
+        except json.JSONDecodeError as exc:
+            problem(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        if not isinstance(obj, dict):
+            problem(number, "each line must be a JSON object")
+            continue
+        yield number, obj
+
+
 def describe(exc):
     """A one-line message for an error of :func:`loads` (what, then line and column)."""
     return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"

@@ -190,6 +190,25 @@ def outsider(django_user_model):
 
 
 @pytest.fixture
+def annotator_accounts(db, django_user_model):
+    """``annotator_accounts(n)``: n invited annotators ann1..annN (accounts with password "pw-<name>-1") and
+    their Annotators, for tests that need a crowd of annotators doing the work; who may do what is the
+    personas' business."""
+    from annotation_site.annotators.services import invite
+
+    def make(n, prefix="ann"):
+        made = []
+        for i in range(1, n + 1):
+            name = f"{prefix}{i}"
+            if not django_user_model.objects.filter(username=name).exists():
+                django_user_model.objects.create_user(name, f"{name}@example.org", f"pw-{name}-1")
+            made.append(invite(name)[0])
+        return made
+
+    return make
+
+
+@pytest.fixture
 def staff_client(client, staff_user):
     client.force_login(staff_user)
     return client

@@ -17,6 +17,9 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
+from annotation_site.workflow import api as workflow_api
+from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, validation_errors, with_progress
+from annotation_site.workflow.downloads import anonymise_requested, attachment
 
 from . import agreement, aggregation, exports, judgments, projects, raw_labels
 from .assignment import ProjectClosed, assignment_for, next_assignment, presented_captions
@@ -72,10 +75,6 @@ class ProjectUpdateSerializer(serializers.Serializer):
                                     help_text="Rating projects: {scale value: anchor label}.")
 
 
-def _errors(exc):
-    return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
-
-
 class ProjectListView(APIView):
     @extend_schema(responses=ProjectSerializer(many=True))
     def get(self, request):
@@ -89,29 +88,17 @@ class ProjectListView(APIView):
         values = dict(data.validated_data)
         dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
         usernames = values.pop("annotators")
-        try:
-            project = projects.create_project(projects.ProjectSpec(dataset=dataset, usernames=[], **values),
-                                              created_by=request.user)
-            invited = [projects.invite_to_project(project, name) for name in usernames]
-        except ValidationError as exc:
-            return Response(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
-        body = ProjectSerializer(project).data
-        body["invitations"] = {i.annotator.user.get_username(): request.build_absolute_uri(i.link_path)
-                               for i in invited if i.needs_link}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return create_and_invite(
+            request, usernames, create=lambda: projects.create_project(
+                projects.ProjectSpec(dataset=dataset, usernames=[], **values), created_by=request.user),
+            invite=projects.invite_to_project, serialize=lambda project: ProjectSerializer(project).data)
 
 
 class ProjectDetailView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, name):
         project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
-        progress = projects.progress(project)
-        body = ProjectSerializer(project).data
-        body["progress"] = {k: v for k, v in progress.items() if k != "annotators"}
-        body["annotators"] = [{"annotator": row["annotator"].name, "assigned": row["assigned"],
-                               "submitted": row["submitted"], "median_seconds": row["median_seconds"]}
-                              for row in progress["annotators"]]
-        return Response(body)
+        return Response(with_progress(ProjectSerializer(project).data, projects.progress(project)))
 
     @extend_schema(request=ProjectUpdateSerializer, responses=ProjectSerializer)
     def patch(self, request, name):
@@ -121,37 +108,21 @@ class ProjectDetailView(APIView):
         data = ProjectUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        status_value = values.pop("status", None)
         if "anchors" in values:
             try:
                 values["anchors"] = {int(k): v for k, v in values["anchors"].items()}
             except ValueError:
                 return Response({"anchors": "keys must be scale values"}, status=400)
-        try:
-            projects.update_project(project, **values)
-            if status_value:
-                projects.set_status(project, status_value)
-        except ValidationError as exc:
-            return Response(_errors(exc), status=400)
-        return Response(ProjectSerializer(project).data)
+        return apply_changes(project, values, update=lambda **changes: projects.update_project(project, **changes),
+                             set_status=projects.set_status, body=lambda: ProjectSerializer(project).data)
 
 
-class InviteView(APIView):
-    @extend_schema(request={"application/json": {"type": "object", "properties": {
-        "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
-    def post(self, request, name):
-        project = get_object_or_404(Project, name=name)
-        names = request.data.get("usernames")
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
-            return Response({"usernames": "a non-empty list of user names"}, status=400)
-        result = {}
-        try:
-            for username in names:
-                invited = projects.invite_to_project(project, username)
-                result[username] = request.build_absolute_uri(invited.link_path) if invited.needs_link else None
-        except ValidationError as exc:
-            return Response(_errors(exc), status=400)
-        return Response({"invited": result})
+class InviteView(workflow_api.InviteView):
+    def unit(self, name):
+        return get_object_or_404(Project, name=name)
+
+    def invite(self, project, username):
+        return projects.invite_to_project(project, username)
 
 
 class ReissueView(APIView):
@@ -163,7 +134,7 @@ class ReissueView(APIView):
         try:
             path = projects.reissue_invitation(project, username)
         except ValidationError as exc:
-            return Response(_errors(exc), status=400)
+            return Response(validation_errors(exc), status=400)
         return Response({"username": username, "url": request.build_absolute_uri(path)})
 
 
@@ -208,9 +179,9 @@ class LabelsView(APIView):
     @extend_schema(parameters=[OpenApiParameter("anonymise", bool)], responses={200: bytes})
     def get(self, request, name):
         project = get_object_or_404(Project, name=name)
-        anonymise = request.query_params.get("anonymise", "1") not in ("0", "false", "no")
-        return exports.attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
-                           "application/x-ndjson")
+        anonymise = anonymise_requested(request.query_params)
+        return attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
+                          "application/x-ndjson")
 
     @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
         "file": {"type": "string", "format": "binary"}, "dataset": {"type": "string"}}}},
@@ -228,8 +199,7 @@ class LabelsView(APIView):
         except uploads.UploadRefused as exc:
             return Response({"detail": f"{exc}; nothing was imported"}, status=400)
         except FormatError as exc:
-            return Response({"detail": "invalid file, nothing was imported",
-                             "problems": [str(p) for p in exc.problems]}, status=400)
+            return format_problems(exc)
         return Response({"project": project.name, **counts}, status=201)
 
 

@@ -19,14 +19,13 @@ import json
 import secrets
 import uuid
 
-from django.db import transaction
-from django.db.models import F, Max
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.crowd import adapters
-from annotation_site.crowd.adapters import AssignmentRecord, Description, QCOutcome, Target, Unit, Work
+from annotation_site.crowd.adapters import Description, Unit, Work
 from annotation_site.strict_numbers import ascii_int
+from annotation_site.workflow.crowd_units import UnitsAdapter
 
 from . import assignment as assigning
 from .judgments import check_answer, write_submissions
@@ -36,22 +35,26 @@ NO_QC = "factuality projects have no hidden quality control: approve all, or rev
 IMPORT_NAMESPACE = uuid.UUID("0c9b5e3a-7d21-4f6b-8a94-3e5f2d1c6b87")  # submission ids of imported MTurk answers
 
 
-class FactualityAdapter(adapters.ProtocolAdapter):
+class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
     protocol = "factuality"
+    crowd = adapters
+    annotator_model, target_model, unit_model = Annotator, Project, ProjectVideo
+    assignment_model, member_model, submission_model = Assignment, ProjectMember, Submission
+    target_field, unit_field, capacity_field = "project", "project_video", "annotators_per_video"
+    unit_label, unit_noun, unit_input = "project_video__video__external_id", "video", "video_id"
+    no_qc, import_namespace, work_related = NO_QC, IMPORT_NAMESPACE, ("project_video__video",)
 
-    def target(self, name):
-        p = Project.objects.filter(name=name).only("pk", "name").first()
-        return Target(self.protocol, p.pk, p.name) if p else None
+    def new_assignment_fields(self):
+        return {"shuffle_seed": secrets.randbits(62)}
 
-    def target_by_id(self, object_id):
-        p = Project.objects.filter(pk=object_id).only("pk", "name").first()
-        return Target(self.protocol, p.pk, p.name) if p else None
+    def release_assignment(self, found):
+        return assigning.release(found)
 
-    def _project(self, target):
-        return Project.objects.get(pk=target.object_id)
+    def unit_name(self, unit):
+        return unit.video.external_id
 
     def describe(self, target):
-        project = self._project(target)
+        project = self._target(target)
         videos = ProjectVideo.objects.filter(project=project).select_related("video").order_by("position", "id")
         n_systems = project.systems.count()
         if project.is_rating:
@@ -65,12 +68,7 @@ class FactualityAdapter(adapters.ProtocolAdapter):
                            estimated_minutes=max(2, 2 * n_systems), scale=scale,
                            statement=project.question or "How factual is this caption?")
 
-    def _annotator(self, worker_key):
-        annotator, _ = Annotator.objects.get_or_create(kind=Annotator.Kind.CROWD, provider="crowd",
-                                                       external_id=worker_key)
-        return annotator
-
-    def _work(self, assignment, last=None):
+    def _work(self, assignment, *, last=None):
         from .crowd_links import assignment_token
 
         return Work(key=str(assignment.pk), unit_key=str(assignment.project_video_id),
@@ -80,9 +78,8 @@ class FactualityAdapter(adapters.ProtocolAdapter):
                     last_activity=last or assignment.draft_saved_at or assignment.created_at)
 
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
-        project = self._project(target)
-        annotator = self._annotator(worker_key)
-        ProjectMember.objects.get_or_create(project=project, annotator=annotator)
+        project = self._target(target)
+        annotator = self._member(project, worker_key)
         if unit_key is not None:
             found = self._claim(project, annotator, int(unit_key))
         else:
@@ -91,44 +88,10 @@ class FactualityAdapter(adapters.ProtocolAdapter):
             return None
         return self._work(Assignment.objects.select_related("project_video__video").get(pk=found.pk))
 
-    def _claim(self, project, annotator, video_pk):
-        """The annotator's assignment on this very video (MTurk fixes the HIT), claimed while it has room."""
-        with transaction.atomic():
-            mine = Assignment.objects.filter(project=project, annotator=annotator, project_video_id=video_pk).first()
-            if mine is not None:
-                return mine
-            taken = (ProjectVideo.objects.filter(pk=video_pk, project=project, assigned__lt=project.annotators_per_video)
-                     .update(assigned=F("assigned") + 1))
-            if not taken:
-                return None
-            return Assignment.objects.create(project=project, project_video_id=video_pk, annotator=annotator,
-                                             shuffle_seed=secrets.randbits(62))
-
-    def work(self, target, work_key):
-        found = (Assignment.objects.select_related("project_video__video")
-                 .filter(pk=int(work_key), project_id=target.object_id).annotate(last=Max("submissions__created_at"))
-                 .first())
-        return None if found is None else self._work(found, found.last)
-
-    def release(self, target, work_key):
-        found = Assignment.objects.filter(pk=int(work_key), project_id=target.object_id).first()
-        return bool(found) and assigning.release(found)
-
-    def assignments(self, target):
-        out = []
-        for pk, external, video, status in (Assignment.objects.filter(project_id=target.object_id,
-                                                                         annotator__kind=Annotator.Kind.CROWD)
-                                            .values_list("pk", "annotator__external_id",
-                                                         "project_video__video__external_id", "status")):
-            done = status == Assignment.Status.SUBMITTED
-            qc = QCOutcome("insufficient_data" if done else "in_progress", detail=NO_QC if done else "")
-            out.append(AssignmentRecord(str(pk), external, video, done, qc))
-        return out
-
     def preview(self, target, unit_key):
         from annotation_site.corpus.models import Caption
 
-        project = self._project(target)
+        project = self._target(target)
         pv = ProjectVideo.objects.filter(project=project, pk=ascii_int(unit_key)).select_related("video").first() \
             if ascii_int(unit_key) is not None else ProjectVideo.objects.filter(project=project).select_related("video").first()
         if pv is None:
@@ -140,27 +103,13 @@ class FactualityAdapter(adapters.ProtocolAdapter):
 
     # --- MTurk results -------------------------------------------------------------------------------------
 
-    def answer_spec(self, target):
-        return [], lambda answers: []  # checked per video (its captions and sentences) in check_results
-
-    def _plan(self, project, rows):
+    def plan(self, project, rows):
         """(problems as (line, field, message), [(row, project video, cleaned paragraphs, incomplete)])."""
         videos = list(ProjectVideo.objects.filter(project=project).select_related("video"))
         by_pk = {str(v.pk): v for v in videos}
         by_external = {v.video.external_id: v for v in videos}
-        problems, plans, seen = [], [], {}
-        for row in rows:
-            hit, external = row.inputs.get("hit_id", "").strip(), row.inputs.get("video_id", "").strip()
-            pv = by_pk.get(hit) or by_external.get(external) or by_external.get(hit)
-            if pv is None:
-                named = ("Input.hit_id", hit) if hit else ("Input.video_id", external)
-                problems.append((row.line, named[0], f"no video {named[1]!r} in project {project.name}"))
-                continue
-            if (row.worker_id, pv.pk) in seen:
-                problems.append((row.line, "WorkerId", f"{row.worker_id} answered video {pv.video.external_id} "
-                                                       f"already on line {seen[(row.worker_id, pv.pk)]}"))
-                continue
-            seen[(row.worker_id, pv.pk)] = row.line
+        problems, plans = [], []
+        for row, pv in self.result_units(project, rows, by_pk, by_external, problems):
             presented = assigning.presented_captions(Assignment(project=project, project_video=pv, shuffle_seed=0))
             paragraphs, row_problems = [], []
             for caption, _ in presented:
@@ -191,33 +140,11 @@ class FactualityAdapter(adapters.ProtocolAdapter):
                 plans.append((row, pv, cleaned, bool(soft)))
         return problems, plans
 
-    def check_results(self, target, rows):
-        return self._plan(self._project(target), rows)[0]
+    def imported_entry(self, project, paragraphs):
+        return {"paragraphs": paragraphs, "source": Submission.Source.IMPORT}
 
-    def import_results(self, target, rows, worker_keys):
-        project = self._project(target)
-        _, plans = self._plan(project, rows)
-        uuids = {row.assignment_id: uuid.uuid5(IMPORT_NAMESPACE, f"{project.pk}:{row.assignment_id}")
-                 for row, *_ in plans}
-        stored = set(Submission.objects.filter(client_uuid__in=list(uuids.values()))
-                     .values_list("client_uuid", flat=True))
-        out, entries = {}, []
-        for row, pv, paragraphs, incomplete in plans:
-            annotator = self._annotator(worker_keys[row.worker_id])
-            ProjectMember.objects.get_or_create(project=project, annotator=annotator)
-            found, created = Assignment.objects.get_or_create(
-                project=project, project_video=pv, annotator=annotator,
-                defaults={"shuffle_seed": secrets.randbits(62)})
-            if created:
-                ProjectVideo.objects.filter(pk=pv.pk).update(assigned=F("assigned") + 1)
-            out[row.assignment_id] = str(found.pk)
-            if uuids[row.assignment_id] not in stored:
-                entries.append(dict(assignment=found, paragraphs=paragraphs, client_uuid=uuids[row.assignment_id],
-                                    time_spent=float(row.work_seconds or 0), video_played=None,
-                                    confirmed_incomplete=incomplete, source=Submission.Source.IMPORT))
-        if entries:
-            write_submissions(entries, rating=project.is_rating)
-        return out
+    def write_imported(self, project, entries):
+        write_submissions(entries, rating=project.is_rating)
 
 
 def _number(raw):

@@ -4,12 +4,11 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q, Sum
-from django.utils import timezone
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import Invited, awaits_activation, invite, invite_with_link  # noqa: F401 - Invited re-exported
 from annotation_site.corpus.models import DATASET_NAME, Caption, System, Video
+from annotation_site.workflow import units
 
 from . import protocol
 from .models import Assignment, Project, ProjectMember, ProjectVideo, ScaleAnchor, Submission
@@ -185,12 +184,7 @@ def update_project(project, *, instructions=None, description=None, annotators_p
 
 
 def set_status(project, status):
-    if status not in Project.Status.values:
-        raise ValidationError({"status": f"status must be one of {', '.join(Project.Status.values)}"})
-    project.status = status
-    project.closed_at = timezone.now() if status == Project.Status.CLOSED else None
-    project.save(update_fields=["status", "closed_at"])
-    return project
+    return units.set_status(project, status)
 
 
 def scale_of(project):
@@ -202,48 +196,30 @@ def scale_of(project):
 
 def projects_for(annotator):
     """The open and closed projects an annotator is invited to, with their own counts (one query)."""
-    if annotator is None:
-        return []
-    return list(Project.objects.filter(members__annotator=annotator).select_related("dataset").annotate(
-        mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
-        mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
-                                                assignments__status=Assignment.Status.SUBMITTED), distinct=True),
-    ).order_by("-created_at"))
+    return units.units_for(Project.objects.all(), annotator)
 
 
 def progress(project):
     """Counts of a project and per annotator (4 queries whatever the size)."""
-    videos = ProjectVideo.objects.filter(project=project).aggregate(
-        n_videos=Count("id"), n_assigned=Sum("assigned"),
-        n_full=Count("id", filter=Q(assigned__gte=project.annotators_per_video)))
-    per_annotator = {
-        row["annotator_id"]: row for row in Assignment.objects.filter(project=project).values("annotator_id").annotate(
-            assigned=Count("id"), submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))
-    }
+    n_videos, n_full, n_assigned = units.slot_counts(ProjectVideo.objects.filter(project=project),
+                                                     project.annotators_per_video)
+    per_annotator = units.assignment_counts(Assignment.objects.filter(project=project))
     times = {}
     for annotator_id, seconds, played in (Submission.objects.filter(assignment__project=project, is_current=True)
                                           .values_list("annotator_id", "time_spent", "video_played")):
         entry = times.setdefault(annotator_id, {"seconds": [], "played": 0})
         entry["seconds"].append(seconds)
         entry["played"] += bool(played)
-    members = list(ProjectMember.objects.filter(project=project).select_related("annotator__user"))
-    known = {m.annotator_id for m in members}
-    extra = list(Annotator.objects.filter(pk__in=set(per_annotator) - known).select_related("user"))
     rows = []
-    for annotator, invited in [(m.annotator, True) for m in members] + [(a, False) for a in extra]:
+    for annotator, invited in units.annotators_of(ProjectMember.objects.filter(project=project), per_annotator,
+                                                  Annotator):
         counts = per_annotator.get(annotator.pk, {})
-        seconds = sorted(times.get(annotator.pk, {}).get("seconds", []))
         rows.append({
             "annotator": annotator, "invited": invited, "assigned": counts.get("assigned", 0),
             "awaits_activation": annotator.user_id is not None and awaits_activation(annotator.user),
             "submitted": counts.get("submitted", 0),
-            "median_seconds": seconds[len(seconds) // 2] if seconds else None,
+            "median_seconds": units.median_seconds(times.get(annotator.pk, {}).get("seconds", [])),
             "played": times.get(annotator.pk, {}).get("played", 0),
         })
-    total = videos["n_videos"] * project.annotators_per_video
-    submitted = sum(r["submitted"] for r in rows)
-    return {
-        "videos": videos["n_videos"], "full_videos": videos["n_full"], "slots": total,
-        "assigned": videos["n_assigned"] or 0, "submitted": submitted,
-        "share": (min(submitted, total) / total) if total else 0.0, "annotators": rows,
-    }
+    return {"videos": n_videos, "full_videos": n_full,
+            **units.totals(n_videos, project.annotators_per_video, n_assigned, rows)}

@@ -81,17 +81,7 @@ def export_lines(project, *, anonymise=True):
 
 def _parse(text, filename, keys, problems):
     entries = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = safe_json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number)
-            continue
-        if not isinstance(data, dict):
-            problems.add(filename, "each line must be a JSON object", line=number)
-            continue
+    for number, data in safe_json.object_lines(text, lambda line, message: problems.add(filename, message, line=line)):
         missing = [k for k in keys if k not in data and k not in ("rationale",)]
         unknown = sorted(set(data) - set(keys))
         for key in missing:

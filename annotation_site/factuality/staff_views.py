@@ -7,14 +7,13 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation_site.annotators.views import invitation_messages
 from annotation_site.corpus.models import Dataset
-from annotation_site.problems import FormatError
-from annotation_site import uploads
+from annotation_site.workflow.downloads import anonymise_requested, attachment
 
 from . import agreement, aggregation, charts, exports, projects, raw_labels
 from .forms import InviteForm, ProjectCreateForm, ProjectSettingsForm, RawImportForm
 from .models import Aggregation, Project
+from .views import PAGES
 
 
 def _project(name):
@@ -26,57 +25,32 @@ def project_create(request):
     dataset = Dataset.objects.filter(name=request.POST.get("dataset") or request.GET.get("dataset")).first()
     form = ProjectCreateForm(request.POST or None, dataset=dataset)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        spec = projects.ProjectSpec(
-            name=data["name"], dataset=data["dataset"], kind=data["kind"], systems=form.chosen_systems(),
-            videos=data["videos"] or None, annotators_per_video=data["annotators_per_video"],
-            shuffle_systems=data["shuffle_systems"], description=data["description"],
-            preset=data.get("preset") or "", rationale=data.get("rationale") or Project.Rationale.OFF)
-        try:
-            project = projects.create_project(spec, created_by=request.user)
-            invited = [projects.invite_to_project(project, name) for name in data["annotators"]]
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(request, f"Created project {project.name} with {project.project_videos.count()} "
-                                      "videos.")
-            invitation_messages(request, invited)
-            return redirect("factuality-project", name=project.name)
+        def create(data):
+            return projects.create_project(projects.ProjectSpec(
+                name=data["name"], dataset=data["dataset"], kind=data["kind"], systems=form.chosen_systems(),
+                videos=data["videos"] or None, annotators_per_video=data["annotators_per_video"],
+                shuffle_systems=data["shuffle_systems"], description=data["description"],
+                preset=data.get("preset") or "", rationale=data.get("rationale") or Project.Rationale.OFF),
+                created_by=request.user)
+
+        created = PAGES.create_from_form(request, form, create, lambda project: (
+            f"Created project {project.name} with {project.project_videos.count()} videos."))
+        if created is not None:
+            return created
     return render(request, "factuality/project_create.html", {"form": form, "dataset": dataset})
 
 
-def project_detail(request, name):
-    if not request.user.is_authenticated or not request.user.is_staff:
-        return redirect("factuality-work", name=name)
-    return _project_detail(request, name)
-
-
-@staff_member_required
 def _project_detail(request, name):
     project = _project(name)
-    return render(request, "factuality/project_detail.html", {
-        "project": project, "progress": projects.progress(project), "invite_form": InviteForm(),
-        "import_form": RawImportForm(), "aggregation": Aggregation.objects.filter(project=project).first(),
-        "systems": project.systems.order_by("position", "name"), "scale": projects.scale_of(project),
-    })
+    return render(request, "factuality/project_detail.html", PAGES.context(
+        project, progress=projects.progress(project), invite_form=InviteForm(), import_form=RawImportForm(),
+        aggregation=Aggregation.objects.filter(project=project).first(),
+        systems=project.systems.order_by("position", "name"), scale=projects.scale_of(project)))
 
 
-@staff_member_required
-@require_POST
-def project_invite(request, name):
-    project = _project(name)
-    form = InviteForm(request.POST)
-    if form.is_valid():
-        invited = []
-        for username in form.cleaned_data["usernames"]:
-            try:
-                invited.append(projects.invite_to_project(project, username))
-            except ValidationError as exc:
-                messages.error(request, f"{username}: {' '.join(exc.messages)}")
-        invitation_messages(request, invited)
-    else:
-        messages.error(request, " ".join(form.errors.get("usernames", ["Invalid input."])))
-    return redirect("factuality-project", name=name)
+project_detail = PAGES.staff_or_work(_project_detail)
+project_invite = PAGES.invite_view(InviteForm)
+project_status = PAGES.status_view()
 
 
 @staff_member_required
@@ -115,19 +89,6 @@ def project_settings(request, name):
             messages.success(request, "Settings saved.")
             return redirect("factuality-project", name=name)
     return render(request, "factuality/project_settings.html", {"project": project, "form": form})
-
-
-@staff_member_required
-@require_POST
-def project_status(request, name):
-    project = _project(name)
-    try:
-        projects.set_status(project, request.POST.get("status", ""))
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-    else:
-        messages.success(request, f"Project {project.name} is {project.status}.")
-    return redirect("factuality-project", name=name)
 
 
 @staff_member_required
@@ -183,30 +144,20 @@ def project_chart(request, name, chart):
 @staff_member_required
 def export_raw(request, name):
     project = _project(name)
-    anonymise = request.GET.get("anonymise", "1") not in ("0", "false", "no")
-    return exports.attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
-                       "application/x-ndjson")
+    anonymise = anonymise_requested(request.GET)
+    return attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
+                      "application/x-ndjson")
 
 
 @staff_member_required
 @require_POST
 def import_raw(request, name):
     project = _project(name)
-    form = RawImportForm(request.POST, request.FILES)
-    if not form.is_valid():
-        messages.error(request, "Choose a file to import.")
-        return redirect("factuality-project", name=name)
-    upload = form.cleaned_data["file"]
-    try:
-        text = uploads.upload_text(upload)
+
+    def run(text, filename):
         _, counts = raw_labels.import_lines(text, project_name=project.name, dataset=project.dataset,
-                                            filename=upload.name)
-    except uploads.UploadRefused as exc:
-        messages.error(request, f"{exc}; nothing was imported.")
-    except FormatError as exc:
-        return render(request, "factuality/import_problems.html",
-                      {"project": project, "problems": exc.problems, "filename": upload.name}, status=400)
-    else:
-        messages.success(request, f"Imported {counts['lines']} labelled captions ({counts['submissions']} "
-                                  f"submissions from {counts['annotators']} annotators).")
-    return redirect("factuality-project", name=name)
+                                            filename=filename)
+        return (f"Imported {counts['lines']} labelled captions ({counts['submissions']} submissions from "
+                f"{counts['annotators']} annotators).")
+
+    return PAGES.import_upload(request, project, RawImportForm(request.POST, request.FILES), run)

@@ -1,15 +1,15 @@
 """Annotator pages: the projects list, instructions, taking the next video and the annotation page. Thin:
 every decision is a service call; templates only display (and escape every caption)."""
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site.annotators.services import annotator_for_user
+from annotation_site.annotators.views import invitation_messages
 from annotation_site.crowd.hooks import frameable
+from annotation_site.workflow.pages import ProtocolPages
 
 from . import assignment as assigning
 from . import judgments, projects
@@ -17,63 +17,32 @@ from .assignment import ProjectClosed, paragraph_letter
 from .models import Assignment, Project
 
 
-def _project_for(request, name):
-    """A project the user may open: staff see every project, annotators the ones they are invited to."""
-    project = get_object_or_404(Project.objects.select_related("dataset"), name=name)
-    annotator = annotator_for_user(request.user, create=request.user.is_staff)
-    if not request.user.is_staff and not projects.is_member(project, annotator):
-        raise Http404("no such project")
-    return project, annotator
+def _mine(project, annotator):
+    return (Assignment.objects.filter(project=project, annotator=annotator)
+            .select_related("project_video__video").order_by("created_at", "id"))
 
 
-@login_required
-def home(request):
-    annotator = annotator_for_user(request.user, create=request.user.is_staff)
-    context = {"mine": projects.projects_for(annotator)}
-    if request.user.is_staff:
-        context["all_projects"] = Project.objects.select_related("dataset").order_by("-created_at")
-    return render(request, "factuality/home.html", context)
+PAGES = ProtocolPages(
+    noun="project", unit_noun="video", templates="factuality",
+    queryset=lambda: Project.objects.select_related("dataset"),
+    detail_url="factuality-project", work_url="factuality-work", annotate_url="factuality-annotate",
+    annotator_for_user=annotator_for_user, is_member=projects.is_member, units_for=projects.projects_for,
+    assignments_of=_mine, assignable_count=assigning.assignable_count, next_assignment=assigning.next_assignment,
+    closed_error=ProjectClosed, not_member_message="You are not invited to annotate in this project.",
+    invite=projects.invite_to_project, announce_invitations=invitation_messages, set_status=projects.set_status,
+    all_key="all_projects", home_url="factuality-home", home_label="Annotation",
+    instructions_url="factuality-instructions", start_url="factuality-start", status_url="factuality-status")
+
+home = login_required(PAGES.home)
+work = login_required(PAGES.work)
+start = login_required(require_POST(PAGES.start))
 
 
 @login_required
 def instructions(request, name):
-    project, _ = _project_for(request, name)
+    project, _ = PAGES.unit_for(request, name)
     return render(request, "factuality/instructions.html", {
         "project": project, "scale": projects.scale_of(project)})
-
-
-@login_required
-def work(request, name):
-    """An annotator's view of a project: their videos (to revise before the project closes) and a start button."""
-    project, annotator = _project_for(request, name)
-    if request.user.is_staff and not projects.is_member(project, annotator):
-        return redirect("factuality-project", name=name)
-    mine = list(Assignment.objects.filter(project=project, annotator=annotator)
-                .select_related("project_video__video").order_by("created_at", "id"))
-    return render(request, "factuality/work.html", {
-        "project": project, "assignments": mine,
-        "available": assigning.assignable_count(project, annotator),
-        "open": next((a for a in mine if a.status == Assignment.Status.OPEN), None),
-    })
-
-
-@login_required
-@require_POST
-def start(request, name):
-    """Hand the annotator their next video (or the one in progress) and open it."""
-    project, annotator = _project_for(request, name)
-    try:
-        found = assigning.next_assignment(project, annotator)
-    except ProjectClosed:
-        messages.error(request, "This project is closed.")
-        return redirect("factuality-work", name=name)
-    except PermissionDenied:
-        messages.error(request, "You are not invited to annotate in this project.")
-        return redirect("factuality-project", name=name)
-    if found is None:
-        messages.success(request, "There is no video left for you in this project. Thank you!")
-        return redirect("factuality-work", name=name)
-    return redirect("factuality-annotate", pk=found.pk)
 
 
 def page_state(assignment, presented):

@@ -215,17 +215,7 @@ class _Reader:
 def read(text, *, filename="dataset.jsonl"):
     """Read and validate JSONL text into a DatasetBundle, or raise FormatError naming line and field."""
     reader = _Reader(filename)
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        if not raw_line.strip():
-            continue
-        try:
-            obj = safe_json.loads(raw_line)
-        except json.JSONDecodeError as exc:
-            reader.problem(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(obj, dict):
-            reader.problem(number, "each line must be a JSON object")
-            continue
+    for number, obj in safe_json.object_lines(text, reader.problem):
         reader.read_line(number, obj)
     return reader.finish()
 

@@ -1,12 +1,12 @@
 """REST endpoints (DRF) of judgment tasks. Researcher endpoints are staff-only (the default permission);
 annotator endpoints (next item, draft, submit) serve the logged-in annotator's own assignments, or a crowd
 participant's, named by the signed token of their link in the ``X-Participant-Token`` header."""
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import BasePermission
@@ -17,6 +17,9 @@ from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
+from annotation_site.workflow import api as workflow_api
+from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, with_progress
+from annotation_site.workflow.downloads import anonymise_requested
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site import uploads
 
@@ -57,10 +60,6 @@ class TaskUpdateSerializer(serializers.Serializer):
     definition = serializers.JSONField(required=False, help_text="Only until the first item is handed out.")
 
 
-def _errors(exc):
-    return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
-
-
 def _task(name):
     return get_object_or_404(Task.objects.select_related("dataset"), name=name)
 
@@ -84,27 +83,16 @@ class TaskListView(APIView):
         values = dict(data.validated_data)
         dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
         usernames = values.pop("annotators")
-        try:
-            task = services.create_task(dataset=dataset, created_by=request.user, **values)
-            invited = [services.invite_to_task(task, name) for name in usernames]
-        except ValidationError as exc:
-            return Response(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
-        body = TaskSerializer(task).data
-        body["invitations"] = {i.annotator.user.get_username(): request.build_absolute_uri(i.link_path)
-                              for i in invited if i.needs_link}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return create_and_invite(
+            request, usernames, create=lambda: services.create_task(dataset=dataset, created_by=request.user, **values),
+            invite=services.invite_to_task, serialize=lambda task: TaskSerializer(task).data)
 
 
 class TaskDetailView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, name):
         task = _task(name)
-        progress = services.progress(task)
-        body = TaskSerializer(task).data
-        body["progress"] = {k: v for k, v in progress.items() if k != "annotators"}
-        body["annotators"] = [{"annotator": row["annotator"].name, "assigned": row["assigned"],
-                               "submitted": row["submitted"], "median_seconds": row["median_seconds"]}
-                              for row in progress["annotators"]]
+        body = with_progress(TaskSerializer(task).data, services.progress(task))
         body["definition_editable"] = not services.work_started(task)
         return Response(body)
 
@@ -114,35 +102,23 @@ class TaskDetailView(APIView):
         data = TaskUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        status_value, definition = values.pop("status", None), values.pop("definition", None)
-        try:
+        definition = values.pop("definition", None)
+
+        def update(**changes):
             if definition is not None:
                 services.update_definition(task, definition)
-            services.update_task(task, **values)
-            if status_value:
-                services.set_status(task, status_value)
-        except ValidationError as exc:
-            return Response(_errors(exc), status=400)
-        return Response(TaskSerializer(task).data)
+            services.update_task(task, **changes)
+
+        return apply_changes(task, values, update=update, set_status=services.set_status,
+                             body=lambda: TaskSerializer(task).data)
 
 
-class InviteView(APIView):
-    @extend_schema(request={"application/json": {"type": "object", "properties": {
-        "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
-    def post(self, request, name):
-        task = _task(name)
-        names = request.data.get("usernames")
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            return Response({"usernames": "a non-empty list of user names"}, status=400)
-        result = {}
-        try:
-            for username in names:
-                invited = services.invite_to_task(task, username)
-                result[username] = (request.build_absolute_uri(invited.link_path)
-                                    if invited.needs_link else None)
-        except ValidationError as exc:
-            return Response(_errors(exc), status=400)
-        return Response({"invited": result})
+class InviteView(workflow_api.InviteView):
+    def unit(self, name):
+        return _task(name)
+
+    def invite(self, task, username):
+        return services.invite_to_task(task, username)
 
 
 class ParticipantView(APIView):
@@ -177,11 +153,6 @@ class _ImportView(APIView):
             raise serializers.ValidationError({"file": f"{exc}; nothing was imported"}) from None
 
 
-def _format_problems(exc):
-    return Response({"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
-                    status=400)
-
-
 class ItemsView(_ImportView):
     @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
         "file": {"type": "string", "format": "binary"}, "replace": {"type": "boolean"}}}},
@@ -193,7 +164,7 @@ class ItemsView(_ImportView):
         try:
             counts = imports.import_items(task, text, filename=filename, replace=replace)
         except FormatError as exc:
-            return _format_problems(exc)
+            return format_problems(exc)
         except imports.WorkStarted as exc:
             return Response({"detail": str(exc)}, status=409)
         return Response(counts, status=201)
@@ -208,22 +179,27 @@ class ModelAnswersView(_ImportView):
         try:
             counts = imports.import_model_answers(task, text, filename=filename)
         except FormatError as exc:
-            return _format_problems(exc)
+            return format_problems(exc)
         return Response(counts, status=201)
 
 
 MEDIAN_TIES = OpenApiParameter("median_ties", enum=list(reports.MEDIAN_TIES))
 
 
+def _report(request, task):
+    """``(report, labels, items)`` of a task with the request's ``median_ties``, or the 400 answer of a refused
+    parameter."""
+    try:
+        return reports.task_report(task, median_ties=request.query_params.get("median_ties", "lower"))
+    except ValueError as exc:
+        return Response({"detail": str(exc)}, status=400)
+
+
 class ReportView(APIView):
     @extend_schema(parameters=[MEDIAN_TIES], responses=OpenApiTypes.OBJECT)
     def get(self, request, name):
-        task = _task(name)
-        try:
-            report, _, _ = reports.task_report(task, median_ties=request.query_params.get("median_ties", "lower"))
-        except ValueError as exc:
-            return Response({"detail": str(exc)}, status=400)
-        return Response(reports.jsonable(report))
+        found = _report(request, _task(name))
+        return found if isinstance(found, Response) else Response(reports.jsonable(found[0]))
 
 
 class LabelsView(APIView):
@@ -231,10 +207,10 @@ class LabelsView(APIView):
                    responses={200: bytes})
     def get(self, request, name):
         task = _task(name)
-        try:
-            _, labels, items = reports.task_report(task, median_ties=request.query_params.get("median_ties", "lower"))
-        except ValueError as exc:
-            return Response({"detail": str(exc)}, status=400)
+        found = _report(request, task)
+        if isinstance(found, Response):
+            return found
+        _, labels, items = found
         rows = reports.label_rows(task.definition, labels, items)
         if request.query_params.get("format") == "csv":
             return exports.attachment(exports.labels_csv(rows), f"{task.name}-labels.csv", "text/csv")
@@ -245,7 +221,7 @@ class AnswersView(APIView):
     @extend_schema(parameters=[OpenApiParameter("anonymise", bool)], responses={200: bytes})
     def get(self, request, name):
         task = _task(name)
-        anonymise = request.query_params.get("anonymise", "1") not in ("0", "false", "no")
+        anonymise = anonymise_requested(request.query_params)
         return exports.attachment(exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl",
                                   "application/x-ndjson")
 

@@ -22,14 +22,13 @@ task as ``("task", task pk)`` and the crowd app (Prolific, signed links, MTurk f
 import json
 import uuid
 
-from django.db import transaction
-from django.db.models import F, Max
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.crowd import adapters, hooks
-from annotation_site.crowd.adapters import AssignmentRecord, Description, QCOutcome, Target, Unit, Work
+from annotation_site.crowd.adapters import Description, Unit, Work
 from annotation_site.strict_numbers import ascii_int
+from annotation_site.workflow.crowd_units import UnitsAdapter
 
 from . import assignment as assigning
 from . import participants
@@ -41,22 +40,23 @@ NO_QC = "judgment tasks have no hidden quality control: approve all, or review"
 IMPORT_NAMESPACE = uuid.UUID("b7d4f1c2-5a0e-4c8e-9f3d-2e6a1b9c7d41")  # submission ids of imported MTurk answers
 
 
-class JudgmentTaskAdapter(adapters.ProtocolAdapter):
+class JudgmentTaskAdapter(UnitsAdapter, adapters.ProtocolAdapter):
     protocol = PROTOCOL
+    crowd = adapters
+    annotator_model, target_model, unit_model = Annotator, Task, Item
+    assignment_model, member_model, submission_model = Assignment, TaskMember, Submission
+    target_field, unit_field, capacity_field = "task", "item", "annotators_per_item"
+    unit_label, unit_noun, unit_input = "item__key", "item", "item_id"
+    no_qc, import_namespace, work_related = NO_QC, IMPORT_NAMESPACE, ("task", "annotator", "item")
 
-    def target(self, name):
-        found = Task.objects.filter(name=name).only("pk", "name").first()
-        return Target(PROTOCOL, found.pk, found.name) if found else None
+    def release_assignment(self, found):
+        return assigning.release(found)
 
-    def target_by_id(self, object_id):
-        found = Task.objects.filter(pk=object_id).only("pk", "name").first()
-        return Target(PROTOCOL, found.pk, found.name) if found else None
-
-    def _task(self, target):
-        return Task.objects.get(pk=target.object_id)
+    def unit_name(self, unit):
+        return unit.key
 
     def describe(self, target):
-        task = self._task(target)
+        task = self._target(target)
         items = Item.objects.filter(task=task).order_by("position", "id").values_list("pk", "key")
         likert = next((q for q in task.definition.get("questions", []) if q.get("type") == "likert"), None)
         scale = ({"kind": "likert", "min": likert["scale"][0][0], "max": likert["scale"][-1][0]} if likert
@@ -70,12 +70,6 @@ class JudgmentTaskAdapter(adapters.ProtocolAdapter):
         return (found or 0) * Item.objects.filter(task_id=target.object_id).count()
 
     # --- slots ---------------------------------------------------------------------------------------------
-
-    def _annotator(self, task, worker_key):
-        annotator, _ = Annotator.objects.get_or_create(kind=Annotator.Kind.CROWD, provider="crowd",
-                                                       external_id=worker_key)
-        TaskMember.objects.get_or_create(task=task, annotator=annotator)
-        return annotator
 
     def _url(self, found, finish_url=""):
         """The item page by the task's own signed token: the quota stops at this item (the annotator's items
@@ -91,8 +85,8 @@ class JudgmentTaskAdapter(adapters.ProtocolAdapter):
                     last_activity=last or found.draft_saved_at or found.created_at)
 
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
-        task = self._task(target)
-        annotator = self._annotator(task, worker_key)
+        task = self._target(target)
+        annotator = self._member(task, worker_key)
         try:
             if unit_key is not None:
                 found = self._claim(task, annotator, int(unit_key))
@@ -105,40 +99,8 @@ class JudgmentTaskAdapter(adapters.ProtocolAdapter):
         found = Assignment.objects.select_related("task", "annotator", "item").get(pk=found.pk)
         return self._work(found, finish_url=finish_url)
 
-    def _claim(self, task, annotator, item_pk):
-        """The annotator's assignment on this very item (MTurk fixes the HIT), claimed while it has room."""
-        with transaction.atomic():
-            mine = Assignment.objects.filter(task=task, annotator=annotator, item_id=item_pk).first()
-            if mine is not None:
-                return mine
-            taken = (Item.objects.filter(pk=item_pk, task=task, assigned__lt=task.annotators_per_item)
-                     .update(assigned=F("assigned") + 1))
-            if not taken:
-                return None
-            return Assignment.objects.create(task=task, item_id=item_pk, annotator=annotator)
-
-    def work(self, target, work_key):
-        found = (Assignment.objects.select_related("task", "annotator", "item")
-                 .filter(pk=int(work_key), task_id=target.object_id).annotate(last=Max("submissions__created_at"))
-                 .first())
-        return None if found is None else self._work(found, last=found.last)
-
-    def release(self, target, work_key):
-        found = Assignment.objects.filter(pk=int(work_key), task_id=target.object_id).first()
-        return bool(found) and assigning.release(found)
-
-    def assignments(self, target):
-        out = []
-        for pk, external, item_key, status in (Assignment.objects.filter(task_id=target.object_id,
-                                                                          annotator__kind=Annotator.Kind.CROWD)
-                                               .values_list("pk", "annotator__external_id", "item__key", "status")):
-            done = status == Assignment.Status.SUBMITTED
-            qc = QCOutcome("insufficient_data" if done else "in_progress", detail=NO_QC if done else "")
-            out.append(AssignmentRecord(str(pk), external, item_key, done, qc))
-        return out
-
     def preview(self, target, unit_key):
-        task = self._task(target)
+        task = self._target(target)
         items = Item.objects.filter(task=task).select_related("video")
         item = (items.filter(pk=ascii_int(unit_key)).first() if ascii_int(unit_key) is not None else None) or \
             items.order_by("position", "id").first()
@@ -150,10 +112,7 @@ class JudgmentTaskAdapter(adapters.ProtocolAdapter):
 
     # --- MTurk results -------------------------------------------------------------------------------------
 
-    def answer_spec(self, target):
-        return [], lambda answers: []  # answers are checked per item (their lists) in check_results
-
-    def _plan(self, task, rows):
+    def plan(self, task, rows):
         """(problems as (line, field, message), [(row, item, cleaned answers, incomplete)])."""
         keys = {row.inputs.get("hit_id", "").strip() for row in rows} | {row.inputs.get("item_id", "").strip()
                                                                            for row in rows}
@@ -161,19 +120,8 @@ class JudgmentTaskAdapter(adapters.ProtocolAdapter):
         by_pk = {str(i.pk): i for i in Item.objects.filter(task=task, pk__in=numbers)}
         by_key = {i.key: i for i in Item.objects.filter(task=task, key__in=[k for k in keys if k])}
         questions = {q["id"]: q for q in task.definition.get("questions", [])}
-        problems, plans, seen = [], [], {}
-        for row in rows:
-            hit, key = row.inputs.get("hit_id", "").strip(), row.inputs.get("item_id", "").strip()
-            item = by_pk.get(hit) or by_key.get(key) or by_key.get(hit)
-            if item is None:
-                named = ("Input.hit_id", hit) if hit else ("Input.item_id", key)
-                problems.append((row.line, named[0], f"no item {named[1]!r} in task {task.name}"))
-                continue
-            if (row.worker_id, item.pk) in seen:
-                problems.append((row.line, "WorkerId", f"{row.worker_id} answered item {item.key} already on line "
-                                                       f"{seen[(row.worker_id, item.pk)]}"))
-                continue
-            seen[(row.worker_id, item.pk)] = row.line
+        problems, plans = [], []
+        for row, item in self.result_units(task, rows, by_pk, by_key, problems):
             data = {}
             for name, raw in row.answers.items():
                 if name not in questions:
@@ -187,30 +135,11 @@ class JudgmentTaskAdapter(adapters.ProtocolAdapter):
                 plans.append((row, item, cleaned, bool(soft)))
         return problems, plans
 
-    def check_results(self, target, rows):
-        return self._plan(self._task(target), rows)[0]
+    def imported_entry(self, task, cleaned):
+        return {"answers": cleaned}
 
-    def import_results(self, target, rows, worker_keys):
-        task = self._task(target)
-        _, plans = self._plan(task, rows)
-        uuids = {row.assignment_id: uuid.uuid5(IMPORT_NAMESPACE, f"{task.pk}:{row.assignment_id}")
-                 for row, *_ in plans}
-        stored = dict(Submission.objects.filter(client_uuid__in=list(uuids.values()))
-                      .values_list("client_uuid", "assignment_id"))
-        out, entries = {}, []
-        for row, item, cleaned, incomplete in plans:
-            annotator = self._annotator(task, worker_keys[row.worker_id])
-            found, created = Assignment.objects.get_or_create(task=task, item=item, annotator=annotator)
-            if created:
-                Item.objects.filter(pk=item.pk).update(assigned=F("assigned") + 1)
-            out[row.assignment_id] = str(found.pk)
-            if uuids[row.assignment_id] not in stored:
-                entries.append(dict(assignment=found, answers=cleaned, client_uuid=uuids[row.assignment_id],
-                                    time_spent=float(row.work_seconds or 0), video_played=None,
-                                    confirmed_incomplete=incomplete))
-        if entries:
-            write_submissions(entries, source=Submission.Source.IMPORT)
-        return out
+    def write_imported(self, task, entries):
+        write_submissions(entries, source=Submission.Source.IMPORT)
 
 
 def _decode(raw, question):

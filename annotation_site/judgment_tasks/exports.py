@@ -3,18 +3,11 @@ the report's figures as CSV, and the raw human answers (JSONL, one line per anno
 import io
 import json
 
-from django.http import HttpResponse
-
 from annotation_site import spreadsheet_csv
+from annotation_site.workflow.downloads import attachment as attachment  # the pages' and the API's downloads
 
 from . import reports
 from .models import Submission
-
-
-def attachment(text, filename, content_type):
-    response = HttpResponse(text, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 def report_json(report):

@@ -19,7 +19,6 @@ Model answers, one per item and model::
 text, nothing left empty). Importing answers of a model for an item again replaces them, so importing the same
 file twice leaves the same rows.
 """
-import json
 
 from django.db import transaction
 
@@ -43,18 +42,7 @@ def default_key(video_id, system="", model=""):
 
 
 def _lines(text, filename, problems):
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = safe_json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number)
-            continue
-        if not isinstance(obj, dict):
-            problems.add(filename, "each line must be a JSON object", line=number)
-            continue
-        yield number, obj
+    return safe_json.object_lines(text, lambda line, message: problems.add(filename, message, line=line))
 
 
 def _label(obj, key, number, filename, problems, *, required=False, limit=200):

@@ -12,6 +12,7 @@ from django.db.models import Q
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.corpus.models import DATASET_NAME, Dataset, Video
+from annotation_site.workflow.statuses import AssignmentStatus, SubmissionSource
 
 
 class Task(models.Model):
@@ -93,9 +94,7 @@ class Item(models.Model):
 
 
 class Assignment(models.Model):
-    class Status(models.TextChoices):
-        OPEN = "open", "in progress"
-        SUBMITTED = "submitted"
+    Status = AssignmentStatus
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
@@ -113,9 +112,7 @@ class Assignment(models.Model):
 
 
 class Submission(models.Model):
-    class Source(models.TextChoices):
-        WEB = "web"
-        IMPORT = "import", "imported file"
+    Source = SubmissionSource
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="submissions")
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="task_submissions")

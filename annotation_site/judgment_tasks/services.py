@@ -4,12 +4,12 @@ import copy
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q, Sum
-from django.utils import timezone
+from django.db.models import Count
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import invite_with_link
 from annotation_site.corpus.models import DATASET_NAME
+from annotation_site.workflow import units
 
 from . import presets
 from .definition import DefinitionError, normalise
@@ -121,12 +121,7 @@ def update_task(task, *, title=None, description=None, instructions=None, annota
 
 
 def set_status(task, status):
-    if status not in Task.Status.values:
-        raise ValidationError({"status": f"status must be one of {', '.join(Task.Status.values)}"})
-    task.status = status
-    task.closed_at = timezone.now() if status == Task.Status.CLOSED else None
-    task.save(update_fields=["status", "closed_at"])
-    return task
+    return units.set_status(task, status)
 
 
 def add_member(task, annotator):
@@ -146,39 +141,23 @@ def is_member(task, annotator):
 
 def tasks_for(annotator):
     """The tasks an annotator is a member of, with their own counts (one query)."""
-    if annotator is None:
-        return []
-    return list(Task.objects.filter(members__annotator=annotator).select_related("dataset").annotate(
-        mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
-        mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
-                                                assignments__status=Assignment.Status.SUBMITTED), distinct=True),
-    ).order_by("-created_at"))
+    return units.units_for(Task.objects.all(), annotator)
 
 
 def progress(task):
     """Counts of a task and per annotator (five queries whatever the size)."""
-    items = Item.objects.filter(task=task).aggregate(
-        n_items=Count("id"), n_assigned=Sum("assigned"), n_full=Count("id", filter=Q(assigned__gte=task.annotators_per_item)))
-    per_annotator = {row["annotator_id"]: row for row in Assignment.objects.filter(task=task).values("annotator_id")
-                     .annotate(assigned=Count("id"), submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))}
+    n_items, n_full, n_assigned = units.slot_counts(Item.objects.filter(task=task), task.annotators_per_item)
+    per_annotator = units.assignment_counts(Assignment.objects.filter(task=task))
     times = {}
     for annotator_id, seconds in (Submission.objects.filter(assignment__task=task, is_current=True)
                                   .values_list("annotator_id", "time_spent")):
         times.setdefault(annotator_id, []).append(seconds)
-    members = list(TaskMember.objects.filter(task=task).select_related("annotator__user"))
-    known = {m.annotator_id for m in members}
-    extra = list(Annotator.objects.filter(pk__in=set(per_annotator) - known).select_related("user"))
     rows = []
-    for annotator, member in [(m.annotator, True) for m in members] + [(a, False) for a in extra]:
+    for annotator, member in units.annotators_of(TaskMember.objects.filter(task=task), per_annotator, Annotator):
         counts = per_annotator.get(annotator.pk, {})
-        seconds = sorted(times.get(annotator.pk, []))
         rows.append({"annotator": annotator, "member": member, "assigned": counts.get("assigned", 0),
                      "submitted": counts.get("submitted", 0),
-                     "median_seconds": seconds[len(seconds) // 2] if seconds else None})
-    total = items["n_items"] * task.annotators_per_item
-    submitted = sum(r["submitted"] for r in rows)
+                     "median_seconds": units.median_seconds(times.get(annotator.pk, []))})
     models = list(ModelAnswer.objects.filter(task=task).values("model").annotate(n=Count("id")).order_by("model"))
-    return {"items": items["n_items"], "full_items": items["n_full"], "slots": total,
-            "assigned": items["n_assigned"] or 0, "submitted": submitted,
-            "share": (min(submitted, total) / total) if total else 0.0, "annotators": rows,
+    return {"items": n_items, "full_items": n_full, **units.totals(n_items, task.annotators_per_item, n_assigned, rows),
             "models": [(row["model"], row["n"]) for row in models]}

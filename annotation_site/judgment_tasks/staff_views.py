@@ -9,13 +9,12 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation_site.annotators.views import invitation_messages
-from annotation_site.problems import FormatError
-from annotation_site import uploads
+from annotation_site.workflow.downloads import anonymise_requested
 
 from . import charts, exports, imports, participants, presets, reports, services
 from .forms import ImportForm, InviteForm, ParticipantForm, TaskCreateForm, TaskSettingsForm
 from .models import Task
+from .views import PAGES
 
 
 def _task(name):
@@ -26,35 +25,29 @@ def _task(name):
 def task_create(request):
     form = TaskCreateForm(request.POST or None, initial={"preset": request.GET.get("preset")})
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            task = services.create_task(name=data["name"], dataset=data["dataset"], preset=data["preset"],
+        def create(data):
+            return services.create_task(name=data["name"], dataset=data["dataset"], preset=data["preset"],
                                         annotators_per_item=data["annotators_per_item"],
                                         description=data["description"], created_by=request.user)
-            invited = [services.invite_to_task(task, name) for name in data["annotators"]]
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(request, f"Created task {task.name}. Next: import its items (JSONL).")
-            invitation_messages(request, invited)
-            return redirect("tasks-detail", name=task.name)
+
+        created = PAGES.create_from_form(request, form, create,
+                                         lambda task: f"Created task {task.name}. Next: import its items (JSONL).")
+        if created is not None:
+            return created
     return render(request, "judgment_tasks/task_create.html", {"form": form, "presets": presets.PRESETS})
 
 
-def task_detail(request, name):
-    if not request.user.is_authenticated or not request.user.is_staff:
-        return redirect("tasks-work", name=name)
-    return _task_detail(request, name)
-
-
-@staff_member_required
 def _task_detail(request, name):
     task = _task(name)
-    return render(request, "judgment_tasks/task_detail.html", {
-        "task": task, "progress": services.progress(task), "invite_form": InviteForm(),
-        "items_form": ImportForm(prefix="items"), "answers_form": ImportForm(prefix="answers"),
-        "participant_form": ParticipantForm(), "editable": not services.work_started(task),
-        "definition": task.definition})
+    return render(request, "judgment_tasks/task_detail.html", PAGES.context(
+        task, progress=services.progress(task), invite_form=InviteForm(), items_form=ImportForm(prefix="items"),
+        answers_form=ImportForm(prefix="answers"), participant_form=ParticipantForm(),
+        editable=not services.work_started(task), definition=task.definition))
+
+
+task_detail = PAGES.staff_or_work(_task_detail)
+task_invite = PAGES.invite_view(InviteForm)
+task_status = PAGES.status_view()
 
 
 @staff_member_required
@@ -87,24 +80,6 @@ def task_settings(request, name):
 
 @staff_member_required
 @require_POST
-def task_invite(request, name):
-    task = _task(name)
-    form = InviteForm(request.POST)
-    if form.is_valid():
-        invited = []
-        for username in form.cleaned_data["usernames"]:
-            try:
-                invited.append(services.invite_to_task(task, username))
-            except ValidationError as exc:
-                messages.error(request, f"{username}: {' '.join(exc.messages)}")
-        invitation_messages(request, invited)
-    else:
-        messages.error(request, " ".join(form.errors.get("usernames", ["Invalid input."])))
-    return redirect("tasks-detail", name=name)
-
-
-@staff_member_required
-@require_POST
 def task_participant(request, name):
     """Make a signed link for one participant without an account (any source that sends people to a URL)."""
     task = _task(name)
@@ -122,42 +97,18 @@ def task_participant(request, name):
 
 @staff_member_required
 @require_POST
-def task_status(request, name):
-    task = _task(name)
-    try:
-        services.set_status(task, request.POST.get("status", ""))
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-    else:
-        messages.success(request, f"Task {task.name} is {task.status}.")
-    return redirect("tasks-detail", name=name)
-
-
-@staff_member_required
-@require_POST
 def task_import(request, name, what):
     task = _task(name)
-    form = ImportForm(request.POST, request.FILES, prefix=what)
-    if not form.is_valid():
-        messages.error(request, "Choose a file to import.")
-        return redirect("tasks-detail", name=name)
-    upload = form.cleaned_data["file"]
-    try:
-        text = uploads.upload_text(upload)
+
+    def run(text, filename):
         if what == "items":
-            counts = imports.import_items(task, text, filename=upload.name, replace=form.cleaned_data["replace"])
-            messages.success(request, f"Imported {counts['items']} items ({counts['elements']} list elements).")
-        else:
-            counts = imports.import_model_answers(task, text, filename=upload.name)
-            messages.success(request, f"Imported {counts['answers']} model answers of {counts['models']} models.")
-    except uploads.UploadRefused as exc:
-        messages.error(request, f"{exc}; nothing was imported.")
-    except imports.WorkStarted as exc:
-        messages.error(request, str(exc))
-    except FormatError as exc:
-        return render(request, "judgment_tasks/import_problems.html",
-                      {"task": task, "problems": exc.problems, "filename": upload.name}, status=400)
-    return redirect("tasks-detail", name=name)
+            counts = imports.import_items(task, text, filename=filename, replace=form.cleaned_data["replace"])
+            return f"Imported {counts['items']} items ({counts['elements']} list elements)."
+        counts = imports.import_model_answers(task, text, filename=filename)
+        return f"Imported {counts['answers']} model answers of {counts['models']} models."
+
+    form = ImportForm(request.POST, request.FILES, prefix=what)
+    return PAGES.import_upload(request, task, form, run, refused=imports.WorkStarted)
 
 
 def _median_ties(request):
@@ -194,7 +145,7 @@ def task_chart(request, name, chart, fmt):
 def task_download(request, name, what):
     task = _task(name)
     if what == "answers.jsonl":
-        anonymise = request.GET.get("anonymise", "1") not in ("0", "false", "no")
+        anonymise = anonymise_requested(request.GET)
         return exports.attachment(exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl",
                                   "application/x-ndjson")
     report, labels, item_frame = reports.task_report(task, median_ties=_median_ties(request))

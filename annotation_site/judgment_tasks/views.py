@@ -1,16 +1,17 @@
 """Annotator pages: the task list, instructions, the work page, taking the next item and the annotation page;
 the same pages for crowd participants through a signed link (``/tasks/p/TOKEN/...``, no account). Thin: every
 decision is a service call; templates only display (and escape every text)."""
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site.annotators.services import annotator_for_user
+from annotation_site.annotators.views import invitation_messages
 from annotation_site.crowd.hooks import frameable
+from annotation_site.workflow.pages import ProtocolPages
 
 from . import answers, participants, presentation, services
 from . import assignment as assigning
@@ -18,56 +19,30 @@ from .assignment import TaskClosed
 from .models import Assignment, Task
 
 
-def _task_for(request, name):
-    task = get_object_or_404(Task.objects.select_related("dataset"), name=name)
-    annotator = annotator_for_user(request.user, create=request.user.is_staff)
-    if not request.user.is_staff and not services.is_member(task, annotator):
-        raise Http404("no such task")
-    return task, annotator
+def _mine(task, annotator):
+    return Assignment.objects.filter(task=task, annotator=annotator).order_by("created_at", "id")
 
 
-@login_required
-def home(request):
-    annotator = annotator_for_user(request.user, create=request.user.is_staff)
-    context = {"mine": services.tasks_for(annotator)}
-    if request.user.is_staff:
-        context["all_tasks"] = Task.objects.select_related("dataset").order_by("-created_at")
-    return render(request, "judgment_tasks/home.html", context)
+PAGES = ProtocolPages(
+    noun="task", unit_noun="item", templates="judgment_tasks",
+    queryset=lambda: Task.objects.select_related("dataset"),
+    detail_url="tasks-detail", work_url="tasks-work", annotate_url="tasks-annotate",
+    annotator_for_user=annotator_for_user, is_member=services.is_member, units_for=services.tasks_for,
+    assignments_of=_mine, assignable_count=assigning.assignable_count, next_assignment=assigning.next_assignment,
+    closed_error=TaskClosed, not_member_message="You are not a member of this task.",
+    invite=services.invite_to_task, announce_invitations=invitation_messages, set_status=services.set_status,
+    all_key="all_tasks", home_url="tasks-home", home_label="Tasks", instructions_url="tasks-instructions",
+    start_url="tasks-start", status_url="tasks-status", title_attr="display_title")
+
+home = login_required(PAGES.home)
+work = login_required(PAGES.work)
+start = login_required(require_POST(PAGES.start))
 
 
 @login_required
 def instructions(request, name):
-    task, _ = _task_for(request, name)
+    task, _ = PAGES.unit_for(request, name)
     return render(request, "judgment_tasks/instructions.html", {"task": task})
-
-
-@login_required
-def work(request, name):
-    task, annotator = _task_for(request, name)
-    if request.user.is_staff and not services.is_member(task, annotator):
-        return redirect("tasks-detail", name=name)
-    mine = list(Assignment.objects.filter(task=task, annotator=annotator).order_by("created_at", "id"))
-    return render(request, "judgment_tasks/work.html", {
-        "task": task, "assignments": mine, "available": assigning.assignable_count(task, annotator),
-        "open": next((a for a in mine if a.status == Assignment.Status.OPEN), None)})
-
-
-@login_required
-@require_POST
-def start(request, name):
-    task, annotator = _task_for(request, name)
-    try:
-        found = assigning.next_assignment(task, annotator)
-    except TaskClosed:
-        messages.error(request, "This task is closed.")
-        return redirect("tasks-work", name=name)
-    except PermissionDenied:
-        messages.error(request, "You are not a member of this task.")
-        return redirect("tasks-detail", name=name)
-    if found is None:
-        messages.success(request, "There is no item left for you in this task. Thank you!")
-        return redirect("tasks-work", name=name)
-    return redirect("tasks-annotate", pk=found.pk)
 
 
 def _annotation_page(request, found, *, participant=None):

@@ -9,8 +9,10 @@
 // more (drafts also name the submission the page started from, so the server refuses a late one), the submit
 // button keeps its width and "Save draft and leave" is inert, so a double click cannot land on it.
 import "./video-player.js";
+import {uuid4} from "./annotation-session.js";
 import {SpanMarker, addSpan, spanAt} from "./factuality-spans.js";
 import {PlaybackClock} from "./playback-clock.js";
+import {showProblems as renderProblems} from "./submit-problems.js";
 
 const config = JSON.parse(document.getElementById("annotation-config").textContent);
 const form = document.getElementById("annotation");
@@ -26,15 +28,6 @@ const DRAFT_DELAY_MS = 1200;
 function csrfToken() {
   const input = document.querySelector("#next-form input[name=csrfmiddlewaretoken]");
   return input ? input.value : "";
-}
-
-function uuid4() {
-  if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[6] = (bytes[6] & 0x0f) | 0x40;
-  bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 // --- state ---------------------------------------------------------------------------------------------------
@@ -377,40 +370,28 @@ function clientProblems() {
 }
 
 function showProblems(problems, canConfirm, title) {
-  if (!problems.length) {
-    problemsBox.hidden = true;
-    return;
-  }
-  problemsBox.hidden = false;
-  problemsBox.querySelector(".fact-problems__title").textContent = title
-    || "Not submitted yet: please complete these, or submit anyway if you mean it.";
-  problemsBox.querySelector(".fact-problems__list").replaceChildren(...problems.map((problem) => {
-    const item = document.createElement("li");
-    const link = document.createElement("a");
-    const letter = problem.paragraph !== null && problem.paragraph !== undefined
-      ? config.paragraphs[problem.paragraph].letter : null;
-    link.href = letter ? `#paragraph-${letter}` : (problem.code === "video_not_played" ? "#player" : "#annotation");
-    link.textContent = problem.message;
-    link.addEventListener("click", (event) => {
-      event.preventDefault();
-      if (problem.code === "video_not_played") {
-        const play = document.querySelector('#player [data-action="toggle"]');
-        document.getElementById("player").scrollIntoView({block: "nearest"});
-        if (play) play.focus();
-        return;
-      }
-      if (problem.paragraph === null || problem.paragraph === undefined) return;
-      setCurrent(problem.paragraph, problem.sentence || 0, true);
-      const root = paragraphs[problem.paragraph];
-      const target = problem.sentence !== null && problem.sentence !== undefined
-        ? root.querySelectorAll(".fact-sentence")[problem.sentence].querySelector(".tok")
-        : root.querySelector('input[type="radio"]');
-      if (target) target.focus({preventScroll: true});
-    });
-    item.append(link);
-    return item;
-  }));
-  confirmButton.hidden = !canConfirm;
+  renderProblems(problemsBox, confirmButton, problems, canConfirm, title, problemLink);
+}
+
+function problemLink(problem) {
+  const letter = problem.paragraph !== null && problem.paragraph !== undefined
+    ? config.paragraphs[problem.paragraph].letter : null;
+  const href = letter ? `#paragraph-${letter}` : (problem.code === "video_not_played" ? "#player" : "#annotation");
+  return {href, go: () => {
+    if (problem.code === "video_not_played") {
+      const play = document.querySelector('#player [data-action="toggle"]');
+      document.getElementById("player").scrollIntoView({block: "nearest"});
+      if (play) play.focus();
+      return;
+    }
+    if (problem.paragraph === null || problem.paragraph === undefined) return;
+    setCurrent(problem.paragraph, problem.sentence || 0, true);
+    const root = paragraphs[problem.paragraph];
+    const target = problem.sentence !== null && problem.sentence !== undefined
+      ? root.querySelectorAll(".fact-sentence")[problem.sentence].querySelector(".tok")
+      : root.querySelector('input[type="radio"]');
+    if (target) target.focus({preventScroll: true});
+  }};
 }
 
 let pending = null; // {uuid, body}: the submission being sent (a retry of the same answer keeps its UUID)

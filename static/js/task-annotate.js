@@ -7,6 +7,7 @@
 // a count. Every change re-renders the question and schedules a draft.
 import "./video-player.js";
 import {AnnotationSession} from "./annotation-session.js";
+import {showProblems as renderProblems} from "./submit-problems.js";
 
 const config = JSON.parse(document.getElementById("annotation-config").textContent);
 const form = document.getElementById("annotation");
@@ -301,31 +302,18 @@ function clientProblems() {
 }
 
 function showProblems(problems, canConfirm, title) {
-  if (!problems.length) {
-    problemsBox.hidden = true;
-    return;
-  }
-  problemsBox.hidden = false;
-  problemsBox.querySelector(".fact-problems__title").textContent = title
-    || "Not submitted yet: please complete these, or submit anyway if you mean it.";
-  problemsBox.querySelector(".fact-problems__list").replaceChildren(...problems.map((problem) => {
-    const item = document.createElement("li");
-    const link = document.createElement("a");
-    const index = questions.findIndex((q) => q.id === problem.question);
-    link.href = index >= 0 ? `#q-${problem.question}` : "#annotation";
-    link.textContent = problem.message;
-    link.addEventListener("click", (event) => {
-      event.preventDefault();
-      if (index < 0) return;
-      const row = Number.isInteger(problem.element) ? problem.element : 0;
-      setCurrent(index, row, true);
-      const target = (rowsOf(index)[row] || blocks[index]).querySelector("input, textarea, .task-chip");
-      if (target) target.focus({preventScroll: true});
-    });
-    item.append(link);
-    return item;
-  }));
-  confirmButton.hidden = !canConfirm;
+  renderProblems(problemsBox, confirmButton, problems, canConfirm, title, problemLink);
+}
+
+function problemLink(problem) {
+  const index = questions.findIndex((q) => q.id === problem.question);
+  return {href: index >= 0 ? `#q-${problem.question}` : "#annotation", go: () => {
+    if (index < 0) return;
+    const row = Number.isInteger(problem.element) ? problem.element : 0;
+    setCurrent(index, row, true);
+    const target = (rowsOf(index)[row] || blocks[index]).querySelector("input, textarea, .task-chip");
+    if (target) target.focus({preventScroll: true});
+  }};
 }
 
 async function attemptSubmit(confirm) {

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from django.db import connection, connections
 
-from annotation_site.annotators.services import invite
 from annotation_site.factuality import projects
 from annotation_site.factuality.assignment import next_assignment, presented_captions
 from annotation_site.factuality.judgments import submit
@@ -45,23 +44,6 @@ def import_jsonl(text, name):
 @pytest.fixture
 def small_dataset(db):
     return import_jsonl(SMALL, "small")
-
-
-@pytest.fixture
-def annotator_accounts(db, django_user_model):
-    """``annotator_accounts(n)``: n accounts ann1..annN (password "pw-<name>-1") and their Annotators."""
-
-    def make(n, prefix="ann"):
-        made = []
-        for i in range(1, n + 1):
-            name = f"{prefix}{i}"
-            user = django_user_model.objects.filter(username=name).first()
-            if user is None:
-                user = django_user_model.objects.create_user(name, f"{name}@example.org", f"pw-{name}-1")
-            made.append(invite(name)[0])
-        return made
-
-    return make
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
+from annotation_site.annotators.services import annotator_for_user
 from annotation_site.factuality.assignment import next_assignment, presented_captions
 from annotation_site.factuality.models import Project, Submission
 
@@ -15,11 +16,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def annotator_client(client, make_project, annotator_accounts):
-    [annotator] = annotator_accounts(1)
-    project = make_project(annotators=[annotator], videos=["v1", "v2"])
-    client.force_login(annotator.user)
-    client.annotator, client.project = annotator, project
+def annotator_client(annotator, make_project):
+    """The annotator persona invited to project "fact" (two videos): their page client, with their Annotator and
+    the project."""
+    client = annotator.client
+    client.annotator = annotator_for_user(annotator.user)
+    client.project = make_project(annotators=[client.annotator], videos=["v1", "v2"])
     return client
 
 
@@ -63,25 +65,27 @@ def test_submit_refusals_carry_their_reasons(annotator_client):
     assert confirmed.status_code == 201 and confirmed.json()["confirmed_incomplete"] is True
 
 
-def test_others_assignments_are_invisible(annotator_client, annotator_accounts, client):
-    [other] = annotator_accounts(1, prefix="other")
+def test_others_assignments_are_invisible(annotator_client, other_annotator, crowd_worker):
+    other = annotator_for_user(other_annotator.user)
     Project.objects.get(name="fact").members.create(annotator=other)
     theirs = next_assignment(annotator_client.project, other)
     for url, method in ((reverse("api-factuality-submit", args=[theirs.pk]), "post"),
                         (reverse("api-factuality-draft", args=[theirs.pk]), "put")):
         assert post_json(annotator_client, url, {"answer": {}}, method=method).status_code == 404
     assert annotator_client.get(reverse("factuality-annotate", args=[theirs.pk])).status_code == 404
-    client.logout()
-    assert client.post(reverse("api-factuality-next", args=["fact"])).status_code == 403
+    assert Submission.objects.count() == 0
+    # no account (a crowd worker reaches factuality work by signed links only): no next video
+    assert crowd_worker.client.post(reverse("api-factuality-next", args=["fact"])).status_code == 403
 
 
-def test_annotators_cannot_use_researcher_endpoints(annotator_client):
-    for name in ("api-factuality-projects",):
-        assert annotator_client.get(reverse(name)).status_code == 403
-    for name in ("api-factuality-project", "api-factuality-agreement", "api-factuality-labels",
-                 "api-factuality-export"):
-        assert annotator_client.get(reverse(name, args=["fact"])).status_code == 403
-    assert annotator_client.post(reverse("api-factuality-aggregate", args=["fact"])).status_code == 403
+def test_annotators_cannot_use_researcher_endpoints(annotator_client, outsider):
+    for client in (annotator_client, outsider.client):
+        for name in ("api-factuality-projects",):
+            assert client.get(reverse(name)).status_code == 403
+        for name in ("api-factuality-project", "api-factuality-agreement", "api-factuality-labels",
+                     "api-factuality-export"):
+            assert client.get(reverse(name, args=["fact"])).status_code == 403
+        assert client.post(reverse("api-factuality-aggregate", args=["fact"])).status_code == 403
 
 
 def test_staff_creates_a_project_and_invites_over_the_api(staff_client, small_dataset):

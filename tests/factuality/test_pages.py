@@ -7,6 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import HttpRequest
 from django.urls import reverse
 
+from annotation_site.annotators.services import annotator_for_user
 from annotation_site.factuality import projects
 from annotation_site.factuality.assignment import next_assignment
 from annotation_site.factuality.models import Project
@@ -17,11 +18,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def member(client, make_project, annotator_accounts):
-    [annotator] = annotator_accounts(1)
-    project = make_project(annotators=[annotator])
-    client.force_login(annotator.user)
-    client.annotator, client.project = annotator, project
+def member(annotator, make_project):
+    """The annotator persona invited to project "fact": their page client, with their Annotator and the project."""
+    client = annotator.client
+    client.annotator = annotator_for_user(annotator.user)
+    client.project = make_project(annotators=[client.annotator])
     return client
 
 
@@ -36,13 +37,17 @@ def test_an_annotator_sees_their_projects_and_starts_a_video(member):
     assert member.get(reverse("factuality-project", args=["fact"])).url == reverse("factuality-work", args=["fact"])
 
 
-def test_annotators_see_only_their_projects(member, make_project):
+def test_annotators_see_only_their_projects(member, make_project, other_annotator, outsider):
     make_project(name="secret")
     assert member.get(reverse("factuality-work", args=["secret"])).status_code == 404
     assert member.get(reverse("factuality-instructions", args=["secret"])).status_code == 404
     assert member.post(reverse("factuality-start", args=["secret"])).status_code == 404
     for name in ("factuality-settings", "factuality-report", "factuality-export-raw"):
         assert member.get(reverse(name, args=["fact"])).status_code == 302  # to the staff login
+    for stranger in (other_annotator, outsider):  # an annotator of other projects, an account with no role
+        assert stranger.client.get(reverse("factuality-work", args=["fact"])).status_code == 404
+        assert stranger.client.post(reverse("factuality-start", args=["fact"])).status_code == 404
+    assert member.project.assignments.count() == 0
 
 
 def test_the_annotation_page_hides_systems_and_escapes_captions(client, annotator_accounts):

@@ -6,7 +6,6 @@ import uuid
 
 import pytest
 
-from annotation_site.annotators.services import invite
 from annotation_site.interchange import jsonl
 from annotation_site.interchange.services import import_bundle
 from annotation_site.judgment_tasks import imports, services
@@ -23,22 +22,6 @@ def videos(db):
     """Dataset "clips" with videos c1..c40 (declared, no files)."""
     text = lines(*[{"type": "video", "video_id": f"c{i}", "duration": 5.0} for i in range(1, 41)])
     return import_bundle(jsonl.read(text, filename="clips.jsonl"), name="clips", source_format="jsonl").dataset
-
-
-@pytest.fixture
-def accounts(db, django_user_model):
-    """``accounts(n)``: n accounts ann1..annN with their Annotators."""
-
-    def make(n, prefix="ann"):
-        made = []
-        for i in range(1, n + 1):
-            name = f"{prefix}{i}"
-            if not django_user_model.objects.filter(username=name).exists():
-                django_user_model.objects.create_user(name, f"{name}@example.org", f"pw-{name}-1")
-            made.append(invite(name)[0])
-        return made
-
-    return make
 
 
 @pytest.fixture

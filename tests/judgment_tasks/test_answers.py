@@ -53,9 +53,9 @@ def test_check_answer_hard_and_soft_problems():
 
 
 @pytest.fixture
-def verification(make_task, accounts):
+def verification(make_task, annotator_accounts):
     def make(name="verify", questions=3, annotators=1, per_item=3):
-        people = accounts(annotators, prefix=f"{name}-")
+        people = annotator_accounts(annotators, prefix=f"{name}-")
         items = [{"item_id": f"{name}{n}", "video_id": f"c{n + 1}", "questions": [f"q{i}?" for i in range(questions)]}
                  for n in range(3)]
         return make_task(name, "fifa-verification", items, members=people, per_item=per_item), people
@@ -164,8 +164,8 @@ def test_submit_uses_a_constant_number_of_queries(verification):
     assert _submit_queries(verification, "few", 2) == _submit_queries(verification, "many", 200) == (8, 1)
 
 
-def test_assignment_caps_items_and_serves_crowd_quotas(make_task, accounts):
-    people = accounts(4)
+def test_assignment_caps_items_and_serves_crowd_quotas(make_task, annotator_accounts):
+    people = annotator_accounts(4)
     items = [{"video_id": f"c{n + 1}", "text": f"t{n}"} for n in range(3)]
     task = make_task("cap", "fifa-faithfulness", items, members=people, per_item=2)
     taken = []
@@ -189,9 +189,9 @@ def test_assignment_caps_items_and_serves_crowd_quotas(make_task, accounts):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_annotators_arriving_together_never_overfill_an_item(make_task, accounts):
+def test_annotators_arriving_together_never_overfill_an_item(make_task, annotator_accounts):
     """Five annotators ask for work at the same moment; the only item takes two: exactly two get it."""
-    people = accounts(5, prefix="rush")
+    people = annotator_accounts(5, prefix="rush")
     task = make_task("rush", "fifa-faithfulness", [{"video_id": "c1", "text": "t"}], members=people, per_item=2)
     got, errors = [], []
     with thread_database() as use:

@@ -16,7 +16,7 @@ from .conftest import lines, work_through
 pytestmark = pytest.mark.django_db
 
 
-def test_the_api_sets_up_and_reports_a_task(staff_client, videos, accounts):
+def test_the_api_sets_up_and_reports_a_task(staff_client, videos, annotator_accounts):
     presets = staff_client.get(reverse("api-tasks-presets")).json()
     assert set(presets) >= {"fifa-faithfulness", "fifa-question-quality", "fifa-conversion", "fifa-dependency",
                             "fifa-verification", "vc-inspector", "vc-inspector-binary"}
@@ -45,7 +45,7 @@ def test_the_api_sets_up_and_reports_a_task(staff_client, videos, accounts):
                              content_type="application/json")
     assert link.status_code == 201 and "/tasks/p/" in link.json()["url"]
     task = Task.objects.get(name="dep")
-    first, second = accounts(2)
+    first, second = annotator_accounts(2)
     from annotation_site.judgment_tasks import services
 
     services.add_member(task, second)
@@ -55,10 +55,15 @@ def test_the_api_sets_up_and_reports_a_task(staff_client, videos, accounts):
     assert report["figures"][0]["share"] == 1.0 and report["figures"][0]["name"] == "valid ratio"
     labels = staff_client.get(reverse("api-tasks-labels", args=["dep"]), {"format": "csv"}).content.decode()
     assert labels.count("\n") == 4
+    upper = staff_client.get(reverse("api-tasks-labels", args=["dep"]), {"format": "json", "median_ties": "upper"})
+    assert upper.status_code == 200 and upper["Content-Type"] == "application/json"
+    for name in ("api-tasks-report", "api-tasks-labels"):  # an unknown tie rule is refused with the reason
+        refused = staff_client.get(reverse(name, args=["dep"]), {"median_ties": "middle"})
+        assert refused.status_code == 400 and "median_ties must be one of" in refused.json()["detail"]
     assert staff_client.get(reverse("api-tasks-answers", args=["dep"])).content.decode().count("\n") == 6
 
 
-def test_the_commands(videos, accounts, tmp_path):
+def test_the_commands(videos, annotator_accounts, tmp_path):
     out = StringIO()
     call_command("judgment_task", "presets", stdout=out)
     assert "fifa-verification" in out.getvalue()
@@ -79,7 +84,7 @@ def test_the_commands(videos, accounts, tmp_path):
     answers_file.write_text(answers_file.read_text().replace("{broken\n", ""))
     call_command("task_import", "--task", "vqa", "--model-answers", str(answers_file), stdout=StringIO())
     task = Task.objects.get(name="vqa")
-    people = accounts(2)
+    people = annotator_accounts(2)
     call_command("judgment_task", "invite", "--name", "vqa", "--annotators", "ann1", "ann2", stdout=StringIO())
     for annotator in people:
         work_through(task, annotator, lambda item: {"answer": ["yes", "no"]})

@@ -92,7 +92,7 @@ def test_model_answers_are_checked_against_the_items(videos):
     assert ModelAnswer.objects.get(item__key="a").answers == {"answer": ["no", "no"]}
 
 
-def test_definition_changes_until_work_starts_and_must_fit_the_items(videos, accounts):
+def test_definition_changes_until_work_starts_and_must_fit_the_items(videos, annotator_accounts):
     from django.core.exceptions import ValidationError
 
     from annotation_site.judgment_tasks.assignment import next_assignment
@@ -107,7 +107,7 @@ def test_definition_changes_until_work_starts_and_must_fit_the_items(videos, acc
     definition["fields"][1]["optional"] = True
     services.update_definition(task, definition)
     assert [f["label"] for f in task.definition["fields"]] == ["Caption", "Source"]
-    [annotator] = accounts(1)
+    [annotator] = annotator_accounts(1)
     services.add_member(task, annotator)
     next_assignment(task, annotator)
     with pytest.raises(ValidationError) as caught:

@@ -9,6 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from annotation_site.annotators.services import annotator_for_user
 from annotation_site.judgment_tasks import participants, services
 from annotation_site.judgment_tasks.assignment import next_assignment
 from annotation_site.judgment_tasks.models import Assignment, Item, ModelAnswer, Submission, Task
@@ -65,8 +66,8 @@ def test_a_researcher_sets_up_a_task_from_a_preset(staff_client, videos):
 
 
 @pytest.fixture
-def quality(make_task, accounts):
-    annotators = accounts(3)
+def quality(make_task, annotator_accounts):
+    annotators = annotator_accounts(3)
     items = [{"item_id": f"q{n}", "video_id": f"c{n + 1}", "tuples": ["a man", "a dog", "a ball"],
               "questions": ["Is there a man?", "Is there a dog?"]} for n in range(2)]
     return make_task("quality", "fifa-question-quality", items, members=annotators), annotators
@@ -93,11 +94,11 @@ def test_the_annotation_page_is_built_from_the_definition(client, quality):
     assert "Sora" not in page and "q0" not in page  # no system, no item id
 
 
-def _page_queries(client, make_task, accounts, name, elements):
+def _page_queries(client, make_task, annotator_accounts, name, elements):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    [annotator] = accounts(1, prefix=name)
+    [annotator] = annotator_accounts(1, prefix=name)
     items = [{"video_id": "c1", "tuples": [f"t{i}" for i in range(elements)],
               "questions": [f"q{i}?" for i in range(elements)]}]
     task = make_task(name, "fifa-conversion", items, members=[annotator])
@@ -108,19 +109,23 @@ def _page_queries(client, make_task, accounts, name, elements):
     return len(context)
 
 
-def test_the_annotation_page_uses_a_constant_number_of_queries(client, make_task, accounts):
-    assert _page_queries(client, make_task, accounts, "short", 2) == _page_queries(client, make_task, accounts,
-                                                                                    "long", 200) <= 8
+def test_the_annotation_page_uses_a_constant_number_of_queries(client, make_task, annotator_accounts):
+    short = _page_queries(client, make_task, annotator_accounts, "short", 2)
+    assert short == _page_queries(client, make_task, annotator_accounts, "long", 200) <= 8
 
 
-def test_api_submit_is_idempotent_and_checks_ownership(client, quality):
-    task, (first, second, _) = quality
+def test_api_submit_is_idempotent_and_checks_ownership(quality, annotator, other_annotator, crowd_worker):
+    task, _ = quality
+    first = services.add_member(task, annotator_for_user(annotator.user))
+    services.add_member(task, annotator_for_user(other_annotator.user))
     found = next_assignment(task, first)
-    client.force_login(second.user)
     url = reverse("api-tasks-submit", args=[found.pk])
     body = {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0]]}}
-    assert client.post(url, body, content_type="application/json").status_code == 404  # not theirs
-    client.force_login(first.user)
+    assert other_annotator.client.post(url, body, content_type="application/json").status_code == 404  # not theirs
+    # no account and no participant token: not a worker at all
+    assert crowd_worker.client.post(url, body, content_type="application/json").status_code == 403
+    assert Submission.objects.count() == 0
+    client = annotator.client
     assert client.post(url, body, content_type="application/json").status_code == 201
     assert client.post(url, body, content_type="application/json").status_code == 200  # a retry
     assert Submission.objects.count() == 1
@@ -198,18 +203,20 @@ def test_report_page_charts_and_downloads(staff_client, quality):
     assert len(raw.splitlines()) == 6 and '"annotator": "A1"' in raw
 
 
-def test_pages_need_membership_or_staff(client, quality, accounts):
-    [stranger] = accounts(1, prefix="stranger")
-    client.force_login(stranger.user)
-    assert client.get(reverse("tasks-work", args=["quality"])).status_code == 404
-    assert client.get(reverse("tasks-report", args=["quality"])).status_code == 302  # to the admin login
-    assert client.get(reverse("api-tasks-report", args=["quality"])).status_code == 403
+def test_pages_need_membership_or_staff(quality, annotator, outsider, staff_researcher):
+    for stranger in (annotator, outsider):  # an annotator who is not a member; an account with no role
+        client = stranger.client
+        assert client.get(reverse("tasks-work", args=["quality"])).status_code == 404
+        assert client.post(reverse("tasks-start", args=["quality"])).status_code == 404
+        assert client.get(reverse("tasks-report", args=["quality"])).status_code == 302  # to the admin login
+        assert client.get(reverse("api-tasks-report", args=["quality"])).status_code == 403
+    assert staff_researcher.client.get(reverse("tasks-report", args=["quality"])).status_code == 200
 
 
-def test_every_question_type_renders(client, make_task, accounts):
+def test_every_question_type_renders(client, make_task, annotator_accounts):
     """Likert, choice, per-element count, matching pairs and free text on one page (the VC-Inspector preset
     plus a custom definition)."""
-    [annotator] = accounts(1)
+    [annotator] = annotator_accounts(1)
     task = make_task("vci", "vc-inspector", [{"video_id": "c1", "caption": "a man runs .", "score": "3",
                                               "explanation": "the man walks"}], members=[annotator])
     found = next_assignment(task, annotator)

@@ -47,9 +47,9 @@ def by_annotator_pk(simulated, annotators):
     return {annotators[a].pk: values for a, values in simulated.items()}
 
 
-def test_question_quality_precision_recall_and_kappa(make_task, accounts):
+def test_question_quality_precision_recall_and_kappa(make_task, annotator_accounts):
     rng = random.Random(7)
-    annotators = accounts(3)
+    annotators = annotator_accounts(3)
     truth, items = {}, []
     for n in range(12):
         tuples = [f"fact {n}.{i}" for i in range(rng.randint(2, 6))]
@@ -86,9 +86,9 @@ def test_question_quality_precision_recall_and_kappa(make_task, accounts):
             == [truth[(Item.objects.get(pk=r.item_id).key, r.left, r.right)] for r in labels["matches"].itertuples()])
 
 
-def _per_element_task(make_task, accounts, preset, list_name, options, *, with_list=None, seed=3):
+def _per_element_task(make_task, annotator_accounts, preset, list_name, options, *, with_list=None, seed=3):
     rng = random.Random(seed)
-    annotators = accounts(3)
+    annotators = annotator_accounts(3)
     truth, items = {}, []
     for n in range(15):
         size = rng.randint(1, 5)
@@ -114,9 +114,10 @@ def _per_element_task(make_task, accounts, preset, list_name, options, *, with_l
     ("fifa-conversion", "questions", "tuples", "accuracy"),
     ("fifa-dependency", "dependencies", None, "valid ratio"),
 ])
-def test_conversion_accuracy_and_dependency_valid_ratio(make_task, accounts, preset, list_name, with_list, name):
-    task, truth, simulated, _ = _per_element_task(make_task, accounts, preset, list_name, ["valid", "invalid"],
-                                                  with_list=with_list)
+def test_conversion_accuracy_and_dependency_valid_ratio(make_task, annotator_accounts, preset, list_name, with_list,
+                                                       name):
+    task, truth, simulated, _ = _per_element_task(make_task, annotator_accounts, preset, list_name,
+                                                  ["valid", "invalid"], with_list=with_list)
     report, _, _ = reports.task_report(task)
     [figure] = report["figures"]
     valid = sum(1 for v in truth.values() if v == "valid")
@@ -131,8 +132,8 @@ def test_conversion_accuracy_and_dependency_valid_ratio(make_task, accounts, pre
         alpha_reference(simulated, units, "nominal", code=code.get), abs=1e-12)
 
 
-def test_fact_verification_model_accuracy_per_model_and_subset(make_task, accounts):
-    task, truth, simulated, items = _per_element_task(make_task, accounts, "fifa-verification", "questions",
+def test_fact_verification_model_accuracy_per_model_and_subset(make_task, annotator_accounts):
+    task, truth, simulated, items = _per_element_task(make_task, annotator_accounts, "fifa-verification", "questions",
                                                       ["yes", "no"], seed=11)
     rng = random.Random(5)
     wrong = {model: {unit for unit in truth if rng.random() < rate}
@@ -155,9 +156,9 @@ def test_fact_verification_model_accuracy_per_model_and_subset(make_task, accoun
             assert entry["subsets"][subset]["accuracy"] == sum(u not in errors for u in units) / len(units)
 
 
-def test_vc_inspector_alpha_overall_and_per_model_version(make_task, accounts):
+def test_vc_inspector_alpha_overall_and_per_model_version(make_task, annotator_accounts):
     rng = random.Random(13)
-    annotators = accounts(3)
+    annotators = annotator_accounts(3)
     items, truth = [], {}
     for n in range(20):
         version = "vci-3b" if n < 10 else "vci-7b"
@@ -186,8 +187,8 @@ def test_vc_inspector_alpha_overall_and_per_model_version(make_task, accounts):
     assert comment == {"id": "comment", "type": "text", "prompt": "Comment (optional)", "answered": 20}
 
 
-def test_faithfulness_median_with_ties_recorded(make_task, accounts):
-    annotators = accounts(4)
+def test_faithfulness_median_with_ties_recorded(make_task, annotator_accounts):
+    annotators = annotator_accounts(4)
     items = [{"item_id": f"f{n}", "video_id": f"c{n + 1}", "text": f"text {n}"} for n in range(3)]
     task = make_task("faith", "fifa-faithfulness", items, members=annotators, per_item=4)
     plan = {"f0": [5, 5, 4, 1], "f1": [2, 3, 3, 4], "f2": [1, 2, 4, 5]}
@@ -209,8 +210,8 @@ def test_faithfulness_median_with_ties_recorded(make_task, accounts):
     assert question["fleiss_kappa"] == pytest.approx(statsmodels_fleiss(table))
 
 
-def test_majority_ties_give_no_label(make_task, accounts):
-    annotators = accounts(2)
+def test_majority_ties_give_no_label(make_task, annotator_accounts):
+    annotators = annotator_accounts(2)
     items = [{"item_id": "d0", "video_id": "c1", "tuples": ["a", "b"], "dependencies": ["T2 depends on T1", "x"]}]
     task = make_task("dep-ties", "fifa-dependency", items, members=annotators, per_item=2)
     plans = [["valid", "valid"], ["invalid", "valid"]]

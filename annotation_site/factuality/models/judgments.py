@@ -13,14 +13,13 @@ from django.db.models import F, Q
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.corpus.models import Caption, Sentence
+from annotation_site.workflow.statuses import AssignmentStatus, SubmissionSource
 
 from .projects import Project, ProjectVideo
 
 
 class Assignment(models.Model):
-    class Status(models.TextChoices):
-        OPEN = "open", "in progress"
-        SUBMITTED = "submitted"
+    Status = AssignmentStatus
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
     project_video = models.ForeignKey(ProjectVideo, on_delete=models.CASCADE, related_name="assignments")
@@ -42,9 +41,7 @@ class Assignment(models.Model):
 
 
 class Submission(models.Model):
-    class Source(models.TextChoices):
-        WEB = "web"
-        IMPORT = "import", "imported file"
+    Source = SubmissionSource
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="submissions")
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="factuality_submissions")
