@@ -290,6 +290,14 @@ def unjudged_items(assignment, n, *, shown_since=False):
     return list(items[:n])
 
 
+def page_item(assignment_id, hit_id):
+    """The current item of an assignment on ``hit_id`` with all its page shows (caption, video, the HIT and its
+    campaign) in one query, or None when every item is judged."""
+    judged = Judgment.objects.filter(assignment_id=assignment_id).values("item_id")
+    return (Item.objects.filter(hit_id=hit_id).exclude(pk__in=judged)
+            .select_related("caption__video", "hit__campaign").order_by("position").first())
+
+
 def item_payload(item, assignment):
     """What the rating page shows of an item (no item type: the controls stay hidden). ``watch_seconds``: the
     real playback the campaign's watch gate asks for (None when the clip's duration is unknown: the page then

@@ -11,8 +11,8 @@ A Direct Assessment campaign (HITs of 20 items, one worker per HIT, more HITs th
 study on the signed-link provider. The site runs under gunicorn (2 processes x 8 threads, the project's
 ``gunicorn.conf.py`` is not used) on loopback; 200 client threads, each its own HTTP session, arrive at times
 spread evenly over one second and do what a participant's browser does: open the entry link with their id
-(-> participant page), press Start (taking a slot -> redirect to the rating page) and load the rating page,
-whose first item is in the page. "Time to first item" runs from the arrival to the rating page's last byte.
+(-> participant page) and press Start (taking a slot), which answers the rating page with its first item (a
+protocol without such a page redirects to it, and the client follows). "Time to first item" runs from the arrival to the rating page's last byte.
 Afterwards the database is checked: one working participation and one assignment per participant, no HIT
 handed out twice. A fresh temporary SQLite database unless DATABASE_URL is set (then the benchmark's rows are
 removed afterwards).
@@ -136,20 +136,78 @@ def percentile(values, q):
     return ordered[index]
 
 
+def in_process(study, n, profile_path=None):
+    """``n`` arrivals one after another through Django's WSGI handler in this process (no server, no threads):
+    the process CPU of each request of an arrival, the number of requests, and optionally a cProfile of them.
+    The CPU of this process includes PostgreSQL's client side but not the server's."""
+    import cProfile
+    import pstats
+
+    from django.test import Client
+
+    from annotation_site.crowd import links
+
+    client = Client(HTTP_HOST="127.0.0.1", REMOTE_ADDR="127.0.0.1")
+    entry_path = f"/crowd/s/{links.entry_token(study)}/"
+    cpu = {}
+    requests_made = 0
+    counting = False
+    profiler = cProfile.Profile(time.process_time) if profile_path else None  # CPU, not waiting for the database
+
+    def timed(step, call):
+        nonlocal requests_made
+        began = time.process_time()
+        if profiler and counting:
+            profiler.enable()
+        response = call()
+        if profiler and counting:
+            profiler.disable()
+        cpu[step] = cpu.get(step, 0) + time.process_time() - began
+        requests_made += 1
+        return response
+
+    for i in range(-1, n):  # the first arrival warms up (imports, URL resolver) and is not counted
+        if i == 0:
+            cpu.clear()
+            requests_made, counting = 0, True
+        pid = f"q{i + 1:04d}"
+        home = timed("entry", lambda pid=pid: client.get(entry_path, {"pid": pid}))
+        token = re.search(r"/crowd/w/([^/]+)/start/", home.content.decode()).group(1)
+        response = timed("start", lambda token=token: client.post(f"/crowd/w/{token}/start/"))
+        if response.status_code == 302:
+            location = response["Location"]
+            response = timed("rating page", lambda location=location: client.get(location))
+        assert b'id="da-state"' in response.content, response.status_code
+    per = {step: seconds * 1000 / n for step, seconds in cpu.items()}
+    print(f"  in-process, {n} arrivals one after another: {requests_made / n:g} requests per arrival; CPU per "
+          f"arrival {sum(per.values()):.1f} ms (" + ", ".join(f"{k} {v:.1f} ms" for k, v in per.items()) + ")")
+    if profiler:
+        profiler.dump_stats(profile_path)
+        stats = pstats.Stats(profile_path)
+        print(f"  cProfile: {stats.total_calls / n:,.0f} function calls per arrival (written to {profile_path})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=200)
     parser.add_argument("--window", type=float, default=1.0, help="Seconds over which they arrive.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--in-process", type=int, default=0, metavar="N",
+                        help="Instead of the burst: N arrivals one after another in this process (Django's test "
+                             "client, no server), printing the CPU of each request.")
+    parser.add_argument("--profile", metavar="FILE", help="With --in-process: write a cProfile of the requests.")
     args = parser.parse_args()
+    if args.in_process:  # one address for every arrival, as in the burst below: lift the per-address limits
+        os.environ.update(CAPTIONEVAL_THROTTLE_ENTRY_IP="1000000/60", CAPTIONEVAL_THROTTLE_SUBMIT_IP="1000000/60",
+                          LOG_LEVEL="WARNING")
     vendor = setup_django()
 
     from annotation_site.corpus.models import Dataset
     from annotation_site.crowd import links
-    from annotation_site.crowd.models import Participant, Participation, Study
+    from annotation_site.crowd.models import Participation, Study
     from assessment import campaigns
-    from assessment.models import Assignment, Campaign, Worker
+    from assessment.models import Assignment, Worker
 
     name = "benchmark-crowd-arrivals"
     Study.objects.filter(name=name).delete()
@@ -169,6 +227,12 @@ def main():
                                      target_name=campaign.name, status="published", id_parameter="pid")
     hits = campaign.hits.count()
     print(f"  {hits} HITs of 20 items, 1 worker each")
+    if args.in_process:
+        try:
+            in_process(study, min(args.in_process, hits - 1), args.profile)
+        finally:
+            cleanup(name, study, campaign)
+        return
     port = free_port()
     # every simulated participant comes from 127.0.0.1: lift the per-address limits (docs/reliability.md)
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="annotation_site.settings", LOG_LEVEL="WARNING",
@@ -232,6 +296,15 @@ def main():
     print(f"time to first item: median {median * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms "
           f"(target p99 < {TARGET_P99:.0f} s on PostgreSQL): "
           f"{'OK' if p99 < TARGET_P99 and distinct and not errors else 'FAILED'}")
+    cleanup(name, study, campaign)
+
+
+def cleanup(name, study, campaign):
+    """Remove the benchmark's rows from a database that stays (DATABASE_URL)."""
+    from annotation_site.corpus.models import Dataset
+    from annotation_site.crowd.models import Participant, Participation, Study
+    from assessment.models import Campaign, Worker
+
     if os.environ.get("DATABASE_URL"):
         Participation.objects.filter(study=study).delete()
         Participant.objects.filter(namespace=f"link:{name}").delete()

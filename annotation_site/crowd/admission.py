@@ -229,6 +229,12 @@ def take_slot(participation, *, now=None):
     return participation, adapter.work(target, participation.work_key)
 
 
+def work_page(request, participation, work, *, finish_url):
+    """The page of the participant's work as Start's answer, or None when the protocol has only its address."""
+    adapter, target = adapters.study_target_unchecked(participation.study)
+    return adapter.page(request, target, work, finish_url=finish_url)
+
+
 def _unit_key(study, participation):
     """The HIT a platform fixed (MTurk: its HIT, known by ExternalUnit or by the ``unit`` of the HIT page's
     address, which is then remembered for the HIT); None when the protocol chooses."""

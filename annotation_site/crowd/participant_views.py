@@ -11,6 +11,7 @@ from functools import wraps
 from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
@@ -202,7 +203,9 @@ def practice(request, token):
 @require_POST
 @frameable
 def start(request, token):
-    """Take a slot: the protocol hands out a HIT and the participant goes to its page."""
+    """Take a slot: the protocol hands out a HIT and answers with its page (or the participant is redirected to
+    it). A reload of the answer cannot take a second slot: the page replaces the browser's address with its own
+    (a GET), and a POST sent again finds the participant working and answers the same HIT."""
     participation = _participation(token)
     study = participation.study
     if study.consent_text and participation.consented_at is None:
@@ -217,7 +220,8 @@ def start(request, token):
         return refused(request, AdmissionRefused("full", "There is no task left for you in this study."), study)
     if work.completed:
         return redirect("crowd-finish", token=token)
-    return redirect(work.url)
+    page = admission.work_page(request, participation, work, finish_url=reverse("crowd-finish", args=[token]))
+    return page if page is not None else redirect(work.url)
 
 
 @frameable
