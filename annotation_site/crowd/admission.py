@@ -204,9 +204,16 @@ def take_slot(participation, *, now=None):
         places = places.filter(places_taken__lt=study.places)
     if not places.update(places_taken=F("places_taken") + 1):
         raise AdmissionRefused("full", "Every place in this study has been taken. Thank you for your interest!")
+    unit_key = _unit_key(study, participation)
     try:
-        work = adapter.assign(target, participation.participant.worker_key,
-                              unit_key=_unit_key(study, participation), finish_url=finish_url(participation))
+        # the protocol's assignment and the participation's new state commit together (one commit per Start)
+        with transaction.atomic():
+            work = adapter.assign(target, participation.participant.worker_key, unit_key=unit_key,
+                                  finish_url=finish_url(participation))
+            updated = 0 if work is None else Participation.objects.filter(
+                pk=participation.pk, status=Participation.Status.ADMITTED).update(
+                status=Participation.Status.WORKING, work_key=work.key, unit_key=work.unit_key,
+                unit_label=work.unit_label, started_at=now, last_seen_at=now)
     except Exception:
         Study.objects.filter(pk=study.pk, places_taken__gt=0).update(places_taken=F("places_taken") - 1)
         raise
@@ -215,9 +222,6 @@ def take_slot(participation, *, now=None):
         if adapter.target_by_id(target.object_id) is None:
             raise AdmissionRefused("closed", "The task of this study no longer exists. Please tell the researcher.")
         raise AdmissionRefused("full", "There is no task left for you in this study. Thank you!")
-    updated = Participation.objects.filter(pk=participation.pk, status=Participation.Status.ADMITTED).update(
-        status=Participation.Status.WORKING, work_key=work.key, unit_key=work.unit_key, unit_label=work.unit_label,
-        started_at=now, last_seen_at=now)
     if updated:
         participation.status, participation.work_key = Participation.Status.WORKING, work.key
         participation.unit_key, participation.unit_label = work.unit_key, work.unit_label

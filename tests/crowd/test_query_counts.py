@@ -20,7 +20,7 @@ from ..assessment.conftest import make_dataset, small_campaign
 pytestmark = pytest.mark.django_db
 
 # Bounds counted on the code as it is (SAVEPOINT / RELEASE lines included, as tests run inside a transaction).
-ENTRY, ENTRY_AGAIN, START, RATE, FINISH = 6, 3, 11, 3, 6
+ENTRY, ENTRY_AGAIN, START, RATE, FINISH = 6, 3, 9, 3, 6
 
 
 def campaign_of(name, n_videos):
