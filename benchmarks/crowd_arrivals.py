@@ -284,6 +284,9 @@ def main():
     for pid, r in sorted(errors.items())[:5]:
         print(f"  problem: {pid}: {r}")
     from_start = [r["from_start"] for r in results.values() if "from_start" in r]
+    to_home = [r["seconds"] - r["from_start"] for r in results.values() if "from_start" in r]
+    print(f"  arrival to the participant page (the entry): median {statistics.median(to_home) * 1000:.0f} ms, "
+          f"p99 {percentile(to_home, 0.99) * 1000:.0f} ms, {sum(t > 0.9 for t in to_home)} over 0.9 s")
     print(f"  from pressing Start (taking the slot) to the first item: median "
           f"{statistics.median(from_start) * 1000:.0f} ms, p99 {percentile(from_start, 0.99) * 1000:.0f} ms")
     print(f"  the machine's floor, same burst of 3 requests each to /healthz (no database): median "

@@ -1,34 +1,16 @@
 """The reads of a crowd arrival's hot path (the entry's study, Start's participation with its study and
-participant) as SQL written once per process and database, and rows turned into model instances as the ORM does
-(the database's converters applied, ``Model.from_db``), without compiling a query on every request: on a burst
-of arrivals the ORM's compilation of these joins cost more CPU than the database's work (docs/crowd.md,
-"Performance"). Every column of each model is read, so the instances behave as the ORM's would."""
+participant) as SQL written once per process and database (``annotation_site.sql_rows``), without compiling a
+query on every request: on a burst of arrivals the ORM's compilation of these joins cost more CPU than the
+database's work (docs/crowd.md, "Performance")."""
 from functools import cache
 
 from django.db import connection
 
+from annotation_site.sql_rows import fetch_one
+from annotation_site.sql_rows import instance as _instance
+from annotation_site.sql_rows import layout as _layout
+
 from .models import Participant, Participation, PracticeItem, Study
-
-
-def _layout(model, alias):
-    """The select list of every concrete column of ``model`` under ``alias`` and, per column, the expression
-    and the converters the ORM would apply to its value."""
-    qn = connection.ops.quote_name
-    columns, converters = [], []
-    for field in model._meta.concrete_fields:
-        expression = field.get_col(alias)
-        columns.append(f"{alias}.{qn(field.column)}")
-        converters.append((expression, connection.ops.get_db_converters(expression)
-                           + expression.get_db_converters(connection)))
-    return columns, converters
-
-
-def _instance(model, values, converters):
-    values = list(values)
-    for index, (expression, functions) in enumerate(converters):
-        for function in functions:
-            values[index] = function(values[index], expression, connection)
-    return model.from_db(connection.alias, None, values)
 
 
 @cache
@@ -43,9 +25,7 @@ def _study_sql(vendor):
 def study(pk):
     """The Study ``pk`` knowing whether it has practice items (``has_practice``), or None: one query."""
     sql, converters = _study_sql(connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [pk])
-        row = cursor.fetchone()
+    row = fetch_one(sql, [pk])
     if row is None:
         return None
     found = _instance(Study, row[:-1], converters)
@@ -70,9 +50,7 @@ def participation(pk):
     """The Participation ``pk`` with its study and participant, the study knowing whether it has practice items
     (``has_practice``, also on the participation), or None: one query."""
     sql, own, of_study, of_person = _participation_sql(connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [pk])
-        row = cursor.fetchone()
+    row = fetch_one(sql, [pk])
     if row is None:
         return None
     first, second = len(own), len(own) + len(of_study)
