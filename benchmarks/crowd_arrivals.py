@@ -14,7 +14,10 @@ spread evenly over one second and do what a participant's browser does: open the
 (-> participant page) and press Start (taking a slot), which answers the rating page with its first item (a
 protocol without such a page redirects to it, and the client follows). "Time to first item" runs from the arrival to the rating page's last byte.
 Afterwards the database is checked: one working participation and one assignment per participant, no HIT
-handed out twice. A fresh temporary SQLite database unless DATABASE_URL is set (then the benchmark's rows are
+handed out twice. ``--warm-up N`` first sends N arrivals at once (spare HITs, not counted), so that the workers
+have imported the URL conf, compiled the templates and opened database connections, as on a running site.
+``--in-process N`` instead runs N arrivals one after another through Django's test client in this process and
+prints the CPU of each request (``--profile FILE``: a cProfile of them). A fresh temporary SQLite database unless DATABASE_URL is set (then the benchmark's rows are
 removed afterwards).
 """
 import argparse
@@ -193,6 +196,8 @@ def main():
     parser.add_argument("--window", type=float, default=1.0, help="Seconds over which they arrive.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--warm-up", type=int, default=0, metavar="N",
+                        help="N arrivals at once before the burst, not counted (workers as on a running site).")
     parser.add_argument("--in-process", type=int, default=0, metavar="N",
                         help="Instead of the burst: N arrivals one after another in this process (Django's test "
                              "client, no server), printing the CPU of each request.")
@@ -214,7 +219,7 @@ def main():
     Dataset.objects.filter(name=name).delete()
     Worker.objects.filter(external_id__startswith=f"link:{name}:").delete()  # every arrival is a newcomer
     timer = Timer()
-    n_hits = int(args.participants * 1.1) + 1
+    n_hits = int(args.participants * 1.1) + 1 + args.warm_up
     print(f"database: {vendor}; {args.participants} participants within {args.window:g} s; "
           f"gunicorn {args.workers} x {args.threads} threads")
     with timer("set up a campaign and a study (not timed)"):
@@ -247,7 +252,23 @@ def main():
         wait_for(f"{base}/healthz")
         entry_path = f"/crowd/s/{links.entry_token(study)}/"
         workers = child_pids(server.pid)
+        warm_cpu = cpu_seconds(workers)
+        if args.warm_up:
+            # a running site's workers have imported the URL conf, compiled the templates and opened their database
+            # connections: a few arrivals at once (spare HITs, not counted) reach every worker and most threads
+            warm = {}
+            threads = [threading.Thread(target=participant, args=(base, entry_path, f"warm{i:03d}", 0, warm))
+                       for i in range(args.warm_up)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            print(f"  warm-up: {args.warm_up} arrivals at once (not counted), web CPU "
+                  f"{(cpu_seconds(workers) - warm_cpu) * 1000:.0f} ms in all")
+        # backends already open (the warm-up's) count from now; those opened during the burst count whole
+        database_before = {pid: cpu_seconds([pid]) for pid in database_backends()}
         before = {"web": cpu_seconds(workers), "clients": time.process_time()}
+        each_before = [cpu_seconds([w]) for w in workers]
         start = time.perf_counter() + 0.5
         threads = [threading.Thread(target=participant, args=(base, entry_path, f"p{i:04d}",
                                                               start + args.window * i / args.participants, results))
@@ -257,8 +278,10 @@ def main():
         for thread in threads:
             thread.join()
         backends = database_backends()
+        print("  web CPU of each worker process during the burst: "
+              + ", ".join(f"{(cpu_seconds([w]) - b):.2f} s" for w, b in zip(workers, each_before)))
         cpu = {"web": cpu_seconds(workers) - before["web"], "clients": time.process_time() - before["clients"],
-               "database": cpu_seconds(backends)}
+               "database": sum(cpu_seconds([pid]) - database_before.get(pid, 0) for pid in backends)}
         floor = {}
         start = time.perf_counter() + 0.5
         threads = [threading.Thread(target=floor_client, args=(base, start + args.window * i / args.participants,
@@ -272,7 +295,7 @@ def main():
         server.wait(timeout=30)
     errors = {pid: r for pid, r in results.items() if "error" in r or r.get("status") != 200 or r.get("item") is None}
     seconds = [r["seconds"] for r in results.values() if "error" not in r]
-    working = Participation.objects.filter(study=study, status="working")
+    working = Participation.objects.filter(study=study, status="working", participant__platform_id__startswith="p")
     units = list(working.values_list("unit_key", flat=True))
     assignments = Assignment.objects.filter(hit__campaign=campaign)
     per_hit = max((assignments.filter(hit_id=h).count() for h in set(assignments.values_list("hit_id", flat=True))),
@@ -293,7 +316,7 @@ def main():
           f"{statistics.median(floor.values()) * 1000:.0f} ms, p99 {percentile(list(floor.values()), 0.99) * 1000:.0f} ms")
     per = 1000 / args.participants
     print(f"  CPU per participant: web (gunicorn workers) {cpu['web'] * per:.1f} ms, "
-          + (f"PostgreSQL backends {cpu['database'] * per:.1f} ms (their lifetime), " if backends else "")
+          + (f"PostgreSQL backends {cpu['database'] * per:.1f} ms, " if backends else "")
           + f"this process (the clients) {cpu['clients'] * per:.1f} ms")
     median, p99 = statistics.median(seconds), percentile(seconds, 0.99)
     print(f"time to first item: median {median * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms "

@@ -16,7 +16,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from . import adapters, links
+from . import adapters, links, rows
 from .models import Participant, ParticipantLink, Participation, Study
 from .providers import provider_for
 from .providers.base import AdmissionRefused
@@ -56,8 +56,8 @@ def admit(study, params, *, participant=None):
     from a per-participant link instead). Raises AdmissionRefused with the page to show.
 
     Constant queries, few of them (this is the first request of every arrival): the participant (one query),
-    their participations in the study (one query, decided in Python) and, for a newcomer, one transaction that
-    creates the participant and the participation together."""
+    their participations in the study (one query, decided in Python) and, for a newcomer, one statement
+    (PostgreSQL; elsewhere one transaction) that creates the participant and the participation together."""
     check_open(study)
     provider = provider_for(study)
     submission_id = unit_id = requested_unit = ""
@@ -77,6 +77,11 @@ def admit(study, params, *, participant=None):
     for _ in range(2):
         if participant is None:  # a newcomer: nothing to look up
             try:
+                if rows.newcomers_in_one_statement():
+                    made = rows.create_newcomer(study, namespace, platform_id, fields)
+                    if made is not None:
+                        return made
+                    raise IntegrityError("the participant was created meanwhile")
                 with transaction.atomic():
                     participant = Participant.objects.create(namespace=namespace, platform_id=platform_id)
                     return Participation.objects.create(study=study, participant=participant,

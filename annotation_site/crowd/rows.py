@@ -59,3 +59,68 @@ def participation(pk):
     found.participant = _instance(Participant, row[second:-1], of_person)
     found.has_practice = found.study.has_practice = bool(row[-1])
     return found
+
+
+def newcomers_in_one_statement():
+    """PostgreSQL creates a newcomer and their participation in one statement (``create_newcomer``); other
+    databases (no data-modifying WITH) in a transaction of two inserts."""
+    return connection.vendor == "postgresql"
+
+
+def _insert_values(obj):
+    """(columns, values) of every concrete column of a new instance but its primary key, prepared for the
+    database as ``save`` prepares them (``auto_now_add`` fields set)."""
+    columns, values = [], []
+    for field in obj._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        value = field.pre_save(obj, add=True)
+        columns.append(connection.ops.quote_name(field.column))
+        values.append(field.get_db_prep_save(value, connection))
+    return columns, values
+
+
+@cache
+def _newcomer_sql(vendor, person_columns, own_columns):
+    qn = connection.ops.quote_name
+    person_select, person_converters = _layout(Participant, "person")
+    own_select, own_converters = _layout(Participation, "made")
+    returning_person = ", ".join(qn(f.column) for f in Participant._meta.concrete_fields)
+    returning_own = ", ".join(qn(f.column) for f in Participation._meta.concrete_fields)
+    own_columns = [c for c in own_columns if c != qn("participant_id")]
+    sql = (f"WITH person AS (INSERT INTO {qn(Participant._meta.db_table)} ({', '.join(person_columns)}) "
+           f"VALUES ({', '.join(['%s'] * len(person_columns))}) ON CONFLICT ({qn('namespace')}, {qn('platform_id')}) "
+           f"DO NOTHING RETURNING {returning_person}), "
+           f"made AS (INSERT INTO {qn(Participation._meta.db_table)} ({qn('participant_id')}, {', '.join(own_columns)}) "
+           f"SELECT person.id, {', '.join(['%s'] * len(own_columns))} FROM person RETURNING {returning_own}) "
+           f"SELECT {', '.join(own_select + person_select)} FROM made JOIN person ON person.id = made.participant_id")
+    return sql, own_converters, person_converters
+
+
+def create_newcomer(study, namespace, platform_id, fields):
+    """A new participant and their participation in ``study`` (``fields``: its admission fields), made in one
+    statement (PostgreSQL): the Participation with its study and participant, or None when a participant of
+    that id exists already (then nothing was written). IntegrityError when the participation clashes with
+    another (say a submission id already used in the study)."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    person = Participant(namespace=namespace, platform_id=platform_id)
+    own = Participation(study=study, last_seen_at=timezone.now(), **fields)
+    person_columns, person_values = _insert_values(person)
+    own_columns, own_values = _insert_values(own)
+    keep = [i for i, c in enumerate(own_columns) if c != connection.ops.quote_name("participant_id")]
+    sql, own_converters, person_converters = _newcomer_sql(connection.vendor, tuple(person_columns),
+                                                           tuple(own_columns))
+    params = person_values + [own_values[i] for i in keep]
+    if connection.in_atomic_block:  # a savepoint, so that an IntegrityError leaves the caller's transaction usable
+        with transaction.atomic():
+            row = fetch_one(sql, params)
+    else:  # autocommit: the statement is its own transaction
+        row = fetch_one(sql, params)
+    if row is None:
+        return None
+    made = _instance(Participation, row[:len(own_converters)], own_converters)
+    made.study = study
+    made.participant = _instance(Participant, row[len(own_converters):], person_converters)
+    return made
