@@ -190,13 +190,14 @@ def _assign_locked(campaign_id, worker_id, *, fresh):
         if open_assignment is not None:
             return open_assignment
     assignment = None
-    for attempt in range(ASSIGN_ATTEMPTS):
-        waiting = attempt == ASSIGN_ATTEMPTS - 1
-        row = _lock_hit_with_room(campaign_id, None if fresh else worker_id, skip_locked=not waiting)
+    skip_locked = True
+    for _ in range(ASSIGN_TRIES):
+        row = _lock_hit_with_room(campaign_id, None if fresh else worker_id, skip_locked=skip_locked)
         if row is None:
-            if waiting:
-                return None
-            continue  # every HIT with room is being handed out right now: try again, the last time waiting
+            if not skip_locked:
+                return None  # no HIT has room, even counting those being handed out
+            skip_locked = False  # every HIT with room is being handed out right now: wait for one
+            continue
         pk, number, external_id, workers_per_hit = row
         now = timezone.now()
         assignment_id = _insert_if_room(worker_id, pk, workers_per_hit, now)
@@ -204,12 +205,15 @@ def _assign_locked(campaign_id, worker_id, *, fresh):
             assignment = Assignment(pk=assignment_id, worker_id=worker_id, hit_id=pk, created_at=now)
             assignment.hit = HIT(pk=pk, number=number, external_id=external_id, campaign_id=campaign_id)
             break
+        skip_locked = True  # filled by whoever held it just before: look again (a new snapshot)
     if assignment is not None and not fresh:
         _mark_in_progress(campaign_id, worker_id)
     return assignment
 
 
-ASSIGN_ATTEMPTS = 6
+# A HIT taken from under an arrival means another arrival got one: many arrivals at once may each lose a few such
+# races before they win one, and none of them is "no HIT left".
+ASSIGN_TRIES = 64
 
 
 def _lock_hit_with_room(campaign_id, exclude_worker_id, *, skip_locked):

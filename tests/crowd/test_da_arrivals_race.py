@@ -116,3 +116,25 @@ def test_newcomers_admitted_together_are_created_once():
     assert not errors, errors
     assert read["people"] == read["participations"] == ["a", "b", "c", "same"]
     assert len({pk for pid, pk in answers.values() if pid == "same"}) == 1
+
+
+@pytest.mark.django_db
+def test_an_arrival_losing_many_races_for_a_hit_still_gets_one(monkeypatch):
+    """Each lost race (the HIT filled between the candidate query and the lock) means someone else got a HIT:
+    an arrival in a crowd may lose several in a row, and must not be told the study is full while HITs remain
+    (a burst of 200 saw one such refusal when losing six races in a row gave up)."""
+    dataset = make_dataset("race-lost", n_videos=12)
+    campaign = small_campaign(dataset, "race-lost", pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4,
+                              qc_min_pairs=5, workers_per_hit=1)
+    real, lost = services._insert_if_room, []
+
+    def filled_meanwhile(worker_id, hit_id, workers_per_hit, now):
+        if len(lost) < 10:
+            lost.append(hit_id)
+            return None
+        return real(worker_id, hit_id, workers_per_hit, now)
+
+    monkeypatch.setattr(services, "_insert_if_room", filled_meanwhile)
+    assignment = services.assign_by_external_id(campaign.pk, "link:race-lost:p1")
+    assert assignment is not None and len(lost) == 10
+    assert Assignment.objects.get().worker.external_id == "link:race-lost:p1"
