@@ -169,8 +169,12 @@ def in_process(study, n, profile_path=None):
         requests_made += 1
         return response
 
-    for i in range(-1, n):  # the first arrival warms up (imports, URL resolver) and is not counted
+    from annotation_site.warm import warm_up
+
+    print(f"  warm_up() as a gunicorn worker runs it: {warm_up():.2f} s")
+    for i in range(-1, n):  # the first arrival (database connection, what warm_up leaves) is not counted
         if i == 0:
+            print(f"  first arrival after it: CPU {sum(cpu.values()) * 1000:.0f} ms")
             cpu.clear()
             requests_made, counting = 0, True
         pid = f"q{i + 1:04d}"
