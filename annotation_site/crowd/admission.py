@@ -68,7 +68,7 @@ def admit(study, params, *, participant=None):
         if admission.preview:
             raise AdmissionRefused("preview", "preview")
         namespace, platform_id = provider.namespace(), admission.platform_id
-        participant = first_row(Participant.objects.filter(namespace=namespace, platform_id=platform_id))
+        participant = rows.participant(namespace, platform_id)
         submission_id, unit_id = admission.submission_id, admission.unit_id
         submit_url = admission.extra.get("submit_url", "")
         requested_unit = admission.extra.get("unit", "")
@@ -204,10 +204,7 @@ def take_slot(participation, *, now=None):
     check_open(study, now)
     # A study's own cap is checked by the conditional UPDATE; without one (places 0: every unit's capacity) the
     # protocol's assignment is the cap (it hands out no unit beyond its capacity), so no capacity query is made.
-    places = Study.objects.filter(pk=study.pk)
-    if study.places:
-        places = places.filter(places_taken__lt=study.places)
-    if not places.update(places_taken=F("places_taken") + 1):
+    if not rows.take_place(study):
         raise AdmissionRefused("full", "Every place in this study has been taken. Thank you for your interest!")
     unit_key = _unit_key(study, participation)
     try:
@@ -215,10 +212,7 @@ def take_slot(participation, *, now=None):
         with transaction.atomic():
             work = adapter.assign(target, participation.participant.worker_key, unit_key=unit_key,
                                   finish_url=finish_url(participation))
-            updated = 0 if work is None else Participation.objects.filter(
-                pk=participation.pk, status=Participation.Status.ADMITTED).update(
-                status=Participation.Status.WORKING, work_key=work.key, unit_key=work.unit_key,
-                unit_label=work.unit_label, started_at=now, last_seen_at=now)
+            updated = work is not None and rows.mark_working(participation, work, now)
     except Exception:
         Study.objects.filter(pk=study.pk, places_taken__gt=0).update(places_taken=F("places_taken") - 1)
         raise

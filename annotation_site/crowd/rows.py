@@ -124,3 +124,50 @@ def create_newcomer(study, namespace, platform_id, fields):
     made.study = study
     made.participant = _instance(Participant, row[len(own_converters):], person_converters)
     return made
+
+
+def _execute(sql, params):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def take_place(study):
+    """Count one more place taken in ``study``, within its cap when it has one (``places``); False when full.
+    One UPDATE written by hand (every Start runs it)."""
+    qn = connection.ops.quote_name
+    sql = (f"UPDATE {qn(Study._meta.db_table)} SET {qn('places_taken')} = {qn('places_taken')} + 1 "
+           f"WHERE id = %s")
+    params = [study.pk]
+    if study.places:
+        sql += f" AND {qn('places_taken')} < %s"
+        params.append(study.places)
+    return _execute(sql, params) > 0
+
+
+def mark_working(participation, work, now):
+    """The participation (still admitted) now holds ``work``; False when it was not admitted any more (a
+    concurrent Start). One UPDATE written by hand."""
+    qn = connection.ops.quote_name
+    when = connection.ops.adapt_datetimefield_value(now)
+    return _execute(
+        f"UPDATE {qn(Participation._meta.db_table)} SET {qn('status')} = %s, {qn('work_key')} = %s, "
+        f"{qn('unit_key')} = %s, {qn('unit_label')} = %s, {qn('started_at')} = %s, {qn('last_seen_at')} = %s "
+        f"WHERE id = %s AND {qn('status')} = %s",
+        [Participation.Status.WORKING, work.key, work.unit_key, work.unit_label, when, when,
+         participation.pk, Participation.Status.ADMITTED]) > 0
+
+
+@cache
+def _participant_sql(vendor):
+    qn = connection.ops.quote_name
+    columns, converters = _layout(Participant, "t")
+    return (f"SELECT {', '.join(columns)} FROM {qn(Participant._meta.db_table)} t "
+            f"WHERE t.{qn('namespace')} = %s AND t.{qn('platform_id')} = %s"), converters
+
+
+def participant(namespace, platform_id):
+    """The Participant of (namespace, platform_id) or None: one query."""
+    sql, converters = _participant_sql(connection.vendor)
+    row = fetch_one(sql, [namespace, platform_id])
+    return None if row is None else _instance(Participant, row, converters)
