@@ -206,8 +206,8 @@ def take_slot(participation, *, now=None):
     # protocol's assignment is the cap (it hands out no unit beyond its capacity), so no capacity query is made.
     if not rows.take_place(study):
         raise AdmissionRefused("full", "Every place in this study has been taken. Thank you for your interest!")
-    unit_key = _unit_key(study, participation)
     try:
+        unit_key = _unit_key(study, participation)
         # the protocol's assignment and the participation's new state commit together (one commit per Start)
         with transaction.atomic():
             work = adapter.assign(target, participation.participant.worker_key, unit_key=unit_key,
