@@ -42,3 +42,11 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "INFO").strip().lower()
+
+
+def post_worker_init(worker):
+    """Warm each worker before it takes requests (URL conf, templates: annotation_site/warm.py), so that a worker
+    started or restarted (``max_requests``) in the middle of a burst of arrivals answers as fast as the others."""
+    from annotation_site.warm import warm_up
+
+    worker.log.info("warmed up in %.2f s", warm_up())

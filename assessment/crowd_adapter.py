@@ -82,6 +82,17 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             return None
         return self._work(assignment, assignment.last or assignment.created_at)
 
+    def page(self, request, target, work, *, finish_url=""):
+        """The rating page as Start's answer: one query (the current item with its HIT and campaign)."""
+        from .views import rating_page
+
+        item = services.page_item(int(work.key), int(work.unit_key))
+        if item is None:  # every item judged: Start redirects to the page, which shows it done
+            return None
+        assignment = Assignment(pk=int(work.key), hit=item.hit)
+        return rating_page(request, assignment, services.assignment_token(assignment), finish_url=finish_url,
+                           item=item, address=work.url)
+
     def release(self, target, work_key):
         return services.release_assignment(int(work_key), reason="crowd")
 

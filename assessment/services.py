@@ -1,5 +1,6 @@
 """Operations of Direct Assessment work: workers, assignments and their signed links, the next item, idempotent
 submissions and stored quality control. Views, the API, commands and tasks are thin adapters over these."""
+import functools
 import math
 import uuid
 from dataclasses import dataclass
@@ -9,12 +10,13 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core import signing
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, Subquery
+from django.db.models import Count, Q, Subquery
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from annotation_site import identities
+from annotation_site import identities, sql_rows
+from annotation_site.corpus.models import Caption, Video
 from annotation_site.jobs import services as jobs
 from annotation_site.strict_numbers import integer_score
 from annotation_site.jobs.models import Job
@@ -115,9 +117,6 @@ def campaign_from_entry_token(token):
     return Campaign.objects.filter(pk=pk).first()
 
 
-ASSIGN_CANDIDATES = 64
-
-
 def open_assignment(campaign, worker):
     """The worker's unfinished, unreleased assignment in the campaign, or None (a read: takes nothing)."""
     return (Assignment.objects.filter(worker=worker, hit__campaign=campaign, completed_at__isnull=True,
@@ -146,8 +145,9 @@ def assign_by_external_id(campaign_id, external_id, *, source="crowd"):
     """``assign`` for a worker known by an external id (crowd participants), made for the arrival of a crowd:
     the worker is created in the same transaction when new (one ``INSERT ... ON CONFLICT DO NOTHING``), and a
     worker created here has nothing open and no verdict to look up. Returns the Assignment (its ``hit`` carries
-    the HIT's number and external id only) or None when no HIT is left for the worker."""
-    with transaction.atomic():
+    the HIT's number and external id only) or None when no HIT is left for the worker. Inside the caller's
+    transaction when there is one (no savepoint: the crowd's Start commits the assignment with its own rows)."""
+    with transaction.atomic(savepoint=False):
         worker_id = _insert_worker(external_id, source)
         fresh = worker_id is not None
         if not fresh:
@@ -181,37 +181,89 @@ def _insert_worker(external_id, source):
 
 def _assign_locked(campaign_id, worker_id, *, fresh):
     """The body of ``assign`` once the worker's row is locked (or was created in this transaction: ``fresh``,
-    nothing open, no verdict). The HIT comes from one query that also reads the campaign's ``workers_per_hit``;
-    the returned Assignment's ``hit`` carries the HIT's number and external id."""
+    nothing open, no verdict). Two statements hand out a HIT (``_lock_hit_with_room``, ``_insert_if_room``); the
+    returned Assignment's ``hit`` carries the HIT's number and external id."""
     if not fresh:
         open_assignment = (Assignment.objects.filter(worker_id=worker_id, hit__campaign_id=campaign_id,
                                                      completed_at__isnull=True, released_at__isnull=True)
                            .order_by("created_at").first())
         if open_assignment is not None:
             return open_assignment
-    live = Count("assignments", filter=Q(assignments__released_at__isnull=True))
-    hits = HIT.objects.filter(campaign_id=campaign_id)
-    if not fresh:
-        hits = hits.exclude(assignments__worker_id=worker_id)
     assignment = None
-    for attempt in range(4):
-        candidates = list(hits.annotate(n=live).filter(n__lt=F("campaign__workers_per_hit")).order_by("n", "number")
-                          .values_list("pk", "number", "external_id", "campaign__workers_per_hit")[:ASSIGN_CANDIDATES])
-        if not candidates:
-            return None
-        for pk, number, external_id, workers_per_hit in candidates:
-            locked = HIT.objects.select_for_update(skip_locked=attempt < 3).filter(pk=pk).order_by()
-            if not locked.exists():
-                continue  # being handed to someone else right now
-            if Assignment.objects.filter(hit_id=pk, released_at__isnull=True).count() < workers_per_hit:
-                assignment = Assignment.objects.create(worker_id=worker_id, hit_id=pk)
-                assignment.hit = HIT(pk=pk, number=number, external_id=external_id, campaign_id=campaign_id)
-                break
-        if assignment is not None:
+    skip_locked = True
+    for _ in range(ASSIGN_TRIES):
+        row = _lock_hit_with_room(campaign_id, None if fresh else worker_id, skip_locked=skip_locked)
+        if row is None:
+            if not skip_locked:
+                return None  # no HIT has room, even counting those being handed out
+            skip_locked = False  # every HIT with room is being handed out right now: wait for one
+            continue
+        pk, number, external_id, workers_per_hit = row
+        now = timezone.now()
+        assignment_id = _insert_if_room(worker_id, pk, workers_per_hit, now)
+        if assignment_id is not None:
+            assignment = Assignment(pk=assignment_id, worker_id=worker_id, hit_id=pk, created_at=now)
+            assignment.hit = HIT(pk=pk, number=number, external_id=external_id, campaign_id=campaign_id)
             break
+        skip_locked = True  # filled by whoever held it just before: look again (a new snapshot)
     if assignment is not None and not fresh:
         _mark_in_progress(campaign_id, worker_id)
     return assignment
+
+
+# A HIT taken from under an arrival means another arrival got one: many arrivals at once may each lose a few such
+# races before they win one, and none of them is "no HIT left".
+ASSIGN_TRIES = 64
+
+
+def _lock_hit_with_room(campaign_id, exclude_worker_id, *, skip_locked):
+    """(id, number, external_id, workers_per_hit) of the HIT with the fewest live assignments (then the lowest
+    number) that still needs workers and that ``exclude_worker_id`` has never had, locked; None when there is
+    none. One statement written by hand (the arrival path: the ORM's compilation of it cost more than running
+    it). PostgreSQL: ``FOR UPDATE SKIP LOCKED``, so arrivals take different HITs without waiting for each other
+    (``skip_locked=False``: wait for a locked one). SQLite has no row locks: its IMMEDIATE transactions
+    serialise writers. The count is taken again under the lock by ``_insert_if_room``."""
+    from django.db import connection
+
+    qn = connection.ops.quote_name
+    hit, campaign, assignment = (qn(m._meta.db_table) for m in (HIT, Campaign, Assignment))
+    params = [campaign_id]
+    exclude = ""
+    if exclude_worker_id is not None:
+        exclude = f" AND NOT EXISTS (SELECT 1 FROM {assignment} d WHERE d.hit_id = h.id AND d.worker_id = %s)"
+        params.append(exclude_worker_id)
+    live = f"SELECT COUNT(*) FROM {assignment} a WHERE a.hit_id = h.id AND a.released_at IS NULL"
+    if connection.vendor == "postgresql":
+        sql = (f"SELECT h.id, h.number, h.external_id, c.workers_per_hit FROM {hit} h "
+               f"JOIN {campaign} c ON c.id = h.campaign_id CROSS JOIN LATERAL ({live}) AS live(n) "
+               f"WHERE h.campaign_id = %s AND live.n < c.workers_per_hit{exclude} ORDER BY live.n, h.number "
+               f"LIMIT 1 FOR UPDATE OF h{' SKIP LOCKED' if skip_locked else ''}")
+    else:
+        sql = (f"SELECT h.id, h.number, h.external_id, c.workers_per_hit, ({live}) AS n FROM {hit} h "
+               f"JOIN {campaign} c ON c.id = h.campaign_id WHERE h.campaign_id = %s AND n < c.workers_per_hit"
+               f"{exclude} ORDER BY n, h.number LIMIT 1")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else tuple(row[:4])
+
+
+def _insert_if_room(worker_id, hit_id, workers_per_hit, now):
+    """The id of a new assignment of the worker on the (locked) HIT, or None when its live assignments reached
+    ``workers_per_hit`` meanwhile. One statement, a new snapshot taken after the lock: the count sees every
+    assignment of whoever held the lock before."""
+    from django.db import connection
+
+    qn = connection.ops.quote_name
+    table = qn(Assignment._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (worker_id, hit_id, created_at, completed_at, released_at, release_reason) "
+            f"SELECT %s, %s, %s, NULL, NULL, '' WHERE (SELECT COUNT(*) FROM {table} WHERE hit_id = %s AND "
+            f"released_at IS NULL) < %s RETURNING id",
+            [worker_id, hit_id, connection.ops.adapt_datetimefield_value(now), hit_id, workers_per_hit])
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def assign_on_hit(hit, worker):
@@ -288,6 +340,43 @@ def unjudged_items(assignment, n, *, shown_since=False):
     if shown_since:
         items = items.annotate(last_judged_at=Subquery(judged.order_by("-finished_at").values("finished_at")[:1]))
     return list(items[:n])
+
+
+@functools.cache
+def _page_item_sql(vendor):
+    from django.db import connection
+
+    qn = connection.ops.quote_name
+    parts = [(Item, "i"), (Caption, "c"), (Video, "v"), (HIT, "h"), (Campaign, "g")]
+    layouts = [sql_rows.layout(model, alias) for model, alias in parts]
+    columns = ", ".join(column for select, _ in layouts for column in select)
+    table = {model: qn(model._meta.db_table) for model, _ in parts + [(Judgment, "j")]}
+    sql = (f"SELECT {columns} FROM {table[Item]} i JOIN {table[Caption]} c ON c.id = i.caption_id "
+           f"JOIN {table[Video]} v ON v.id = c.video_id JOIN {table[HIT]} h ON h.id = i.hit_id "
+           f"JOIN {table[Campaign]} g ON g.id = h.campaign_id WHERE i.hit_id = %s AND NOT EXISTS "
+           f"(SELECT 1 FROM {table[Judgment]} j WHERE j.assignment_id = %s AND j.item_id = i.id) "
+           f"ORDER BY i.position LIMIT 1")
+    return sql, [(model, converters) for (model, _), (_, converters) in zip(parts, layouts)]
+
+
+def page_item(assignment_id, hit_id):
+    """The current item of an assignment on ``hit_id`` with all its page shows (caption, video, the HIT and its
+    campaign) in one query, or None when every item is judged. SQL written once per process (a crowd arrival's
+    Start answers with this page: the ORM's compilation of this five-table join cost more than running it)."""
+    from django.db import connection
+
+    sql, parts = _page_item_sql(connection.vendor)
+    row = sql_rows.fetch_one(sql, [hit_id, assignment_id])
+    if row is None:
+        return None
+    made, offset = [], 0
+    for model, converters in parts:
+        made.append(sql_rows.instance(model, row[offset:offset + len(converters)], converters))
+        offset += len(converters)
+    item, caption, video, hit, campaign = made
+    caption.video, hit.campaign = video, campaign
+    item.caption, item.hit = caption, hit
+    return item
 
 
 def item_payload(item, assignment):

@@ -184,13 +184,20 @@ def _rate(request, assignment, token):
         return render(request, "assessment/no_work.html", {"campaign": assignment.hit.campaign, "released": True},
                       status=410)
     finish_url = finish_path("da", assignment.pk)  # crowd work ends on the crowd's end page (code, redirect, submit)
-    state = services.state(assignment)
+    return rating_page(request, assignment, token, finish_url=finish_url or "")
+
+
+def rating_page(request, assignment, token, *, finish_url="", item=None, address=""):
+    """The rating page of an assignment holding its place: the GET view's answer, and the answer to a crowd
+    participant's Start (``crowd_adapter``), which passes the current ``item`` it read with the HIT and campaign
+    and the page's ``address``: the page puts it in the browser's address bar, so a reload is a GET of it."""
+    state = services.state(assignment, item, lookup=item is None)
     if finish_url:
         state["completion_code"] = None
     return render(request, "assessment/rate.html", {
         "assignment": assignment, "campaign": assignment.hit.campaign, "state": state,
         "state_url": reverse("api-da-assignment", args=[token]),
-        "submit_url": reverse("api-da-judgments", args=[token]), "finish_url": finish_url or "",
+        "submit_url": reverse("api-da-judgments", args=[token]), "finish_url": finish_url, "address": address,
     })
 
 

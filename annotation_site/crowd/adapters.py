@@ -129,6 +129,13 @@ class ProtocolAdapter:
         """The Work ``work_key`` (its completion and last activity), or None."""
         raise NotImplementedError
 
+    def page(self, request, target, work, *, finish_url=""):
+        """The work's page as the answer to the participant's Start (a POST), or None when the protocol only
+        has the page's address (then Start redirects to ``work.url``). Answering it saves the participant's
+        browser a request on arrival; the page should replace the browser's address with ``work.url``, so that
+        a reload is a GET of that page (see docs/crowd.md, "Start answers the first page")."""
+        return None
+
     def release(self, target, work_key):
         """Give an unfinished Work's slot back (it no longer counts towards its unit). True if released."""
         raise NotImplementedError

@@ -16,7 +16,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from . import adapters, links
+from . import adapters, links, rows
 from .models import Participant, ParticipantLink, Participation, Study
 from .providers import provider_for
 from .providers.base import AdmissionRefused
@@ -56,8 +56,8 @@ def admit(study, params, *, participant=None):
     from a per-participant link instead). Raises AdmissionRefused with the page to show.
 
     Constant queries, few of them (this is the first request of every arrival): the participant (one query),
-    their participations in the study (one query, decided in Python) and, for a newcomer, one transaction that
-    creates the participant and the participation together."""
+    their participations in the study (one query, decided in Python) and, for a newcomer, one statement
+    (PostgreSQL; elsewhere one transaction) that creates the participant and the participation together."""
     check_open(study)
     provider = provider_for(study)
     submission_id = unit_id = requested_unit = ""
@@ -68,7 +68,7 @@ def admit(study, params, *, participant=None):
         if admission.preview:
             raise AdmissionRefused("preview", "preview")
         namespace, platform_id = provider.namespace(), admission.platform_id
-        participant = first_row(Participant.objects.filter(namespace=namespace, platform_id=platform_id))
+        participant = rows.participant(namespace, platform_id)
         submission_id, unit_id = admission.submission_id, admission.unit_id
         submit_url = admission.extra.get("submit_url", "")
         requested_unit = admission.extra.get("unit", "")
@@ -77,6 +77,11 @@ def admit(study, params, *, participant=None):
     for _ in range(2):
         if participant is None:  # a newcomer: nothing to look up
             try:
+                if rows.newcomers_in_one_statement():
+                    made = rows.create_newcomer(study, namespace, platform_id, fields)
+                    if made is not None:
+                        return made
+                    raise IntegrityError("the participant was created meanwhile")
                 with transaction.atomic():
                     participant = Participant.objects.create(namespace=namespace, platform_id=platform_id)
                     return Participation.objects.create(study=study, participant=participant,
@@ -199,14 +204,15 @@ def take_slot(participation, *, now=None):
     check_open(study, now)
     # A study's own cap is checked by the conditional UPDATE; without one (places 0: every unit's capacity) the
     # protocol's assignment is the cap (it hands out no unit beyond its capacity), so no capacity query is made.
-    places = Study.objects.filter(pk=study.pk)
-    if study.places:
-        places = places.filter(places_taken__lt=study.places)
-    if not places.update(places_taken=F("places_taken") + 1):
+    if not rows.take_place(study):
         raise AdmissionRefused("full", "Every place in this study has been taken. Thank you for your interest!")
     try:
-        work = adapter.assign(target, participation.participant.worker_key,
-                              unit_key=_unit_key(study, participation), finish_url=finish_url(participation))
+        unit_key = _unit_key(study, participation)
+        # the protocol's assignment and the participation's new state commit together (one commit per Start)
+        with transaction.atomic():
+            work = adapter.assign(target, participation.participant.worker_key, unit_key=unit_key,
+                                  finish_url=finish_url(participation))
+            updated = work is not None and rows.mark_working(participation, work, now)
     except Exception:
         Study.objects.filter(pk=study.pk, places_taken__gt=0).update(places_taken=F("places_taken") - 1)
         raise
@@ -215,9 +221,6 @@ def take_slot(participation, *, now=None):
         if adapter.target_by_id(target.object_id) is None:
             raise AdmissionRefused("closed", "The task of this study no longer exists. Please tell the researcher.")
         raise AdmissionRefused("full", "There is no task left for you in this study. Thank you!")
-    updated = Participation.objects.filter(pk=participation.pk, status=Participation.Status.ADMITTED).update(
-        status=Participation.Status.WORKING, work_key=work.key, unit_key=work.unit_key, unit_label=work.unit_label,
-        started_at=now, last_seen_at=now)
     if updated:
         participation.status, participation.work_key = Participation.Status.WORKING, work.key
         participation.unit_key, participation.unit_label = work.unit_key, work.unit_label
@@ -227,6 +230,12 @@ def take_slot(participation, *, now=None):
     if participation.work_key != work.key:
         Study.objects.filter(pk=study.pk, places_taken__gt=0).update(places_taken=F("places_taken") - 1)
     return participation, adapter.work(target, participation.work_key)
+
+
+def work_page(request, participation, work, *, finish_url):
+    """The page of the participant's work as Start's answer, or None when the protocol has only its address."""
+    adapter, target = adapters.study_target_unchecked(participation.study)
+    return adapter.page(request, target, work, finish_url=finish_url)
 
 
 def _unit_key(study, participation):

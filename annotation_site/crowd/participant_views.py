@@ -8,16 +8,16 @@ address is the credential an attacker would need.
 """
 from functools import wraps
 
-from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from . import adapters, admission, config, links
-from .models import Participation, PracticeItem, Study
+from . import adapters, admission, config, links, rows
+from .models import Participation, PracticeItem
 from .providers import provider_for
 from .providers.base import AdmissionRefused
 
@@ -49,15 +49,10 @@ def refused(request, exc, study=None):
                                                   "study": study}, status=status)
 
 
-def _practice_exists(study_ref):
-    return Exists(PracticeItem.objects.filter(study=OuterRef(study_ref)))
-
-
 def _study(token):
     """The study of an entry token, knowing whether it has practice items (one query)."""
     study_id = links.study_id_from_entry_token(token)
-    study = (admission.first_row(Study.objects.annotate(has_practice=_practice_exists("pk")).filter(pk=study_id))
-             if study_id else None)
+    study = rows.study(study_id) if study_id else None
     if study is None:
         raise Http404("unknown study link")
     return study
@@ -67,12 +62,9 @@ def _participation(token):
     """The participation of a participant token with its study and participant, knowing whether the study has
     practice items (one query)."""
     pk = links.participation_id_from_token(token)
-    participation = (admission.first_row(Participation.objects.select_related("study", "participant")
-                                      .annotate(has_practice=_practice_exists("study_id")).filter(pk=pk))
-                     if pk else None)
+    participation = rows.participation(pk) if pk else None
     if participation is None:
         raise Http404("unknown participant link")
-    participation.study.has_practice = participation.has_practice
     return participation
 
 
@@ -202,7 +194,9 @@ def practice(request, token):
 @require_POST
 @frameable
 def start(request, token):
-    """Take a slot: the protocol hands out a HIT and the participant goes to its page."""
+    """Take a slot: the protocol hands out a HIT and answers with its page (or the participant is redirected to
+    it). A reload of the answer cannot take a second slot: the page replaces the browser's address with its own
+    (a GET), and a POST sent again finds the participant working and answers the same HIT."""
     participation = _participation(token)
     study = participation.study
     if study.consent_text and participation.consented_at is None:
@@ -217,7 +211,8 @@ def start(request, token):
         return refused(request, AdmissionRefused("full", "There is no task left for you in this study."), study)
     if work.completed:
         return redirect("crowd-finish", token=token)
-    return redirect(work.url)
+    page = admission.work_page(request, participation, work, finish_url=reverse("crowd-finish", args=[token]))
+    return page if page is not None else redirect(work.url)
 
 
 @frameable

@@ -293,6 +293,10 @@ function start() {
   const root = document.querySelector("[data-da-rating]");
   const data = document.getElementById("da-state");
   if (!root || !data) return;
+  // Answered to a POST (a crowd participant's Start): show the page's own address, so that a reload or a bookmark
+  // is a GET of this page and not the POST again.
+  const address = root.dataset.address;
+  if (address && window.location.pathname !== address) window.history.replaceState(window.history.state, "", address);
   window.daRating = new Rating(root, JSON.parse(data.textContent));
   window.daRating.watchedSeconds = () => window.daRating.clock.seconds;
 }

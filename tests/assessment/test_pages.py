@@ -157,15 +157,16 @@ def _join_and_start(client, token, worker_id):
 
 def test_crowd_entry_link(client, campaign):
     token = services.campaign_entry_token(campaign)
-    response = _join_and_start(client, token, "PROLIFIC_123")
-    assert response.status_code == 302 and response["Location"].startswith("/da/a/")
+    response = _join_and_start(client, token, "PROLIFIC_123")  # Start answers the rating page (its address in it)
+    assert response.status_code == 200 and b'id="da-state"' in response.content
     again = _join_and_start(client, token, "PROLIFIC_123")
 
-    def assignment(location):  # signed links carry a timestamp: compare the assignments they name
-        return services.assignment_from_token(location.split("/")[-2]).pk
+    def assignment(page):  # signed links carry a timestamp: compare the assignments they name
+        address = re.search(r'data-address="(/da/a/[^"]+/)"', page.content.decode()).group(1)
+        return address, services.assignment_from_token(address.split("/")[-2]).pk
 
-    assert assignment(again["Location"]) == assignment(response["Location"])  # the same open assignment
-    page = client.get(response["Location"])
+    assert assignment(again)[1] == assignment(response)[1]  # the same open assignment
+    page = client.get(assignment(response)[0])
     assert page.status_code == 200 and b'id="da-state"' in page.content
     worker = Worker.objects.get()
     assert worker.external_id.endswith(":PROLIFIC_123") and worker.external_id.startswith("link:")
@@ -179,8 +180,8 @@ def test_every_hit_is_handed_out_workers_per_hit_times(client, campaign):
     places = n_hits * campaign.workers_per_hit
     for k in range(places + 1):
         response = _join_and_start(client, token, f"w{k}")
-        if k < places:
-            assert response.status_code == 302
+        if k < places:  # Start answers the rating page
+            assert response.status_code == 200 and b'id="da-state"' in response.content
     assert response.status_code == 409 and "This study is full" in response.content.decode()
     assert sorted(Assignment.objects.values_list("hit__number", flat=True)) == sorted(
         list(range(1, n_hits + 1)) * campaign.workers_per_hit)

@@ -116,6 +116,13 @@ def test_a_prolific_participant_from_arrival_to_the_completion_url(phone, live_s
     no_sideways_scroll(phone)
     phone.locator("[data-role=start]").click()
     phone.wait_for_selector("[data-da-rating]")
+    # Start (a POST) answered the rating page, which shows its own address: a reload is a GET of the same HIT
+    phone.wait_for_url("**/da/a/*/", timeout=10_000)
+    first_item = phone.locator("[data-role=caption]").inner_text()
+    phone.reload()
+    phone.wait_for_selector("[data-da-rating]")
+    assert phone.locator("[data-role=caption]").inner_text() == first_item
+    assert Assignment.objects.count() == 1
     rate_hit(phone)
 
     phone.wait_for_url("https://app.prolific.com/**", timeout=15_000)

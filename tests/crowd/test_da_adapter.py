@@ -110,8 +110,19 @@ def test_the_rating_page_of_crowd_work_ends_on_the_crowd_end_page(client, campai
     study = link_study(campaign)
     home = client.get(reverse("crowd-entry", args=[links.entry_token(study)]), {"pid": "amy"})
     token = re.search(r"/crowd/w/([^/]+)/", home.content.decode()).group(1)
-    rating = client.post(reverse("crowd-start", args=[token]))
-    page = client.get(rating["Location"])
+    page = client.post(reverse("crowd-start", args=[token]))  # Start answers the rating page, no redirect
+    assert page.status_code == 200 and b'id="da-state"' in page.content
+    address = re.search(r'data-address="(/da/a/[^"]+/)"', page.content.decode()).group(1)  # what a reload GETs
+    again = client.get(address)
+    assert again.status_code == 200 and b'data-address' not in again.content
+
+    def state(response):
+        return json.loads(re.search(r'<script id="da-state" type="application/json">(.*?)</script>',
+                                    response.content.decode(), re.S).group(1))
+
+    # Start's page (its item read by hand-written SQL) shows what the page's own GET shows (the ORM's reads)
+    assert state(page) == state(again) and state(page)["item"]["text"]
+    assert re.search(r'data-finish-url="[^"]+"', again.content.decode())
     finish = re.search(r'data-finish-url="(/crowd/w/([^/]+)/finish/)"', page.content.decode())
     assert finish and links.participation_id_from_token(finish.group(2)) == links.participation_id_from_token(token)
     finish = finish.group(1)  # (signed tokens carry a timestamp: compare what they name)

@@ -20,7 +20,13 @@ from ..assessment.conftest import make_dataset, small_campaign
 pytestmark = pytest.mark.django_db
 
 # Bounds counted on the code as it is (SAVEPOINT / RELEASE lines included, as tests run inside a transaction).
-ENTRY, ENTRY_AGAIN, START, RATE, FINISH = 6, 3, 10, 3, 6
+# Start answers the rating page (one request fewer); RATE is that page's own GET (a reload). PostgreSQL creates a
+# newcomer in one statement (crowd/rows.py), other databases in a transaction of two inserts.
+ENTRY_AGAIN, START, RATE, FINISH = 3, 9, 3, 6
+
+
+def entry_queries():
+    return 5 if connection.vendor == "postgresql" else 6
 
 
 def campaign_of(name, n_videos):
@@ -44,9 +50,10 @@ def walk(client, study, pid):
     with CaptureQueriesContext(connection) as queries:
         started = client.post(reverse("crowd-start", args=[token]))
     counts["start"] = len(queries)
-    assert started.status_code == 302
+    assert started.status_code == 200 and b'id="da-state"' in started.content  # Start answers the rating page
+    address = re.search(r'data-address="([^"]+)"', started.content.decode()).group(1)
     with CaptureQueriesContext(connection) as queries:
-        page = client.get(started["Location"])
+        page = client.get(address)  # a reload (the page put its own address in the address bar)
     counts["rate"] = len(queries)
     assert b'id="da-state"' in page.content
     participation = Participation.objects.get(study=study, participant__platform_id=pid)
@@ -78,7 +85,8 @@ def test_arrival_query_counts_are_constant_and_small(client, n_videos):
     client.cookies.clear()
     later = walk(client, study, "p999")
     assert later == first
-    assert first == {"entry": ENTRY, "entry_again": ENTRY_AGAIN, "start": START, "rate": RATE, "finish": FINISH}
+    assert first == {"entry": entry_queries(), "entry_again": ENTRY_AGAIN, "start": START, "rate": RATE,
+                     "finish": FINISH}
 
 
 def test_a_returning_worker_takes_a_slot_with_few_more_queries(client):
@@ -104,5 +112,5 @@ def test_a_returning_worker_takes_a_slot_with_few_more_queries(client):
     token = re.search(r"/crowd/w/([^/]+)/start/", home.content.decode()).group(1)
     with CaptureQueriesContext(connection) as queries:
         started = client.post(reverse("crowd-start", args=[token]))
-    assert started.status_code == 302
+    assert started.status_code == 200 and b'id="da-state"' in started.content
     assert len(queries) <= START + 3
