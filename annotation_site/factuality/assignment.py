@@ -114,7 +114,7 @@ def assignment_for(annotator, pk):
     if annotator is None:
         return None
     return (Assignment.objects.select_related("project__dataset", "project_video__video")
-            .filter(pk=pk, annotator=annotator).first())
+            .filter(pk=pk, annotator=annotator).order_by().first())
 
 
 def release(assignment):

@@ -182,7 +182,7 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
         raise NeedsConfirmation(soft)
     try:
         with transaction.atomic():
-            Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("pk").first()
+            lock_assignment(assignment)
             stored = _stored(client_uuid, assignment)  # a concurrent retry may have committed meanwhile
             if stored is not None:
                 return SubmitResult(stored, created=False)
@@ -198,8 +198,16 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
     return SubmitResult(submission, created=True)
 
 
+def lock_assignment(assignment):
+    """Lock the assignment's row, and only it: the model's default ordering (by project and annotator) would
+    join their tables into the statement and lock their rows too, so every submission of a project would wait
+    for every other one."""
+    list(Assignment.objects.select_for_update().filter(pk=assignment.pk).order_by().values_list("pk"))
+
+
 def _stored(client_uuid, assignment):
-    stored = Submission.objects.filter(client_uuid=client_uuid).first()
+    # order_by(): the models' default orderings name related models, which would join four tables
+    stored = Submission.objects.filter(client_uuid=client_uuid).order_by().first()
     if stored is not None and stored.assignment_id != assignment.pk:
         raise SubmissionConflict("this submission id was already used for another video")
     return stored

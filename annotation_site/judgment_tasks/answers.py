@@ -162,7 +162,8 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
     result = {}
 
     def find(value):
-        stored = Submission.objects.filter(client_uuid=value).first()
+        # order_by(): the models' default orderings name related models, which would join their tables
+        stored = Submission.objects.filter(client_uuid=value).order_by().first()
         if stored is not None and stored.assignment_id != assignment.pk:
             raise SubmissionConflict("this submission id was already used for another item")
         return stored
@@ -178,7 +179,8 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
         result.update(answers=cleaned, incomplete=bool(soft))
 
     def lock():
-        Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("pk").first()
+        # the assignment's row only: the default ordering (by task and annotator) would join and lock their rows
+        list(Assignment.objects.select_for_update().filter(pk=assignment.pk).order_by().values_list("pk"))
 
     def write():
         [submission] = write_submissions([dict(

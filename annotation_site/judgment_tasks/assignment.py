@@ -79,7 +79,7 @@ def assignment_for(annotator, pk):
     if annotator is None:
         return None
     return (Assignment.objects.select_related("task", "item__video")
-            .filter(pk=pk, annotator=annotator).first())
+            .filter(pk=pk, annotator=annotator).order_by().first())
 
 
 def release(assignment):

@@ -33,6 +33,9 @@ from load import work  # noqa: E402
 from load.client import json_script  # noqa: E402
 
 
+SHOW_SQL = False
+
+
 def setup():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
     # the load run's setting: one loopback address stands for every participant
@@ -49,12 +52,14 @@ def setup():
 class Measured:
     def __init__(self):
         self.cpu, self.wall, self.queries = [], [], []
+        self.pages = []  # CPU of each DA rating page (GET)
 
     def summary(self):
         n = len(self.cpu)
         return (f"{n} submits: CPU per submit median {statistics.median(self.cpu) * 1000:.2f} ms, mean "
                 f"{statistics.fmean(self.cpu) * 1000:.2f} ms; wall median {statistics.median(self.wall) * 1000:.2f} "
-                f"ms; SQL statements per submit {min(self.queries)}-{max(self.queries)}")
+                f"ms; SQL statements per submit {min(self.queries)}-{max(self.queries)}"
+                + (f"; DA rating page CPU median {statistics.median(self.pages) * 1000:.2f} ms" if self.pages else ""))
 
 
 def post(client, path, body, headers, measured, profiler):
@@ -74,6 +79,9 @@ def post(client, path, body, headers, measured, profiler):
     measured.cpu.append(cpu)
     measured.wall.append(wall)
     measured.queries.append(len(captured.captured_queries))
+    if SHOW_SQL and len(measured.queries) == 2:
+        for query in captured.captured_queries:
+            print("  SQL:", query["sql"][:300])
     return response.json()
 
 
@@ -81,7 +89,9 @@ def run_da(participant, measured, profiler, rng):
     from django.test import Client
 
     client = Client(HTTP_HOST="127.0.0.1")
+    cpu = time.process_time()
     html = client.get(participant["url"]).content.decode()
+    measured.pages.append(time.process_time() - cpu)
     state = json_script(html, "da-state")
     submit_url = re.search(r'data-submit-url="([^"]+)"', html).group(1)
     while state.get("item") and not state.get("complete"):
@@ -142,12 +152,16 @@ def main(argv=None):
     parser.add_argument("--participants", type=int, default=15, help="each does a whole HIT / 5 videos / 10 items")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N most expensive functions")
     parser.add_argument("--sort", default="cumulative", help="cProfile sort key (cumulative, tottime)")
+    parser.add_argument("--sql", action="store_true", help="print the statements of one submit")
     args = parser.parse_args(argv)
+    global SHOW_SQL
+    SHOW_SQL = args.sql
     setup()
     run = uuid.uuid4().hex[:8]
     plan = work.Plan(participants=args.participants, mix=((args.protocol, 1),))
     made = work.make_work(run, plan)
-    profiler = cProfile.Profile() if args.profile else None
+    # timed by process CPU: waiting for the database is not counted
+    profiler = cProfile.Profile(time.process_time) if args.profile else None
     measured = Measured()
     rng = random.Random(5)
     try:

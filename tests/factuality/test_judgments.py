@@ -175,3 +175,20 @@ def test_submit_uses_a_constant_number_of_queries(annotator_accounts, django_ass
     stored = Submission.objects.get().client_uuid
     with django_assert_num_queries(1):  # a retry: one lookup
         judgments.submit(found, presented, data, client_uuid=stored)
+
+
+def test_a_submit_locks_and_reads_without_joining_the_project_or_the_annotator(taken):
+    """The models' default orderings (assignment: project, annotator; submission: assignment) made the lock
+    ``SELECT ... JOIN project JOIN annotator ... FOR UPDATE`` (on PostgreSQL it locked the project's row: every
+    submission of a project waited for every other one) and each submission lookup a four-table join."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    found, presented = taken
+    key = uuid.uuid4()
+    with CaptureQueriesContext(connection) as captured:
+        judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)
+        judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)  # a retry
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert len([s for s in statements if s.startswith("SELECT")]) == 4  # lookup, lock, lookup; the retry's lookup
+    assert not [s for s in statements if " JOIN " in s]
