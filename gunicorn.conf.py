@@ -3,7 +3,9 @@
 Every value can be changed through the environment, so scaling the web tier needs no new image:
 
 - ``PORT``               listening port (default 8000; the compose file publishes it).
-- ``GUNICORN_WORKERS``   worker processes (default: 2 x CPUs available to the process + 1, at most 8).
+- ``GUNICORN_WORKERS``   worker processes (default: CPUs available to the process + 1, at most 8: with threads,
+                         more processes than that only share the same cores, and under load each costs CPU per
+                         request; docs/reliability.md has the measurements).
 - ``GUNICORN_THREADS``   threads per worker (default 4). Each thread may hold one database connection
                          (``CONN_MAX_AGE``), so one web container uses up to workers x threads connections.
 - ``GUNICORN_WORKER_CLASS`` ``gthread`` (default: threads, keep-alive connections) or ``sync`` (one request at a
@@ -28,7 +30,7 @@ def _cpus():
 
 
 bind = f"0.0.0.0:{int(os.environ.get('PORT', '8000'))}"
-workers = int(os.environ.get("GUNICORN_WORKERS", min(2 * _cpus() + 1, 8)))
+workers = int(os.environ.get("GUNICORN_WORKERS", min(_cpus() + 1, 8)))
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
