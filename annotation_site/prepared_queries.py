@@ -11,9 +11,11 @@ every later run only swaps the values in, executes the SQL and makes the model i
                      hit_id=-914_270_001)
     items = ITEMS.run(hit_id=7)          # a list of Item, like list(the queryset)
 
-The compiled SQL lives on the connection object (one per thread), so threads never share a compiler. Sentinels
-must be values the queryset can hold but no query would use (large negative ids), each distinct and appearing
-in the compiled parameters; ``run`` refuses a query whose sentinel went missing from the SQL.
+The compiled SQL lives on the connection object (one per thread), so threads never share a compiler. Values
+are whole numbers (ids): they go into the parameters as they are, while other types (UUIDs, dates) would need
+the field's conversion for the backend. Sentinels must be numbers no query would use (large negative ids), each
+distinct and appearing in the compiled parameters; ``run`` refuses a query whose sentinel went missing from the
+SQL.
 """
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.query import get_related_populators
@@ -26,6 +28,8 @@ class Prepared:
         """``build(**values)``: the queryset for ``values`` (keyword arguments named like ``sentinels``)."""
         if len(set(sentinels.values())) != len(sentinels):
             raise ValueError("each sentinel must be distinct")
+        if any(type(value) is not int for value in sentinels.values()):
+            raise ValueError("sentinels (and values) are whole numbers")
         self.build = build
         self.sentinels = sentinels
 
@@ -59,8 +63,11 @@ class Prepared:
                      klass_info, select) = self._compiled(using)
         params = list(params)
         for name, where in slots:
+            value = values[name]
+            if type(value) is not int:
+                raise TypeError(f"{name} must be a whole number, not {type(value).__name__}")
             for i in where:
-                params[i] = values[name]
+                params[i] = value
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()

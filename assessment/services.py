@@ -86,7 +86,7 @@ def assignment_from_token(token):
         pk = signing.loads(token, salt=ASSIGNMENT_SALT)
     except signing.BadSignature:
         return None
-    if not isinstance(pk, int):
+    if type(pk) is not int:
         return None
     found = _ASSIGNMENT.run(pk=pk)
     return found[0] if found else None

@@ -78,6 +78,10 @@ def test_a_sentinel_missing_from_the_sql_is_refused(db):
         query.run(pk=1, other=2)
     with pytest.raises(ValueError, match="distinct"):
         Prepared(lambda a, b: None, a=-1, b=-1)
+    with pytest.raises(ValueError, match="whole numbers"):
+        Prepared(lambda key: None, key=uuid.uuid4())
+    with pytest.raises(TypeError, match="whole number"):
+        Prepared(lambda pk: Assignment.objects.filter(pk=pk), pk=-77_000_006).run(pk="1")
 
 
 @pytest.mark.django_db
