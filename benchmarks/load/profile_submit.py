@@ -52,14 +52,23 @@ def setup():
 class Measured:
     def __init__(self):
         self.cpu, self.wall, self.queries = [], [], []
-        self.pages = []  # CPU of each DA rating page (GET)
+        self.pages = []  # CPU of each page load (GET)
+        self.nexts = []  # CPU of each next-item request (factuality and task: POST ... -> 302)
 
     def summary(self):
         n = len(self.cpu)
         return (f"{n} submits: CPU per submit median {statistics.median(self.cpu) * 1000:.2f} ms, mean "
                 f"{statistics.fmean(self.cpu) * 1000:.2f} ms; wall median {statistics.median(self.wall) * 1000:.2f} "
                 f"ms; SQL statements per submit {min(self.queries)}-{max(self.queries)}"
-                + (f"; DA rating page CPU median {statistics.median(self.pages) * 1000:.2f} ms" if self.pages else ""))
+                + (f"; page CPU median {statistics.median(self.pages) * 1000:.2f} ms" if self.pages else "")
+                + (f"; next-item CPU median {statistics.median(self.nexts) * 1000:.2f} ms" if self.nexts else ""))
+
+
+def timed(into, call, *args, **kwargs):
+    cpu = time.process_time()
+    response = call(*args, **kwargs)
+    into.append(time.process_time() - cpu)
+    return response
 
 
 def post(client, path, body, headers, measured, profiler):
@@ -109,10 +118,11 @@ def run_factuality(participant, measured, profiler, rng):
     client = Client(HTTP_HOST="127.0.0.1")
     client.cookies[settings.SESSION_COOKIE_NAME] = participant["session"]
     for _ in range(participant["limit"]):
-        response = client.post(participant["start"])
+        response = timed(measured.nexts, client.post, participant["start"])
         if response.status_code != 302 or "/assignments/" not in response["Location"]:
             return
-        config = json_script(client.get(response["Location"]).content.decode(), "annotation-config")
+        page = timed(measured.pages, client.get, response["Location"])
+        config = json_script(page.content.decode(), "annotation-config")
         paragraphs = []
         for paragraph in config["paragraphs"]:
             sentences = []
@@ -136,10 +146,11 @@ def run_task(participant, measured, profiler, rng):
     client.get(participant["url"])
     next_path = f"/tasks/p/{participant['token']}/next/"
     while True:
-        response = client.post(next_path)
+        response = timed(measured.nexts, client.post, next_path)
         if response.status_code != 302 or "/items/" not in response["Location"]:
             return
-        config = json_script(client.get(response["Location"]).content.decode(), "annotation-config")
+        page = timed(measured.pages, client.get, response["Location"])
+        config = json_script(page.content.decode(), "annotation-config")
         body = {"submission_uuid": str(uuid.uuid4()), "answer": answerer.task_answer(config["questions"]),
                 "confirm": False, "time_spent": rng.randint(20, 90), "video_played": True}
         post(client, config["submitUrl"], body, {"X-Participant-Token": config["participantToken"]}, measured,
