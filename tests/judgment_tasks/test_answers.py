@@ -155,13 +155,16 @@ def _submit_queries(verification, name, questions):
         answers.submit(assignment, {"answer": ["yes"] * questions}, client_uuid=key)
     with CaptureQueriesContext(connection) as retry:
         answers.submit(assignment, {"answer": ["yes"] * questions}, client_uuid=key)
-    return len(first), len(retry)
+    with CaptureQueriesContext(connection) as replacing:
+        answers.submit(assignment, {"answer": ["no"] * questions}, client_uuid=uuid.uuid4())
+    return len(first), len(retry), len(replacing)
 
 
 def test_submit_uses_a_constant_number_of_queries(verification):
-    """8 queries for a new answer (lookup, savepoint, lock, lookup, history, insert, status, release), 1 for a
-    retry, with 2 or 200 elements in the item's list."""
-    assert _submit_queries(verification, "few", 2) == _submit_queries(verification, "many", 200) == (8, 1)
+    """7 queries for a first answer (lookup, savepoint, lock, lookup that also finds a current answer, insert,
+    status, release; 8 before: the history update ran even when there was nothing to mark), 8 for an answer
+    that replaces one (the history update), 1 for a retry, with 2 or 200 elements in the item's list."""
+    assert _submit_queries(verification, "few", 2) == _submit_queries(verification, "many", 200) == (7, 1, 8)
 
 
 def test_assignment_caps_items_and_serves_crowd_quotas(make_task, accounts):
