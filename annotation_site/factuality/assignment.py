@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 
 from annotation_site.corpus.models import Caption, Sentence
+from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
 
 from .models import Assignment, Project, ProjectMember, ProjectVideo
@@ -98,9 +99,7 @@ def presented_captions(assignment):
     ``[(caption, [sentence, ...]), ...]``. Two queries. The order is fixed by the assignment's seed (a shuffle
     of the captions in system order), so a reload or a draft finds the same paragraph at the same place."""
     project = assignment.project
-    captions = list(Caption.objects.filter(video_id=assignment.project_video.video_id,
-                                           system__in=project.systems.all())
-                    .select_related("system").order_by("system__position", "system__name", "pk"))
+    captions = _CAPTIONS.run(video_id=assignment.project_video.video_id, project_id=project.pk)
     if project.shuffle_systems:
         random.Random(assignment.shuffle_seed).shuffle(captions)
     sentences = {}
@@ -110,11 +109,21 @@ def presented_captions(assignment):
 
 
 def assignment_for(annotator, pk):
-    """An assignment of this annotator (others' are invisible: None)."""
+    """An assignment of this annotator (others' are invisible: None). One query."""
     if annotator is None:
         return None
-    return (Assignment.objects.select_related("project__dataset", "project_video__video")
-            .filter(pk=pk, annotator=annotator).first())
+    found = _ASSIGNMENT.run(pk=int(pk), annotator_id=annotator.pk)
+    return found[0] if found else None
+
+
+# compiled once per database connection (annotation_site.prepared_queries): every submission reads these
+_ASSIGNMENT = Prepared(lambda pk, annotator_id: Assignment.objects.select_related(
+    "project__dataset", "project_video__video").filter(pk=pk, annotator_id=annotator_id).order_by()[:1],
+    pk=-914_270_011, annotator_id=-914_270_012)
+_CAPTIONS = Prepared(lambda video_id, project_id: Caption.objects.filter(
+    video_id=video_id, system__in=Project.objects.filter(pk=project_id).values("systems"))
+    .select_related("system").order_by("system__position", "system__name", "pk"),
+    video_id=-914_270_013, project_id=-914_270_014)
 
 
 def release(assignment):

@@ -21,6 +21,7 @@ import uuid as uuid_module
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.corpus.tokens import validate_spans
@@ -182,14 +183,16 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
         raise NeedsConfirmation(soft)
     try:
         with transaction.atomic():
-            Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("pk").first()
-            stored = _stored(client_uuid, assignment)  # a concurrent retry may have committed meanwhile
+            lock_assignment(assignment)
+            # a concurrent retry may have committed meanwhile; and is there an answer this one replaces?
+            stored, replaces = _stored(client_uuid, assignment, with_current=True)
             if stored is not None:
                 return SubmitResult(stored, created=False)
             [submission] = write_submissions([dict(
                 assignment=assignment, paragraphs=paragraphs, client_uuid=client_uuid,
                 time_spent=_seconds(time_spent), video_played=video_played, watched_seconds=watched,
-                confirmed_incomplete=bool(soft), source=Submission.Source.WEB)], rating=assignment.project.is_rating)
+                confirmed_incomplete=bool(soft), source=Submission.Source.WEB)], rating=assignment.project.is_rating,
+                history=replaces)
     except IntegrityError:
         stored = _stored(client_uuid, assignment)
         if stored is None:
@@ -198,20 +201,38 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
     return SubmitResult(submission, created=True)
 
 
-def _stored(client_uuid, assignment):
-    stored = Submission.objects.filter(client_uuid=client_uuid).first()
+def lock_assignment(assignment):
+    """Lock the assignment's row, and only it: the model's default ordering (by project and annotator) would
+    join their tables into the statement and lock their rows too, so every submission of a project would wait
+    for every other one."""
+    list(Assignment.objects.select_for_update().filter(pk=assignment.pk).order_by().values_list("pk"))
+
+
+def _stored(client_uuid, assignment, *, with_current=False):
+    """The submission stored under ``client_uuid`` (SubmissionConflict when it is another video's), or None;
+    ``with_current``: ``(that, whether the assignment has a current submission)`` from the same query."""
+    # order_by(): the models' default orderings name related models, which would join four tables
+    found = Q(client_uuid=client_uuid)
+    if with_current:
+        found |= Q(assignment_id=assignment.pk, is_current=True)
+    rows = list(Submission.objects.filter(found).order_by())
+    stored = next((row for row in rows if row.client_uuid == client_uuid), None)
     if stored is not None and stored.assignment_id != assignment.pk:
         raise SubmissionConflict("this submission id was already used for another video")
-    return stored
+    if not with_current:
+        return stored
+    return stored, any(row.assignment_id == assignment.pk and row.is_current for row in rows)
 
 
-def write_submissions(items, *, rating=False):
+def write_submissions(items, *, rating=False, history=True):
     """Write submissions in bulk (the web submit passes one; a raw import many): each item a dict with
     assignment, paragraphs (ParagraphAnswer list), client_uuid, time_spent, video_played, confirmed_incomplete,
-    source. Marks earlier submissions of those assignments as history. Seven queries for any number."""
+    source. Marks earlier submissions of those assignments as history (``history=False``: the caller knows,
+    under the assignment's lock, that there is none). Seven queries for any number."""
     now = timezone.now()
     assignment_ids = [item["assignment"].pk for item in items]
-    Submission.objects.filter(assignment_id__in=assignment_ids, is_current=True).update(is_current=False)
+    if history:
+        Submission.objects.filter(assignment_id__in=assignment_ids, is_current=True).update(is_current=False)
     submissions = Submission.objects.bulk_create([
         Submission(assignment_id=item["assignment"].pk, annotator_id=item["assignment"].annotator_id,
                    client_uuid=item["client_uuid"], time_spent=item.get("time_spent", 0),

@@ -14,6 +14,7 @@ annotator confirms; the submission records that they did.
 """
 from dataclasses import dataclass
 
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.workflow.answers import (
@@ -153,8 +154,9 @@ def check_answer(definition, lists, data, *, partial=False):
 def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_played=None):
     """Store an annotator's answer for their assignment, once per ``client_uuid`` (``workflow.answers.
     store_once``): a retry returns the stored submission without checking or writing again; a new UUID for a
-    submitted item replaces the current answer (the earlier one stays, no longer current). Five queries for a
-    new answer, one for a retry, whatever the lengths of the item's lists."""
+    submitted item replaces the current answer (the earlier one stays, no longer current). Seven statements for
+    a first answer (lookup, savepoint, lock, lookup, insert, status, release; eight when it replaces one), one
+    for a retry, whatever the lengths of the item's lists."""
     uuid = parse_uuid(client_uuid)
     if uuid is None:
         raise AnswerInvalid([Problem("submission_uuid must be a UUID", code="uuid")])
@@ -162,9 +164,15 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
     result = {}
 
     def find(value):
-        stored = Submission.objects.filter(client_uuid=value).first()
+        # the same query also says whether the assignment has a current answer (one the new one replaces); the
+        # last find before write() runs under the assignment's lock, so write() can trust it.
+        # order_by(): the models' default orderings name related models, which would join their tables
+        rows = list(Submission.objects.filter(Q(client_uuid=value) | Q(assignment_id=assignment.pk, is_current=True))
+                    .order_by())
+        stored = next((row for row in rows if row.client_uuid == value), None)
         if stored is not None and stored.assignment_id != assignment.pk:
             raise SubmissionConflict("this submission id was already used for another item")
+        result["replaces"] = any(row.assignment_id == assignment.pk and row.is_current for row in rows)
         return stored
 
     def check():
@@ -178,26 +186,29 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
         result.update(answers=cleaned, incomplete=bool(soft))
 
     def lock():
-        Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("pk").first()
+        # the assignment's row only: the default ordering (by task and annotator) would join and lock their rows
+        list(Assignment.objects.select_for_update().filter(pk=assignment.pk).order_by().values_list("pk"))
 
     def write():
         [submission] = write_submissions([dict(
             assignment=assignment, answers=result["answers"], client_uuid=uuid, time_spent=clean_seconds(time_spent),
             video_played=video_played if video_played in (True, False) else None,
-            confirmed_incomplete=result["incomplete"])])
+            confirmed_incomplete=result["incomplete"])], history=result["replaces"])
         return submission
 
     submission, created = store_once(uuid, find=find, lock=lock, write=write, check=check)
     return SubmitResult(submission, created)
 
 
-def write_submissions(entries, *, source=Submission.Source.WEB):
+def write_submissions(entries, *, source=Submission.Source.WEB, history=True):
     """Write submissions in bulk (the web passes one): each entry a dict with assignment, answers, client_uuid,
-    time_spent, video_played, confirmed_incomplete. Earlier answers of those assignments become history.
-    Three queries for any number."""
+    time_spent, video_played, confirmed_incomplete. Earlier answers of those assignments become history
+    (``history=False``: the caller knows, under the assignment's lock, that there is none). Three queries for
+    any number."""
     now = timezone.now()
     ids = [entry["assignment"].pk for entry in entries]
-    Submission.objects.filter(assignment_id__in=ids, is_current=True).update(is_current=False)
+    if history:
+        Submission.objects.filter(assignment_id__in=ids, is_current=True).update(is_current=False)
     submissions = Submission.objects.bulk_create([
         Submission(assignment_id=entry["assignment"].pk, annotator_id=entry["assignment"].annotator_id,
                    client_uuid=entry["client_uuid"], answers=entry["answers"], time_spent=entry.get("time_spent", 0),

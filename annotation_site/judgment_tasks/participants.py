@@ -23,6 +23,7 @@ from django.core import signing
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
+from annotation_site.prepared_queries import Prepared
 
 from . import assignment as assigning
 from .models import Assignment, Task
@@ -81,12 +82,18 @@ def read_token(token):
         raise TokenInvalid("this link has expired", expired=True) from None
     except signing.BadSignature:
         raise TokenInvalid("this link is not valid") from None
-    task = Task.objects.select_related("dataset").filter(pk=data.get("t")).first()
-    annotator = Annotator.objects.filter(pk=data.get("a")).first()
+    task_id, annotator_id = data.get("t"), data.get("a")
+    task = next(iter(_TASK.run(pk=task_id)), None) if type(task_id) is int else None
+    annotator = next(iter(_ANNOTATOR.run(pk=annotator_id)), None) if type(annotator_id) is int else None
     if task is None or annotator is None:
         raise TokenInvalid("this link points at a task or participant that no longer exists")
     return Participant(task=task, annotator=annotator, limit=data.get("n"), finish_url=data.get("f") or "",
                        token=token)
+
+
+# compiled once per database connection (annotation_site.prepared_queries): every participant request reads them
+_TASK = Prepared(lambda pk: Task.objects.select_related("dataset").filter(pk=pk).order_by()[:1], pk=-914_270_023)
+_ANNOTATOR = Prepared(lambda pk: Annotator.objects.filter(pk=pk).order_by()[:1], pk=-914_270_024)
 
 
 def next_unit(task, annotator, *, limit=None):

@@ -229,9 +229,9 @@ def main(argv=None):
         figures["cpu"] = cpu
         cores = os.cpu_count() or 1
         print(f"CPU over the run ({cpu['wall']:.0f} s, {cores} cores = {cores * cpu['wall']:.0f} core-seconds; machine busy "
-              f"{cpu['machine']:.0f}): load client {cpu['client']:.0f}, gunicorn {cpu['web']:.0f}, Celery "
-              f"{cpu['celery']:.0f}, PostgreSQL backends {cpu['database']:.0f}, everything else on the machine "
-              f"{cpu['others']:.0f} core-seconds")
+              f"{cpu['machine']:.1f}): load client {cpu['client']:.1f}, gunicorn {cpu['web']:.1f}, Celery "
+              f"{cpu['celery']:.1f}, PostgreSQL backends {cpu['database']:.1f}, everything else on the machine "
+              f"{cpu['others']:.1f} core-seconds")
         if figures["acknowledged"]:
             print(f"  per submission: gunicorn {cpu['web'] / figures['acknowledged'] * 1000:.1f} ms, database "
                   f"{cpu['database'] / figures['acknowledged'] * 1000:.1f} ms, client "

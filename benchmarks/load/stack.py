@@ -58,13 +58,15 @@ def children(pid):
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid):
-    """User + system CPU seconds a process has used (0 when it is gone)."""
+def cpu_seconds(pid, *, reaped=False):
+    """User + system CPU seconds a process has used (0 when it is gone); ``reaped``: with the CPU of its children
+    that have exited and been waited for (a gunicorn master's recycled or killed workers)."""
     try:
         fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    own = int(fields[11]) + int(fields[12])
+    return (own + (int(fields[13]) + int(fields[14]) if reaped else 0)) / TICKS
 
 
 def processes_matching(text):
@@ -103,7 +105,10 @@ class CpuMeter:
         return {"web": web, "celery": worker, "database": database}
 
     def sample(self):
-        out = {group: {pid: cpu_seconds(pid) for pid in pids} for group, pids in self.pids().items()}
+        # the masters' figures include their exited workers (gunicorn recycles workers after max_requests)
+        masters = {self.stack.web.pid if self.stack.web else None, self.stack.worker.pid if self.stack.worker else None}
+        out = {group: {pid: cpu_seconds(pid, reaped=pid in masters) for pid in pids}
+               for group, pids in self.pids().items()}
         out["client"] = time.process_time()
         out["machine"] = machine_busy_seconds()
         out["wall"] = time.monotonic()

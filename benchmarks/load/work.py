@@ -57,7 +57,9 @@ def make_work(run, plan):
     counts = plan.counts()
     name = f"load-{run}"
     n_hits = counts["da"] + 2
-    n_videos = max((n_hits * 15) // 4 + 10, counts["factuality"] * plan.videos_each + 10,
+    # videos the planner needs per HIT (measured: 15 / 4 for HITs of 20 items; a quarter of the items for larger)
+    per_hit = 15 / 4 if plan.hit_size <= DA_HIT_SIZE else plan.hit_size / 4
+    n_videos = max(int(n_hits * per_hit) + 10, counts["factuality"] * plan.videos_each + 10,
                    (counts["task"] * plan.items_each) // 3 + 10)
     dataset, systems = generate_dataset(name, n_videos=n_videos, n_systems=4, seed=11)
     out = {"run": run, "name": name, "participants": []}

@@ -350,3 +350,31 @@ def test_query_counts_are_small_and_do_not_grow_with_the_hit(db, client, django_
         post(client, assignment, item=item.pk)
     with django_assert_num_queries(6):  # the last item also marks the assignment completed
         assert post(client, assignment, item=items[-1].pk).json()["state"]["complete"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_is_one_insert_in_autocommit_and_the_last_one_a_transaction(client):
+    """Production runs without a surrounding transaction: an item's INSERT is its own transaction (no BEGIN and
+    COMMIT round trips; before: inside transaction.atomic), the HIT's last item inserts and marks the assignment
+    completed in one transaction."""
+    campaign = small_campaign(make_dataset("autocommit", n_videos=12), "autocommit")
+    assignment = services.assign(campaign, services.worker_by_external_id("auto"))
+    items = items_of(assignment)
+    seen = []
+
+    def record(execute, sql, params, many, context):
+        if sql.startswith(("INSERT", "UPDATE")):
+            seen.append((sql.split()[0].upper(), connection.get_autocommit()))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        assert post(client, assignment, item=items[0].pk).status_code == 201
+    assert seen == [("INSERT", True)]
+    for item in items[1:-1]:
+        assert post(client, assignment, item=item.pk).status_code == 201
+    seen.clear()
+    with connection.execute_wrapper(record):
+        assert post(client, assignment, item=items[-1].pk).json()["state"]["complete"]
+    assert seen[:2] == [("INSERT", False), ("UPDATE", False)]  # then the worker's QC (eager here)
+    assert Judgment.objects.filter(assignment=assignment).count() == len(items)
+    assert Assignment.objects.get(pk=assignment.pk).completed_at is not None

@@ -169,9 +169,30 @@ def test_submit_uses_a_constant_number_of_queries(annotator_accounts, django_ass
     found = type(found).objects.select_related("project", "project_video").get(pk=found.pk)
     presented = presented_captions(found)
     data = answer(presented, [3] * captions, {(p, 0): [(0, 1)] for p in range(captions)})
-    # uuid check, savepoint, lock, re-check, history update, 4 bulk inserts, assignment update, release
-    with django_assert_num_queries(11):
+    # uuid check, savepoint, lock, re-check (which also finds a current answer: none), 4 bulk inserts,
+    # assignment update, release (11 before: the history update ran even with nothing to mark)
+    with django_assert_num_queries(10):
         judgments.submit(found, presented, data, client_uuid=uuid.uuid4())
     stored = Submission.objects.get().client_uuid
     with django_assert_num_queries(1):  # a retry: one lookup
         judgments.submit(found, presented, data, client_uuid=stored)
+    with django_assert_num_queries(11):  # a new answer replacing the current one: the history update as well
+        judgments.submit(found, presented, data, client_uuid=uuid.uuid4())
+    assert Submission.objects.filter(assignment=found, is_current=True).count() == 1
+
+
+def test_a_submit_locks_and_reads_without_joining_the_project_or_the_annotator(taken):
+    """The models' default orderings (assignment: project, annotator; submission: assignment) made the lock
+    ``SELECT ... JOIN project JOIN annotator ... FOR UPDATE`` (on PostgreSQL it locked the project's row: every
+    submission of a project waited for every other one) and each submission lookup a four-table join."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    found, presented = taken
+    key = uuid.uuid4()
+    with CaptureQueriesContext(connection) as captured:
+        judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)
+        judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)  # a retry
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert len([s for s in statements if s.startswith("SELECT")]) == 4  # lookup, lock, lookup; the retry's lookup
+    assert not [s for s in statements if " JOIN " in s]

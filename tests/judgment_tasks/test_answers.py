@@ -155,13 +155,16 @@ def _submit_queries(verification, name, questions):
         answers.submit(assignment, {"answer": ["yes"] * questions}, client_uuid=key)
     with CaptureQueriesContext(connection) as retry:
         answers.submit(assignment, {"answer": ["yes"] * questions}, client_uuid=key)
-    return len(first), len(retry)
+    with CaptureQueriesContext(connection) as replacing:
+        answers.submit(assignment, {"answer": ["no"] * questions}, client_uuid=uuid.uuid4())
+    return len(first), len(retry), len(replacing)
 
 
 def test_submit_uses_a_constant_number_of_queries(verification):
-    """8 queries for a new answer (lookup, savepoint, lock, lookup, history, insert, status, release), 1 for a
-    retry, with 2 or 200 elements in the item's list."""
-    assert _submit_queries(verification, "few", 2) == _submit_queries(verification, "many", 200) == (8, 1)
+    """7 queries for a first answer (lookup, savepoint, lock, lookup that also finds a current answer, insert,
+    status, release; 8 before: the history update ran even when there was nothing to mark), 8 for an answer
+    that replaces one (the history update), 1 for a retry, with 2 or 200 elements in the item's list."""
+    assert _submit_queries(verification, "few", 2) == _submit_queries(verification, "many", 200) == (7, 1, 8)
 
 
 def test_assignment_caps_items_and_serves_crowd_quotas(make_task, annotator_accounts):
@@ -232,3 +235,25 @@ def test_annotators_arriving_together_never_overfill_an_item(make_task, annotato
         reader.join(timeout=60)
     assert not errors, errors
     assert sorted(got) == [False, False, False, True, True] and counts == [(2, 2)]
+
+
+def test_a_submit_locks_and_reads_without_joining_the_task_or_the_annotator(verification):
+    """The models' default orderings (assignment: task, annotator; submission: assignment) made the lock
+    ``SELECT ... JOIN task JOIN annotator ... FOR UPDATE`` (on PostgreSQL it locked the task's row: every
+    submission of a task waited for every other one) and each submission lookup a join of four tables."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation_site.judgment_tasks.assignment import assignment_for
+
+    task, [annotator] = verification(name="joins", questions=2)
+    key = uuid.uuid4()
+    with CaptureQueriesContext(connection) as captured:
+        assignment = assignment_for(annotator, next_assignment(task, annotator).pk)
+        answers.submit(assignment, {"answer": ["yes"] * 2}, client_uuid=key)
+        answers.submit(assignment, {"answer": ["yes"] * 2}, client_uuid=key)  # a retry
+    selects = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SELECT")]
+    locks = [s for s in selects if 'AS "pk" FROM "judgment_tasks_assignment"' in s]
+    assert len(locks) == 1 and " JOIN " not in locks[0]
+    lookups = [s for s in selects if 'FROM "judgment_tasks_submission"' in s]
+    assert len(lookups) == 3 and not [s for s in lookups if " JOIN " in s]

@@ -1,0 +1,98 @@
+"""annotation_site.prepared_queries: a query compiled once per connection gives what its queryset gives (model
+fields through the backend's converters, select_related objects, annotations, order, limit) for any values, and
+is compiled once; the submission's reads use it (assessment.services)."""
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import Subquery
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from annotation_site.prepared_queries import Prepared
+from assessment import services
+from assessment.models import Assignment, Item, Judgment
+
+from .conftest import make_dataset, small_campaign
+
+
+def fields(obj, *paths):
+    out = {}
+    for path in paths:
+        value = obj
+        for part in path.split("."):
+            value = getattr(value, part)
+        out[path] = value
+    return out
+
+
+def items_queryset(assignment_id, hit_id):
+    judged = Judgment.objects.filter(assignment_id=assignment_id)
+    return (Item.objects.filter(hit_id=hit_id).exclude(pk__in=judged.values("item_id"))
+            .select_related("caption__video").order_by("position")
+            .annotate(last=Subquery(judged.order_by("-finished_at").values("finished_at")[:1]))[:3])
+
+
+ITEMS = Prepared(items_queryset, assignment_id=-77_000_001, hit_id=-77_000_002)
+PATHS = ("pk", "position", "item_type", "text", "hit_id", "caption.pk", "caption.video.external_id",
+         "caption.video.duration", "caption.video.file", "last")
+
+
+@pytest.mark.django_db
+def test_prepared_query_gives_what_the_queryset_gives_for_any_values():
+    campaign = small_campaign(make_dataset("prepared", n_videos=12), "prepared")
+    assignments = [services.assign(campaign, services.worker_by_external_id(f"w{i}")) for i in range(2)]
+    now = timezone.now()
+    for index, item in enumerate(Item.objects.filter(hit=assignments[0].hit).order_by("position")[:4]):
+        Judgment.objects.create(assignment=assignments[0], item=item, score=50, client_uuid=uuid.uuid4(),
+                                finished_at=now + timedelta(seconds=index))
+    for assignment in assignments + assignments:  # each twice: the second run reuses the compiled SQL
+        expected = list(items_queryset(assignment.pk, assignment.hit_id))
+        got = ITEMS.run(assignment_id=assignment.pk, hit_id=assignment.hit_id)
+        assert [fields(o, *PATHS) for o in got] == [fields(o, *PATHS) for o in expected]
+        assert len(got) == 3
+    # converters ran (SQLite gives datetimes as text without them), the annotation is the last judgment's time
+    assert ITEMS.run(assignment_id=assignments[0].pk, hit_id=assignments[0].hit_id)[0].last == now + timedelta(
+        seconds=3)
+    assert ITEMS.run(assignment_id=assignments[1].pk, hit_id=assignments[1].hit_id)[0].last is None
+    assert ITEMS.run(assignment_id=assignments[0].pk, hit_id=-1) == []
+
+
+@pytest.mark.django_db
+def test_prepared_query_is_compiled_once_per_connection(monkeypatch):
+    campaign = small_campaign(make_dataset("prepared-once", n_videos=12), "prepared-once")
+    assignment = services.assign(campaign, services.worker_by_external_id("w"))
+    calls = []
+    query = Prepared(lambda pk: calls.append(pk) or Assignment.objects.filter(pk=pk)[:1], pk=-77_000_003)
+    for _ in range(3):
+        with CaptureQueriesContext(connection) as captured:
+            assert query.run(pk=assignment.pk)[0].pk == assignment.pk
+        assert len(captured.captured_queries) == 1
+    assert calls == [-77_000_003]
+
+
+def test_a_sentinel_missing_from_the_sql_is_refused(db):
+    query = Prepared(lambda pk, other: Assignment.objects.filter(pk=pk), pk=-77_000_004, other=-77_000_005)
+    with pytest.raises(ValueError, match="other"):
+        query.run(pk=1, other=2)
+    with pytest.raises(ValueError, match="distinct"):
+        Prepared(lambda a, b: None, a=-1, b=-1)
+    with pytest.raises(ValueError, match="whole numbers"):
+        Prepared(lambda key: None, key=uuid.uuid4())
+    with pytest.raises(TypeError, match="whole number"):
+        Prepared(lambda pk: Assignment.objects.filter(pk=pk), pk=-77_000_006).run(pk="1")
+
+
+@pytest.mark.django_db
+def test_assignment_from_token_reads_the_assignment_with_hit_campaign_and_worker_in_one_query():
+    campaign = small_campaign(make_dataset("prepared-token", n_videos=12), "prepared-token")
+    assignment = services.assign(campaign, services.worker_by_external_id("w"))
+    token = services.assignment_token(assignment)
+    with CaptureQueriesContext(connection) as captured:
+        found = services.assignment_from_token(token)
+        assert (found.pk, found.hit.number, found.hit.campaign.name, found.worker.external_id) == (
+            assignment.pk, assignment.hit.number, "prepared-token", "w")
+        assert found.created_at == assignment.created_at
+    assert len(captured.captured_queries) == 1
+    assert services.assignment_from_token(token[:-2] + "xx") is None
