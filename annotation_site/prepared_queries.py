@@ -12,10 +12,11 @@ every later run only swaps the values in, executes the SQL and makes the model i
     items = ITEMS.run(hit_id=7)          # a list of Item, like list(the queryset)
 
 The compiled SQL lives on the connection object (one per thread), so threads never share a compiler. Values
-are whole numbers (ids): they go into the parameters as they are, while other types (UUIDs, dates) would need
-the field's conversion for the backend. Sentinels must be numbers no query would use (large negative ids), each
-distinct and appearing in the compiled parameters; ``run`` refuses a query whose sentinel went missing from the
-SQL.
+are whole numbers (ids) or strings compared with exact lookups (names, platform ids): both go into the
+parameters as they are, while other types (UUIDs, dates) would need the field's conversion for the backend, and
+lookups such as ``iexact`` or ``contains`` rewrite their value. Sentinels must be values no query would use
+(large negative ids, strings that name the query), each distinct and appearing in the compiled parameters;
+``run`` refuses a query whose sentinel went missing from the SQL, and a value of another type than its sentinel.
 """
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.query import get_related_populators
@@ -28,8 +29,8 @@ class Prepared:
         """``build(**values)``: the queryset for ``values`` (keyword arguments named like ``sentinels``)."""
         if len(set(sentinels.values())) != len(sentinels):
             raise ValueError("each sentinel must be distinct")
-        if any(type(value) is not int for value in sentinels.values()):
-            raise ValueError("sentinels (and values) are whole numbers")
+        if any(type(value) not in (int, str) for value in sentinels.values()):
+            raise ValueError("sentinels (and values) are whole numbers or strings")
         self.build = build
         self.sentinels = sentinels
 
@@ -64,8 +65,10 @@ class Prepared:
         params = list(params)
         for name, where in slots:
             value = values[name]
-            if type(value) is not int:
-                raise TypeError(f"{name} must be a whole number, not {type(value).__name__}")
+            expected = type(self.sentinels[name])
+            if type(value) is not expected:
+                raise TypeError(f"{name} must be a {'whole number' if expected is int else 'string'}, "
+                                f"not {type(value).__name__}")
             for i in where:
                 params[i] = value
         with connection.cursor() as cursor:

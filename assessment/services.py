@@ -1,7 +1,6 @@
 """Operations of Direct Assessment work: workers, assignments and their signed links, the next item, idempotent
 submissions and stored quality control. Views, the API, commands and tasks are thin adapters over these."""
 import contextlib
-import functools
 import math
 import uuid
 from dataclasses import dataclass
@@ -16,8 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from annotation_site import identities, sql_rows
-from annotation_site.corpus.models import Caption, Video
+from annotation_site import identities
 from annotation_site.prepared_queries import Prepared
 from annotation_site.jobs import services as jobs
 from annotation_site.strict_numbers import integer_score
@@ -356,50 +354,26 @@ def unjudged_items(assignment, n, *, shown_since=False):
 _UNJUDGED: dict = {}
 
 
-def _unjudged_queryset(assignment_id, hit_id, n, shown_since):
+def _unjudged_queryset(assignment_id, hit_id, n, shown_since, also=()):
     judged = Judgment.objects.filter(assignment_id=assignment_id)
     items = (Item.objects.filter(hit_id=hit_id).exclude(pk__in=judged.values("item_id"))
-             .select_related("caption__video").order_by("position"))
+             .select_related("caption__video", *also).order_by("position"))
     if shown_since:
         items = items.annotate(last_judged_at=Subquery(judged.order_by("-finished_at").values("finished_at")[:1]))
     return items[:n]
 
 
-@functools.cache
-def _page_item_sql(vendor):
-    from django.db import connection
-
-    qn = connection.ops.quote_name
-    parts = [(Item, "i"), (Caption, "c"), (Video, "v"), (HIT, "h"), (Campaign, "g")]
-    layouts = [sql_rows.layout(model, alias) for model, alias in parts]
-    columns = ", ".join(column for select, _ in layouts for column in select)
-    table = {model: qn(model._meta.db_table) for model, _ in parts + [(Judgment, "j")]}
-    sql = (f"SELECT {columns} FROM {table[Item]} i JOIN {table[Caption]} c ON c.id = i.caption_id "
-           f"JOIN {table[Video]} v ON v.id = c.video_id JOIN {table[HIT]} h ON h.id = i.hit_id "
-           f"JOIN {table[Campaign]} g ON g.id = h.campaign_id WHERE i.hit_id = %s AND NOT EXISTS "
-           f"(SELECT 1 FROM {table[Judgment]} j WHERE j.assignment_id = %s AND j.item_id = i.id) "
-           f"ORDER BY i.position LIMIT 1")
-    return sql, [(model, converters) for (model, _), (_, converters) in zip(parts, layouts)]
+_PAGE_ITEM = Prepared(
+    lambda assignment_id, hit_id: _unjudged_queryset(assignment_id, hit_id, 1, False, also=("hit__campaign",)),
+    assignment_id=-914_270_004, hit_id=-914_270_005)
 
 
 def page_item(assignment_id, hit_id):
     """The current item of an assignment on ``hit_id`` with all its page shows (caption, video, the HIT and its
-    campaign) in one query, or None when every item is judged. SQL written once per process (a crowd arrival's
+    campaign) in one query, or None when every item is judged. Compiled once per connection (a crowd arrival's
     Start answers with this page: the ORM's compilation of this five-table join cost more than running it)."""
-    from django.db import connection
-
-    sql, parts = _page_item_sql(connection.vendor)
-    row = sql_rows.fetch_one(sql, [hit_id, assignment_id])
-    if row is None:
-        return None
-    made, offset = [], 0
-    for model, converters in parts:
-        made.append(sql_rows.instance(model, row[offset:offset + len(converters)], converters))
-        offset += len(converters)
-    item, caption, video, hit, campaign = made
-    caption.video, hit.campaign = video, campaign
-    item.caption, item.hit = caption, hit
-    return item
+    found = _PAGE_ITEM.run(assignment_id=assignment_id, hit_id=hit_id)
+    return found[0] if found else None
 
 
 def item_payload(item, assignment):

@@ -1,64 +1,83 @@
-"""The reads of a crowd arrival's hot path (the entry's study, Start's participation with its study and
-participant) as SQL written once per process and database (``annotation_site.sql_rows``), without compiling a
-query on every request: on a burst of arrivals the ORM's compilation of these joins cost more CPU than the
-database's work (docs/crowd.md, "Performance")."""
+"""The crowd arrival's hot path in as few statements as it can be, without compiling a query on every request:
+on a burst of arrivals the ORM's compilation of these joins cost more CPU than the database's work
+(docs/crowd.md, "Performance"). The reads (the entry's study and participant, Start's participation with its
+study and participant) are querysets compiled once per connection (``annotation_site.prepared_queries``); a
+newcomer is created by one hand-written statement on PostgreSQL (a data-modifying WITH, which the ORM cannot
+write), whose rows become instances as the ORM makes them; Start's two updates are written by hand."""
 from functools import cache
 
 from django.db import connection
+from django.db.models import Exists, OuterRef
 
-from annotation_site.sql_rows import fetch_one
-from annotation_site.sql_rows import instance as _instance
-from annotation_site.sql_rows import layout as _layout
+from annotation_site.prepared_queries import Prepared
 
 from .models import Participant, Participation, PracticeItem, Study
 
 
-@cache
-def _study_sql(vendor):
-    qn = connection.ops.quote_name
-    columns, converters = _layout(Study, "s")
-    sql = (f"SELECT {', '.join(columns)}, EXISTS (SELECT 1 FROM {qn(PracticeItem._meta.db_table)} x "
-           f"WHERE x.study_id = s.id) FROM {qn(Study._meta.db_table)} s WHERE s.id = %s")
-    return sql, converters
+def _has_practice(study_ref):
+    return Exists(PracticeItem.objects.filter(study_id=OuterRef(study_ref)))
+
+
+_STUDY = Prepared(lambda pk: Study.objects.filter(pk=pk).annotate(has_practice=_has_practice("pk")).order_by()[:1],
+                  pk=-914_270_031)
+_PARTICIPATION = Prepared(
+    lambda pk: Participation.objects.filter(pk=pk).select_related("study", "participant")
+    .annotate(has_practice=_has_practice("study_id")).order_by()[:1],
+    pk=-914_270_032)
+_PARTICIPANT = Prepared(
+    lambda namespace, platform_id: Participant.objects.filter(namespace=namespace, platform_id=platform_id)
+    .order_by()[:1],
+    namespace="prepared-sentinel:participant-namespace", platform_id="prepared-sentinel:participant-platform-id")
 
 
 def study(pk):
     """The Study ``pk`` knowing whether it has practice items (``has_practice``), or None: one query."""
-    sql, converters = _study_sql(connection.vendor)
-    row = fetch_one(sql, [pk])
-    if row is None:
-        return None
-    found = _instance(Study, row[:-1], converters)
-    found.has_practice = bool(row[-1])
-    return found
-
-
-@cache
-def _participation_sql(vendor):
-    qn = connection.ops.quote_name
-    own, own_converters = _layout(Participation, "p")
-    study_columns, study_converters = _layout(Study, "s")
-    person, person_converters = _layout(Participant, "t")
-    sql = (f"SELECT {', '.join(own + study_columns + person)}, EXISTS (SELECT 1 FROM "
-           f"{qn(PracticeItem._meta.db_table)} x WHERE x.study_id = s.id) FROM {qn(Participation._meta.db_table)} p "
-           f"JOIN {qn(Study._meta.db_table)} s ON s.id = p.study_id "
-           f"JOIN {qn(Participant._meta.db_table)} t ON t.id = p.participant_id WHERE p.id = %s")
-    return sql, own_converters, study_converters, person_converters
+    found = _STUDY.run(pk=pk)
+    return found[0] if found else None
 
 
 def participation(pk):
     """The Participation ``pk`` with its study and participant, the study knowing whether it has practice items
     (``has_practice``, also on the participation), or None: one query."""
-    sql, own, of_study, of_person = _participation_sql(connection.vendor)
-    row = fetch_one(sql, [pk])
-    if row is None:
+    found = _PARTICIPATION.run(pk=pk)
+    if not found:
         return None
-    first, second = len(own), len(own) + len(of_study)
-    found = _instance(Participation, row[:first], own)
-    found.study = _instance(Study, row[first:second], of_study)
-    found.participant = _instance(Participant, row[second:-1], of_person)
-    found.has_practice = found.study.has_practice = bool(row[-1])
-    return found
+    found[0].study.has_practice = found[0].has_practice
+    return found[0]
+
+
+def participant(namespace, platform_id):
+    """The Participant of (namespace, platform_id) or None: one query."""
+    found = _PARTICIPANT.run(namespace=namespace, platform_id=platform_id)
+    return found[0] if found else None
+
+
+def _layout(model, alias):
+    """(select list, converters): every concrete column of ``model`` as ``alias.column`` and, per column, the
+    expression and the functions the ORM applies to the database's value."""
+    qn = connection.ops.quote_name
+    columns, converters = [], []
+    for field in model._meta.concrete_fields:
+        expression = field.get_col(alias)
+        columns.append(f"{alias}.{qn(field.column)}")
+        converters.append((expression, connection.ops.get_db_converters(expression)
+                           + expression.get_db_converters(connection)))
+    return columns, converters
+
+
+def _instance(model, values, converters):
+    """The ``model`` instance of a row's ``values`` (in ``_layout`` order), as loaded from the database."""
+    values = list(values)
+    for index, (expression, functions) in enumerate(converters):
+        for function in functions:
+            values[index] = function(values[index], expression, connection)
+    return model.from_db(connection.alias, None, values)
+
+
+def _fetch_one(sql, params):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
 
 
 def newcomers_in_one_statement():
@@ -115,9 +134,9 @@ def create_newcomer(study, namespace, platform_id, fields):
     params = person_values + [own_values[i] for i in keep]
     if connection.in_atomic_block:  # a savepoint, so that an IntegrityError leaves the caller's transaction usable
         with transaction.atomic():
-            row = fetch_one(sql, params)
+            row = _fetch_one(sql, params)
     else:  # autocommit: the statement is its own transaction
-        row = fetch_one(sql, params)
+        row = _fetch_one(sql, params)
     if row is None:
         return None
     made = _instance(Participation, row[:len(own_converters)], own_converters)
@@ -156,18 +175,3 @@ def mark_working(participation, work, now):
         f"WHERE id = %s AND {qn('status')} = %s",
         [Participation.Status.WORKING, work.key, work.unit_key, work.unit_label, when, when,
          participation.pk, Participation.Status.ADMITTED]) > 0
-
-
-@cache
-def _participant_sql(vendor):
-    qn = connection.ops.quote_name
-    columns, converters = _layout(Participant, "t")
-    return (f"SELECT {', '.join(columns)} FROM {qn(Participant._meta.db_table)} t "
-            f"WHERE t.{qn('namespace')} = %s AND t.{qn('platform_id')} = %s"), converters
-
-
-def participant(namespace, platform_id):
-    """The Participant of (namespace, platform_id) or None: one query."""
-    sql, converters = _participant_sql(connection.vendor)
-    row = fetch_one(sql, [namespace, platform_id])
-    return None if row is None else _instance(Participant, row, converters)

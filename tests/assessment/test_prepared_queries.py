@@ -96,3 +96,20 @@ def test_assignment_from_token_reads_the_assignment_with_hit_campaign_and_worker
         assert found.created_at == assignment.created_at
     assert len(captured.captured_queries) == 1
     assert services.assignment_from_token(token[:-2] + "xx") is None
+
+
+@pytest.mark.django_db
+def test_string_values_in_exact_lookups_give_what_the_queryset_gives():
+    from assessment.models import Worker
+
+    for external_id in ("w-one", "w-two", "wö ' \" %"):
+        services.worker_by_external_id(external_id)
+    query = Prepared(lambda external_id: Worker.objects.filter(external_id=external_id).order_by("pk"),
+                     external_id="prepared-sentinel:test-worker")
+    for external_id in ("w-one", "w-two", "wö ' \" %", "nobody", "W-ONE"):
+        expected = [w.pk for w in Worker.objects.filter(external_id=external_id).order_by("pk")]
+        assert [w.pk for w in query.run(external_id=external_id)] == expected
+    with pytest.raises(TypeError, match="string"):
+        query.run(external_id=1)
+    with pytest.raises(TypeError, match="whole number"):
+        Prepared(lambda pk: Worker.objects.filter(pk=pk), pk=-77_000_007).run(pk="1")
