@@ -22,6 +22,7 @@ by WhiteNoise from the image. ``X-Forwarded-Proto`` from the proxy in front is r
 (``SECURE_PROXY_SSL_HEADER``); gunicorn's own ``forwarded_allow_ips`` keeps its default unless the standard
 ``FORWARDED_ALLOW_IPS`` variable is set.
 """
+
 import os
 
 

@@ -17,6 +17,7 @@ Two pieces make it hold everywhere: ``error_handler`` (DRF's EXCEPTION_HANDLER) 
 can answer an error in another shape. ``ErrorSerializer`` documents it in the OpenAPI schema
 (``annotation_site.api_schema``). A project-level helper below every app, like ``links.py`` and ``problems.py``.
 """
+
 from typing import Any
 
 from rest_framework import exceptions, serializers, status
@@ -24,9 +25,18 @@ from rest_framework.exceptions import APIException
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import exception_handler
 
-CODES = {400: "invalid", 401: "not_authenticated", 403: "permission_denied", 404: "not_found",
-         405: "method_not_allowed", 406: "not_acceptable", 409: "conflict", 413: "too_large",
-         415: "unsupported_media_type", 429: "throttled"}
+CODES = {
+    400: "invalid",
+    401: "not_authenticated",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "throttled",
+}
 
 
 class Conflict(APIException):
@@ -40,20 +50,25 @@ class Conflict(APIException):
 class ErrorSerializer(serializers.Serializer):
     """The body of every 4xx answer of the API (docs: annotation_site/api_errors.py)."""
 
-    error = serializers.CharField(help_text="Machine-readable code: invalid, not_authenticated, permission_denied, "
-                                            "not_found, conflict, throttled, or an endpoint's own.")
+    error = serializers.CharField(
+        help_text="Machine-readable code: invalid, not_authenticated, permission_denied, "
+        "not_found, conflict, throttled, or an endpoint's own."
+    )
     detail = serializers.CharField(help_text="One readable sentence saying what went wrong.")
     # a declared field named "fields" (DRF pops declared fields off the class; Serializer.fields stays intact)
     fields = serializers.DictField(  # type: ignore[assignment]
-        child=serializers.ListField(child=serializers.CharField()), required=False,
-        help_text="Validation errors: the messages of each field.")
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Validation errors: the messages of each field.",
+    )
 
 
 def _text(value):
     """One readable string from DRF's nested error details (strings, lists, dicts)."""
     if isinstance(value, dict):
-        return "; ".join(f"{key}: {_text(item)}" if key != "non_field_errors" else _text(item)
-                         for key, item in value.items())
+        return "; ".join(
+            f"{key}: {_text(item)}" if key != "non_field_errors" else _text(item) for key, item in value.items()
+        )
     if isinstance(value, (list, tuple)):
         return " ".join(_text(item) for item in value)
     return str(value)
@@ -97,12 +112,13 @@ def error_handler(exc, context):
         return None
     if isinstance(exc, exceptions.ValidationError):
         fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
-        body: dict[str, Any] = {key: value for key, value in fields.items()
-                                if key not in ("error", "detail", "fields")}
+        body: dict[str, Any] = {key: value for key, value in fields.items() if key not in ("error", "detail", "fields")}
         body.update(error="invalid", detail=_text(fields), fields=fields)
     else:
         detail = getattr(exc, "detail", response.data)
-        code = getattr(detail, "code", None) or getattr(exc, "default_code", None) or _default_code(response.status_code)
+        code = (
+            getattr(detail, "code", None) or getattr(exc, "default_code", None) or _default_code(response.status_code)
+        )
         body = {"error": code, "detail": _text(detail)}
     response.data = body
     return response

@@ -1,5 +1,6 @@
 """The OpenAPI schema (drf-spectacular): every operation documents the error answers in the one error shape
 (``annotation_site.api_errors.ErrorSerializer``) beside the responses its view declares."""
+
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
 from annotation_site.api_errors import ErrorSerializer
@@ -16,8 +17,9 @@ ERROR_STATUSES = {
 def _untyped(response):
     """A response a view declared without a shape (no content, or a bare object): documented as the error."""
     schemas = [body.get("schema", {}) for body in (response.get("content") or {}).values()]
-    return not schemas or all(schema.get("type") == "object" and "properties" not in schema and "$ref" not in schema
-                              for schema in schemas)
+    return not schemas or all(
+        schema.get("type") == "object" and "properties" not in schema and "$ref" not in schema for schema in schemas
+    )
 
 
 class AutoSchema(SpectacularAutoSchema):

@@ -1,4 +1,5 @@
 """The REST API (DRF): one router for every app's viewsets, documented at /api/schema/ and /api/docs/."""
+
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 

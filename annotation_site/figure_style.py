@@ -10,6 +10,7 @@ measures the laid-out figure and makes it taller until every row of tick labels 
 Charts build their figures with ``new_figure`` (no pyplot state: safe in threads) and turn them into bytes or
 SVG text with ``save``. Everything here is pure: data in, figure out.
 """
+
 import functools
 import io
 import itertools
@@ -36,17 +37,38 @@ MIN_ALPHA = 0.55  # the palest a scatter point may be
 FONT_FAMILY = "DejaVu Sans"  # ships with matplotlib: the same metrics on every machine
 
 RC = {
-    "font.family": FONT_FAMILY, "font.size": FONT_PT, "axes.titlesize": TITLE_PT, "axes.labelsize": FONT_PT,
-    "xtick.labelsize": FONT_PT, "ytick.labelsize": FONT_PT, "legend.fontsize": FONT_PT,
-    "legend.title_fontsize": FONT_PT, "figure.titlesize": TITLE_PT, "axes.titlelocation": "left",
+    "font.family": FONT_FAMILY,
+    "font.size": FONT_PT,
+    "axes.titlesize": TITLE_PT,
+    "axes.labelsize": FONT_PT,
+    "xtick.labelsize": FONT_PT,
+    "ytick.labelsize": FONT_PT,
+    "legend.fontsize": FONT_PT,
+    "legend.title_fontsize": FONT_PT,
+    "figure.titlesize": TITLE_PT,
+    "axes.titlelocation": "left",
     "text.parse_math": False,  # names with "$" stay text
-    "axes.spines.top": False, "axes.spines.right": False, "axes.linewidth": 0.6,
-    "xtick.major.width": 0.6, "ytick.major.width": 0.6, "xtick.major.size": 2.5, "ytick.major.size": 2.5,
-    "xtick.major.pad": 2.0, "ytick.major.pad": 2.0, "axes.labelpad": 2.5, "axes.titlepad": 4.0,
-    "legend.frameon": False, "legend.handlelength": 1.2, "legend.handletextpad": 0.4,
-    "legend.columnspacing": 1.0, "legend.borderaxespad": 0.2,
-    "figure.constrained_layout.h_pad": 0.03, "figure.constrained_layout.w_pad": 0.03,
-    "svg.fonttype": "none", "svg.hashsalt": "captioneval", "pdf.fonttype": 42,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "xtick.major.size": 2.5,
+    "ytick.major.size": 2.5,
+    "xtick.major.pad": 2.0,
+    "ytick.major.pad": 2.0,
+    "axes.labelpad": 2.5,
+    "axes.titlepad": 4.0,
+    "legend.frameon": False,
+    "legend.handlelength": 1.2,
+    "legend.handletextpad": 0.4,
+    "legend.columnspacing": 1.0,
+    "legend.borderaxespad": 0.2,
+    "figure.constrained_layout.h_pad": 0.03,
+    "figure.constrained_layout.w_pad": 0.03,
+    "svg.fonttype": "none",
+    "svg.hashsalt": "captioneval",
+    "pdf.fonttype": 42,
 }
 FORMATS = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf"}
 
@@ -70,7 +92,8 @@ def new_figure(height_inches):
 def _advance(character):
     """The advance width of one character at 100 pt (measured once with the real font)."""
     width, _, _ = text_to_path.get_text_width_height_descent(
-        character, FontProperties(family=FONT_FAMILY, size=100), ismath=False)
+        character, FontProperties(family=FONT_FAMILY, size=100), ismath=False
+    )
     return width
 
 
@@ -98,8 +121,9 @@ def _wrap(text, width_pt, size):
                 current = ""
                 piece = piece.lstrip()
             else:  # one piece longer than a line: as many characters as fit
-                cut = max(1, max(k for k in range(1, len(piece) + 1)
-                                 if k == 1 or text_width(piece[:k], size) <= width_pt))
+                cut = max(
+                    1, max(k for k in range(1, len(piece) + 1) if k == 1 or text_width(piece[:k], size) <= width_pt)
+                )
                 lines.append(piece[:cut])
                 piece = piece[cut:]
     if current.strip():
@@ -119,8 +143,11 @@ def fit_label(text, width_pt, lines=2, size=FONT_PT):
     while low <= high:
         keep = (low + high) // 2
         head = math.ceil(keep * 0.6)
-        candidate = text[:head].rstrip() + "…" + text[len(text) - (keep - head):].lstrip() if keep > head \
+        candidate = (
+            text[:head].rstrip() + "…" + text[len(text) - (keep - head) :].lstrip()
+            if keep > head
             else text[:head].rstrip() + "…"
+        )
         attempt = _wrap(candidate, width_pt, size)
         if len(attempt) <= lines:
             best, low = "\n".join(attempt), keep + 1
@@ -137,8 +164,10 @@ def fit_labels(texts, width_pt, lines=2, size=FONT_PT):
         seen[label] = seen.get(label, 0) + 1
     if all(count == 1 for count in seen.values()):
         return fitted
-    return [fit_label(f"{index}. {text}", width_pt, lines, size) if seen[label] > 1 else label
-            for index, (text, label) in enumerate(zip(texts, fitted), start=1)]
+    return [
+        fit_label(f"{index}. {text}", width_pt, lines, size) if seen[label] > 1 else label
+        for index, (text, label) in enumerate(zip(texts, fitted), start=1)
+    ]
 
 
 def label_lines(labels):
@@ -188,8 +217,9 @@ def grow_to_fit(figure, axes_list=None, extra=None):
 def set_title(figure, text, lines=3):
     """The figure's title, left-aligned over the whole column (not just the plot beside the labels), wrapped."""
     margin = 4.0
-    figure.suptitle(fit_label(text, COLUMN_PT - 2 * margin, lines, TITLE_PT), x=margin / COLUMN_PT, ha="left",
-                    fontsize=TITLE_PT)
+    figure.suptitle(
+        fit_label(text, COLUMN_PT - 2 * margin, lines, TITLE_PT), x=margin / COLUMN_PT, ha="left", fontsize=TITLE_PT
+    )
 
 
 def legend_columns(labels, available_pt, size=FONT_PT):
@@ -209,8 +239,9 @@ def legend_below(figure, handles, labels, title=None):
     columns = math.ceil(len(labels) / rows) if labels else 1
     # matplotlib fills a legend column by column: reorder so the rows read left to right
     order = [r * columns + c for c in range(columns) for r in range(rows) if r * columns + c < len(labels)]
-    return figure.legend([handles[i] for i in order], [labels[i] for i in order], title=title, ncols=columns,
-                         loc="outside lower center")
+    return figure.legend(
+        [handles[i] for i in order], [labels[i] for i in order], title=title, ncols=columns, loc="outside lower center"
+    )
 
 
 def save(figure, fmt, dpi=DPI):

@@ -9,6 +9,7 @@ outsider cannot take an identity the platform derives for someone else:
   and the crowd's participant namespaces (``prolific:``, ``mturk:``, ``link:``, ...: ``Participant.worker_key``)
   cannot be named by anybody else.
 """
+
 import unicodedata
 
 ACCOUNT_PREFIX = "account:"
@@ -33,8 +34,10 @@ def normalise(raw, *, what="id", max_length=200):
     for char in text:
         if unicodedata.category(char) in REFUSED_CATEGORIES:
             name = unicodedata.name(char, f"U+{ord(char):04X}")
-            raise IdentityError(f"the {what} holds an invisible or control character ({name}, "
-                                f"U+{ord(char):04X}); type it again without it")
+            raise IdentityError(
+                f"the {what} holds an invisible or control character ({name}, "
+                f"U+{ord(char):04X}); type it again without it"
+            )
     return text
 
 
@@ -49,6 +52,8 @@ def external_id(raw, *, what="worker id", max_length=200):
     text = normalise(raw, what=what, max_length=max_length)
     prefix = reserved_prefix(text)
     if prefix:
-        raise IdentityError(f"the {what} {text!r} begins with {prefix!r}, which the platform reserves for "
-                            f"{'site accounts' if prefix == ACCOUNT_PREFIX else 'crowd participants'}")
+        raise IdentityError(
+            f"the {what} {text!r} begins with {prefix!r}, which the platform reserves for "
+            f"{'site accounts' if prefix == ACCOUNT_PREFIX else 'crowd participants'}"
+        )
     return text

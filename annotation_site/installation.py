@@ -4,6 +4,7 @@ Outside production mode no ``DJANGO_SECRET_KEY`` is required, but the key must s
 sessions, assignment and entry links and completion codes. So each installation makes its own random key on
 first run and keeps it in ``VAR_DIR/secret_key`` (mode 0600). The repository holds no key at all.
 """
+
 import os
 import secrets
 import tempfile
@@ -40,12 +41,16 @@ def installation_secret_key(var_dir):
         finally:
             os.unlink(temporary)
     except OSError as error:
-        raise SecretKeyError(f"cannot keep the installation's secret key in {path}: {error}. Make {var_dir} "
-                             "writable, or set DJANGO_SECRET_KEY (50 characters or more)") from error
+        raise SecretKeyError(
+            f"cannot keep the installation's secret key in {path}: {error}. Make {var_dir} "
+            "writable, or set DJANGO_SECRET_KEY (50 characters or more)"
+        ) from error
     key = _read(path)
     if key is None:
-        raise SecretKeyError(f"{path} holds no usable secret key (50 characters or more): delete it to make a "
-                             "new one, or set DJANGO_SECRET_KEY")
+        raise SecretKeyError(
+            f"{path} holds no usable secret key (50 characters or more): delete it to make a "
+            "new one, or set DJANGO_SECRET_KEY"
+        )
     return key
 
 
@@ -55,6 +60,8 @@ def _read(path):
     except FileNotFoundError:
         return None
     if len(key) < MIN_LENGTH:
-        raise SecretKeyError(f"{path} holds no usable secret key (50 characters or more): delete it to make a new "
-                             "one, or set DJANGO_SECRET_KEY")
+        raise SecretKeyError(
+            f"{path} holds no usable secret key (50 characters or more): delete it to make a new "
+            "one, or set DJANGO_SECRET_KEY"
+        )
     return key

@@ -2,6 +2,7 @@
 
 Pages build links from the request (``request.build_absolute_uri``); commands take the platform's public
 address from ``--base-url`` or the ``CAPTIONEVAL_BASE_URL`` setting (default ``http://127.0.0.1:8000``)."""
+
 from django.conf import settings
 
 

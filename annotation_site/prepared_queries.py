@@ -18,6 +18,7 @@ lookups such as ``iexact`` or ``contains`` rewrite their value. Sentinels must b
 (large negative ids, strings that name the query), each distinct and appearing in the compiled parameters;
 ``run`` refuses a query whose sentinel went missing from the SQL, and a value of another type than its sentinel.
 """
+
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.query import get_related_populators
 
@@ -52,23 +53,38 @@ class Prepared:
             fields = klass_info["select_fields"]
             start, end = fields[0], fields[-1] + 1
             init_list = [column[0].target.attname for column in select[start:end]]
-            converters = compiler.get_converters([column[0] for column in select[0:compiler.col_count]])
-            entry = (sql, list(params), slots, compiler, klass_info["model"], start, end, init_list,
-                     dict(compiler.annotation_col_map or {}), converters, klass_info, select)
+            converters = compiler.get_converters([column[0] for column in select[0 : compiler.col_count]])
+            entry = (
+                sql,
+                list(params),
+                slots,
+                compiler,
+                klass_info["model"],
+                start,
+                end,
+                init_list,
+                dict(compiler.annotation_col_map or {}),
+                converters,
+                klass_info,
+                select,
+            )
             cache[self] = entry
         return connection, entry
 
     def run(self, using=DEFAULT_DB_ALIAS, **values):
         """The model instances the queryset of ``values`` gives, in its order (a list)."""
-        connection, (sql, params, slots, compiler, model, start, end, init_list, annotations, converters,
-                     klass_info, select) = self._compiled(using)
+        (
+            connection,
+            (sql, params, slots, compiler, model, start, end, init_list, annotations, converters, klass_info, select),
+        ) = self._compiled(using)
         params = list(params)
         for name, where in slots:
             value = values[name]
             expected = type(self.sentinels[name])
             if type(value) is not expected:
-                raise TypeError(f"{name} must be a {'whole number' if expected is int else 'string'}, "
-                                f"not {type(value).__name__}")
+                raise TypeError(
+                    f"{name} must be a {'whole number' if expected is int else 'string'}, not {type(value).__name__}"
+                )
             for i in where:
                 params[i] = value
         with connection.cursor() as cursor:

@@ -4,6 +4,7 @@ factuality raw labels, DA judgments, metric scores, judgment-task items), so it 
 A reader collects a ``Problem`` for everything wrong (file, line, field, message) in a ``ProblemList`` and raises
 ``FormatError`` with all of them at the end; nothing is written while one exists.
 """
+
 from dataclasses import dataclass
 
 

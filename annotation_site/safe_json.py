@@ -17,6 +17,7 @@ any work is done, with a message that says what and where:
 :class:`JSONInputError` is a ``json.JSONDecodeError``, so importers that report ``exc.msg`` with a line and
 column keep working; ``exc.path`` names the field (``$.sentences[2].text``).
 """
+
 import json
 import re
 
@@ -26,8 +27,10 @@ from rest_framework.parsers import JSONParser
 
 DEFAULT_MAX_DEPTH = 32
 DEFAULT_MAX_NUMBER_LENGTH = 40
-_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})|"
-                                    r"(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})|"
+    r"(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 _NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
@@ -66,21 +69,23 @@ def loads(data, **options):
             if len(text) > limit:
                 raise _NumberTooLong(text)
             return kind(text)
+
         return parse
 
     def constant(name):
         raise JSONInputError(f"{name} is not a number JSON allows", data, data.find(name))
 
     try:
-        value = json.loads(data, parse_int=number(int), parse_float=number(float), parse_constant=constant,
-                           **options)
+        value = json.loads(data, parse_int=number(int), parse_float=number(float), parse_constant=constant, **options)
     except _NumberTooLong as exc:
         text = exc.args[0]
-        raise JSONInputError(f"a number of {len(text)} characters (at most {limit})", data,
-                             data.find(text[:limit])) from None
+        raise JSONInputError(
+            f"a number of {len(text)} characters (at most {limit})", data, data.find(text[:limit])
+        ) from None
     except RecursionError:
-        raise JSONInputError(f"nested more than {max_depth()} levels deep", data, _deep_position(data, max_depth()))\
-            from None
+        raise JSONInputError(
+            f"nested more than {max_depth()} levels deep", data, _deep_position(data, max_depth())
+        ) from None
     check(value, data)
     return value
 
@@ -93,16 +98,18 @@ def check(value, doc=""):
         item, depth, path = stack.pop()
         if isinstance(item, dict):
             if depth > depth_limit:
-                raise JSONInputError(f"nested more than {depth_limit} levels deep", doc,
-                                     _deep_position(doc, depth_limit), path)
+                raise JSONInputError(
+                    f"nested more than {depth_limit} levels deep", doc, _deep_position(doc, depth_limit), path
+                )
             for key, child in item.items():
                 child_path = f"{path}.{key}" if _plain_key(key) else f"{path}[{json.dumps(key)[:60]}]"
                 _check_string(key, doc, child_path, "key")
                 stack.append((child, depth + 1, child_path))
         elif isinstance(item, list):
             if depth > depth_limit:
-                raise JSONInputError(f"nested more than {depth_limit} levels deep", doc,
-                                     _deep_position(doc, depth_limit), path)
+                raise JSONInputError(
+                    f"nested more than {depth_limit} levels deep", doc, _deep_position(doc, depth_limit), path
+                )
             stack.extend((child, depth + 1, f"{path}[{i}]") for i, child in enumerate(item))
         elif isinstance(item, str):
             _check_string(item, doc, path, "value")
@@ -115,14 +122,19 @@ def _plain_key(key):
 def _check_string(text, doc, path, what):
     if "\x00" in text:
         match = _NUL_ESCAPE.search(doc) if doc else None
-        raise JSONInputError(f"the {what} at {path} holds a NUL character (\\u0000)", doc,
-                             match.end() - 6 if match else 0, path)
+        raise JSONInputError(
+            f"the {what} at {path} holds a NUL character (\\u0000)", doc, match.end() - 6 if match else 0, path
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         match = _LONE_SURROGATE_ESCAPE.search(doc) if doc else None
-        raise JSONInputError(f"the {what} at {path} holds a lone UTF-16 surrogate (not a character)", doc,
-                             match.start() if match else 0, path) from None
+        raise JSONInputError(
+            f"the {what} at {path} holds a lone UTF-16 surrogate (not a character)",
+            doc,
+            match.start() if match else 0,
+            path,
+        ) from None
 
 
 def _deep_position(doc, limit):

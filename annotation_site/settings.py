@@ -10,6 +10,7 @@ switch to the real parts (see README, "Configuration"):
   ``AWS_ENDPOINT_URL_S3`` for S3-compatible servers)      media (videos, thumbnails) and exports on S3.
 - ``CAPTIONEVAL_MODE=production``                         hardened settings that pass ``check --deploy``.
 """
+
 from datetime import timedelta
 from pathlib import Path
 
@@ -243,8 +244,10 @@ CELERY_BEAT_SCHEDULE = {
 DA_ASSIGNMENT_IDLE_MINUTES = env.int("DA_ASSIGNMENT_IDLE_MINUTES", default=120)
 
 # --- Crowd work (docs/crowd.md) --------------------------------------------------------------------------
-CROWD_FRAME_ORIGINS = env.list("CROWD_FRAME_ORIGINS", default=[
-    "https://worker.mturk.com", "https://workersandbox.mturk.com", "https://www.mturk.com"])
+CROWD_FRAME_ORIGINS = env.list(
+    "CROWD_FRAME_ORIGINS",
+    default=["https://worker.mturk.com", "https://workersandbox.mturk.com", "https://www.mturk.com"],
+)
 CROWD_EXPORT_EXPIRES = env.int("CROWD_EXPORT_EXPIRES", default=24 * 3600)
 CROWD_PAYMENTS_LEASE_SECONDS = env.int("CROWD_PAYMENTS_LEASE_SECONDS", default=15 * 60)
 PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
@@ -280,8 +283,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     # JSON bodies are read through annotation_site.safe_json (depth, number length, surrogates, NUL: a clear 400)
-    "DEFAULT_PARSER_CLASSES": ["annotation_site.safe_json.SafeJSONParser", "rest_framework.parsers.FormParser",
-                               "rest_framework.parsers.MultiPartParser"],
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation_site.safe_json.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "annotation_site.api_schema.AutoSchema",
     # one error shape for every API (annotation_site/api_errors.py)
     "EXCEPTION_HANDLER": "annotation_site.api_errors.error_handler",

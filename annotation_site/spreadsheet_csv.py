@@ -21,6 +21,7 @@ Use :func:`writer` / :class:`DictWriter` instead of ``csv.writer`` / ``csv.DictW
 instead of ``DataFrame.to_csv`` and :func:`stream` for streamed responses. A test
 (``tests/hardening/test_csv_formulas.py``) fails when code outside this module writes CSV directly.
 """
+
 import csv
 import io
 import re
@@ -102,7 +103,7 @@ def stream(header, rows):
     """The CSV document line by line (for ``StreamingHttpResponse`` and S3 exports: never whole in memory)."""
     buffer = io.StringIO()
     w = writer(buffer)
-    for values in ([header] if header is not None else []):
+    for values in [header] if header is not None else []:
         w.writerow(values)
     yield buffer.getvalue()
     for values in rows:
@@ -124,5 +125,4 @@ def frame_to_csv(frame, **options):
     return safe.to_csv(**options)
 
 
-__all__ = ["FORMULA_STARTS", "DictWriter", "frame_to_csv", "neutralise", "restore", "rows_to_text",
-           "stream", "writer"]
+__all__ = ["FORMULA_STARTS", "DictWriter", "frame_to_csv", "neutralise", "restore", "rows_to_text", "stream", "writer"]

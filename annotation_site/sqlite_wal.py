@@ -5,6 +5,7 @@ WAL is a property of the file and persists, so it is set when a connection finds
 exclusive lock, and several connections asking for the conversion at the same moment can wait on each other
 until their busy timeout ends in "database is locked".
 """
+
 from django.db.backends.signals import connection_created
 
 

@@ -5,6 +5,7 @@ Python's ``int`` and ``float`` accept more than a score or an id should: ``float
 score written any of those ways is a typing or tooling error, or an attempt to get past a check, so every score
 and every id in a URL or file is read here: ASCII digits only, no exponent, no NaN or infinity.
 """
+
 import math
 import re
 

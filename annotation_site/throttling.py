@@ -16,6 +16,7 @@ token in a minute), a per-participant link per token as well. Counts live in Dja
 local-memory cache counts per process. Over the limit a request is answered 429 with a ``Retry-After`` header
 and a message saying when to try again (JSON for API paths, a page otherwise), before the view runs.
 """
+
 import time
 
 from django.conf import settings
@@ -25,9 +26,14 @@ from django.http import JsonResponse
 from django.shortcuts import render
 
 DEFAULT_LIMITS = {
-    ("account", "ip"): "30/600", ("account", "token"): "10/600", ("account", "user"): "10/600",
-    ("entry", "ip"): "120/60", ("entry", "token"): "30/60",
-    ("submit", "ip"): "1200/60", ("submit", "token"): "120/60", ("submit", "pk"): "120/60",
+    ("account", "ip"): "30/600",
+    ("account", "token"): "10/600",
+    ("account", "user"): "10/600",
+    ("entry", "ip"): "120/60",
+    ("entry", "token"): "30/60",
+    ("submit", "ip"): "1200/60",
+    ("submit", "token"): "120/60",
+    ("submit", "pk"): "120/60",
     ("submit", "user"): "240/60",
 }
 
@@ -53,8 +59,9 @@ RULES = {
 
 
 def limit_of(scope, kind):
-    text = getattr(settings, f"CAPTIONEVAL_THROTTLE_{scope.upper()}_{kind.upper()}", None) \
-        or DEFAULT_LIMITS[(scope, kind)]
+    text = (
+        getattr(settings, f"CAPTIONEVAL_THROTTLE_{scope.upper()}_{kind.upper()}", None) or DEFAULT_LIMITS[(scope, kind)]
+    )
     count, seconds = str(text).split("/")
     return int(count), int(seconds)
 
@@ -106,13 +113,14 @@ def count(scope, kind, key, now=None):
     return 0
 
 
-WHAT = {"account": "sign-in and invitation attempts", "entry": "visits to this link",
-        "submit": "submissions"}
+WHAT = {"account": "sign-in and invitation attempts", "entry": "visits to this link", "submit": "submissions"}
 
 
 def refused(request, scope, wait):
-    message = (f"Too many {WHAT[scope]} from here in a short time. Please wait {wait} seconds and try again; "
-               "nothing you did before was lost.")
+    message = (
+        f"Too many {WHAT[scope]} from here in a short time. Please wait {wait} seconds and try again; "
+        "nothing you did before was lost."
+    )
     if request.path.startswith("/api/"):
         response = JsonResponse({"detail": message, "retry_after": wait}, status=429)
     else:

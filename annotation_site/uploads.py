@@ -12,6 +12,7 @@ every refusal names the file (and the line where there is one):
 - text must be UTF-8 (a byte-order mark is dropped): otherwise the line and byte are named;
 - NUL characters are refused (PostgreSQL text cannot hold them, and no legitimate caption has one).
 """
+
 import io
 import zipfile
 from pathlib import Path
@@ -19,9 +20,13 @@ from pathlib import Path
 from django.conf import settings
 
 MiB = 1024 * 1024
-DEFAULTS = {"CAPTIONEVAL_MAX_UPLOAD_BYTES": 50 * MiB, "CAPTIONEVAL_MAX_VIDEO_BYTES": 2048 * MiB,
-            "CAPTIONEVAL_ZIP_MAX_BYTES": 200 * MiB,
-            "CAPTIONEVAL_ZIP_MAX_FILES": 1000, "CAPTIONEVAL_ZIP_MAX_RATIO": 200}
+DEFAULTS = {
+    "CAPTIONEVAL_MAX_UPLOAD_BYTES": 50 * MiB,
+    "CAPTIONEVAL_MAX_VIDEO_BYTES": 2048 * MiB,
+    "CAPTIONEVAL_ZIP_MAX_BYTES": 200 * MiB,
+    "CAPTIONEVAL_ZIP_MAX_FILES": 1000,
+    "CAPTIONEVAL_ZIP_MAX_RATIO": 200,
+}
 
 
 class UploadRefused(ValueError):
@@ -45,8 +50,9 @@ def check_size(name, size, setting="CAPTIONEVAL_MAX_UPLOAD_BYTES"):
     ``CAPTIONEVAL_MAX_VIDEO_BYTES`` for video files, which are stored, not parsed)."""
     maximum = limit(setting)
     if size is not None and size > maximum:
-        raise UploadRefused(name, f"the file has {_size_text(size)}; at most {_size_text(maximum)} are accepted "
-                            f"({setting})")
+        raise UploadRefused(
+            name, f"the file has {_size_text(size)}; at most {_size_text(maximum)} are accepted ({setting})"
+        )
 
 
 def decode(data, name):
@@ -55,8 +61,9 @@ def decode(data, name):
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise UploadRefused(name, f"not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8",
-                            line) from None
+        raise UploadRefused(
+            name, f"not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8", line
+        ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     position = text.find("\x00")
@@ -115,19 +122,28 @@ class SafeZip:
             raise UploadRefused(name, f"not a readable zip archive ({exc})") from None
         files = [m for m in members if not m.is_dir()]
         if len(files) > limit("CAPTIONEVAL_ZIP_MAX_FILES"):
-            raise UploadRefused(name, f"the archive holds {len(files)} files; at most "
-                                f"{limit('CAPTIONEVAL_ZIP_MAX_FILES')} are accepted (CAPTIONEVAL_ZIP_MAX_FILES)")
+            raise UploadRefused(
+                name,
+                f"the archive holds {len(files)} files; at most "
+                f"{limit('CAPTIONEVAL_ZIP_MAX_FILES')} are accepted (CAPTIONEVAL_ZIP_MAX_FILES)",
+            )
         expanded = sum(m.file_size for m in files)
         if expanded > limit("CAPTIONEVAL_ZIP_MAX_BYTES"):
-            raise UploadRefused(name, f"the archive would expand to {_size_text(expanded)}; at most "
-                                f"{_size_text(limit('CAPTIONEVAL_ZIP_MAX_BYTES'))} are accepted "
-                                "(CAPTIONEVAL_ZIP_MAX_BYTES)")
+            raise UploadRefused(
+                name,
+                f"the archive would expand to {_size_text(expanded)}; at most "
+                f"{_size_text(limit('CAPTIONEVAL_ZIP_MAX_BYTES'))} are accepted "
+                "(CAPTIONEVAL_ZIP_MAX_BYTES)",
+            )
         ratio = limit("CAPTIONEVAL_ZIP_MAX_RATIO")
         for member in files:
             factor = member.file_size // max(member.compress_size, 1)
             if member.file_size > 1 * MiB and factor > ratio:
-                raise UploadRefused(name, f"{member.filename} expands {factor} times (at most {ratio}: "
-                                    "CAPTIONEVAL_ZIP_MAX_RATIO); this looks like a zip bomb")
+                raise UploadRefused(
+                    name,
+                    f"{member.filename} expands {factor} times (at most {ratio}: "
+                    "CAPTIONEVAL_ZIP_MAX_RATIO); this looks like a zip bomb",
+                )
         self.members = {m.filename: m for m in files}
 
     def namelist(self):

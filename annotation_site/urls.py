@@ -18,8 +18,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation_site.api_urls")),
     # the FactVC download of a project is written by interchange (above factuality), so it is mounted here
-    path("api/factuality/projects/<str:name>/export/", ProjectFactvcExportView.as_view(),
-         name="api-factuality-export"),
+    path("api/factuality/projects/<str:name>/export/", ProjectFactvcExportView.as_view(), name="api-factuality-export"),
     path("api/factuality/", include("annotation_site.factuality.api_urls")),
     path("api/da/", include("assessment.api_urls")),
     path("api/tasks/", include("annotation_site.judgment_tasks.api_urls")),

@@ -3,6 +3,7 @@ the URL conf (and with it every view module) and compile the templates, which Dj
 first requests. A fresh worker (started, or restarted after ``max_requests``) then answers its first requests
 as fast as the others: in a burst of crowd arrivals a cold worker spent about half a second of CPU on this
 while arrivals queued behind it (docs/crowd.md, "Performance")."""
+
 import logging
 import time
 from pathlib import Path
@@ -10,8 +11,11 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 # Modules that the participants' pages import on first use (the crowd providers, boto3 with MTurk's)
-LAZY_IMPORTS = ("annotation_site.crowd.providers.link", "annotation_site.crowd.providers.mturk",
-                "annotation_site.crowd.providers.prolific")
+LAZY_IMPORTS = (
+    "annotation_site.crowd.providers.link",
+    "annotation_site.crowd.providers.mturk",
+    "annotation_site.crowd.providers.prolific",
+)
 
 
 def warm_up():
@@ -19,8 +23,8 @@ def warm_up():
     and compile every template of the project's template folders; returns seconds."""
     import importlib
 
-    from django.contrib.staticfiles.storage import staticfiles_storage
     from django.conf import settings
+    from django.contrib.staticfiles.storage import staticfiles_storage
     from django.template import TemplateDoesNotExist, TemplateSyntaxError
     from django.template.loader import get_template
     from django.urls import get_resolver

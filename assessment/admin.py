@@ -1,5 +1,6 @@
 """Django admin of Direct Assessment, for looking things up; campaigns are planned and judgments stored through
 the services (the pages, the API and the commands)."""
+
 from django.contrib import admin
 
 from .models import HIT, Assignment, Campaign, Item, Judgment, QCResult, Worker

@@ -1,6 +1,7 @@
 """The full analysis of a campaign: QC per worker, z-scores, caption and system scores, the significance matrix
 and the clustered ranking. ``analyse_frame`` is pure (a DataFrame in, results out); ``analyse`` loads a campaign
 with the loader and runs it with the campaign's parameters."""
+
 import math
 from dataclasses import dataclass, field
 
@@ -8,7 +9,9 @@ import pandas as pd
 
 from . import loading, quality_control, scoring, significance
 
-SIGNIFICANCE_TEST = "one-sided Wilcoxon rank-sum (scipy.stats.mannwhitneyu, alternative='greater') on per-caption mean z"
+SIGNIFICANCE_TEST = (
+    "one-sided Wilcoxon rank-sum (scipy.stats.mannwhitneyu, alternative='greater') on per-caption mean z"
+)
 
 
 @dataclass
@@ -35,13 +38,23 @@ class Analysis:
         return {
             "parameters": self.parameters,
             "workers": [
-                {"worker_id": row.worker_id, "n_pairs": int(row.n_pairs), "p_value": _number(row.p_value),
-                 "passed": bool(row.passed), "status": row.status}
+                {
+                    "worker_id": row.worker_id,
+                    "n_pairs": int(row.n_pairs),
+                    "p_value": _number(row.p_value),
+                    "passed": bool(row.passed),
+                    "status": row.status,
+                }
                 for row in self.qc.sort_values("worker_id").itertuples()
             ],
             "systems": [
-                {"system": row.system, "raw": _number(row.raw), "z": _number(row.z), "n": int(row.n),
-                 "is_human": bool(row.is_human)}
+                {
+                    "system": row.system,
+                    "raw": _number(row.raw),
+                    "z": _number(row.z),
+                    "n": int(row.n),
+                    "is_human": bool(row.is_human),
+                }
                 for row in self.systems.itertuples()
             ],
             "wins": self.wins,
@@ -52,13 +65,22 @@ def _number(value):
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-def analyse_frame(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, alpha=0.05, names=None,
-                  human_system=None, campaign=None, unfinished=()):
+def analyse_frame(
+    frame,
+    *,
+    test="wilcoxon",
+    threshold=0.05,
+    min_pairs=10,
+    alpha=0.05,
+    names=None,
+    human_system=None,
+    campaign=None,
+    unfinished=(),
+):
     """Analyse a judgments frame (columns of loading.FRAME_COLUMNS). ``names`` maps worker keys to the ids
     shown in reports (default: the keys themselves); ``unfinished``: the workers still in progress (their
     judgments wait until they finish)."""
-    qc = quality_control.worker_qc(frame, test=test, threshold=threshold, min_pairs=min_pairs,
-                                   unfinished=unfinished)
+    qc = quality_control.worker_qc(frame, test=test, threshold=threshold, min_pairs=min_pairs, unfinished=unfinished)
     qc.insert(1, "worker_id", [str(names.get(w, w)) if names else str(w) for w in qc["worker"]])
     frame = frame.assign(z=scoring.standardise(frame))
     captions = scoring.caption_scores(frame, qc.loc[qc["passed"], "worker"])
@@ -86,15 +108,29 @@ def analyse_frame(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, alpha
         "pass_rate": quality_control.pass_rate(qc),
         "pass_rate_of": "workers with a verdict (passed or failed)",
     }
-    return Analysis(parameters=parameters, qc=qc, captions=captions, systems=systems, p_values=p_values,
-                    n_judgments=len(frame), human_system=human_system)
+    return Analysis(
+        parameters=parameters,
+        qc=qc,
+        captions=captions,
+        systems=systems,
+        p_values=p_values,
+        n_judgments=len(frame),
+        human_system=human_system,
+    )
 
 
 def analyse(campaign):
     """Analyse a campaign from the database with its own parameters."""
     frame = loading.judgments_frame(campaign)
     human = campaign.human_system.name if campaign.human_system_id else None
-    return analyse_frame(frame, test=campaign.qc_test, threshold=campaign.qc_threshold,
-                         min_pairs=campaign.qc_min_pairs, alpha=campaign.significance_threshold,
-                         names=loading.worker_names(campaign), human_system=human, campaign=campaign.name,
-                         unfinished=loading.unfinished_workers(campaign))
+    return analyse_frame(
+        frame,
+        test=campaign.qc_test,
+        threshold=campaign.qc_threshold,
+        min_pairs=campaign.qc_min_pairs,
+        alpha=campaign.significance_threshold,
+        names=loading.worker_names(campaign),
+        human_system=human,
+        campaign=campaign.name,
+        unfinished=loading.unfinished_workers(campaign),
+    )

@@ -6,6 +6,7 @@ results (the da_report document), caption scores, QC (stored results; POST recom
 Workers (anyone holding an assignment's signed token; an account's assignment also needs that account): the
 current state (progress and next item) and idempotent submission of a score.
 """
+
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -17,7 +18,6 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
-
 
 from . import campaigns, replication, services
 from .analysis import analyse
@@ -32,36 +32,66 @@ class CampaignSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Campaign
-        fields = ["name", "description", "dataset", "systems", "human_system", "source", "statement", "hit_size",
-                  "pairs_per_hit", "repeats_per_hit", "min_control_distance", "workers_per_hit", "seed", "qc_test",
-                  "qc_threshold", "qc_min_pairs", "significance_threshold", "watch_fraction", "watch_max_seconds",
-                  "created_at", "planned_at"]
+        fields = [
+            "name",
+            "description",
+            "dataset",
+            "systems",
+            "human_system",
+            "source",
+            "statement",
+            "hit_size",
+            "pairs_per_hit",
+            "repeats_per_hit",
+            "min_control_distance",
+            "workers_per_hit",
+            "seed",
+            "qc_test",
+            "qc_threshold",
+            "qc_min_pairs",
+            "significance_threshold",
+            "watch_fraction",
+            "watch_max_seconds",
+            "created_at",
+            "planned_at",
+        ]
 
 
 class CampaignCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     dataset = serializers.CharField(help_text="Dataset name.")
-    systems = serializers.ListField(child=serializers.CharField(), required=False,
-                                    help_text="System names (default: every non-human system of the dataset).")
+    systems = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="System names (default: every non-human system of the dataset).",
+    )
     human_system = serializers.CharField(required=False, help_text="A human system of the dataset.")
     reference_set = serializers.CharField(required=False, help_text="Or: a reference set made into a human system.")
-    hit_size = serializers.IntegerField(required=False, min_value=4, max_value=1000,
-                                        help_text="Default: suggested for the dataset (100 when it is large enough).")
+    hit_size = serializers.IntegerField(
+        required=False,
+        min_value=4,
+        max_value=1000,
+        help_text="Default: suggested for the dataset (100 when it is large enough).",
+    )
     pairs_per_hit = serializers.IntegerField(required=False, min_value=1, help_text="Default: suggested.")
     repeats_per_hit = serializers.IntegerField(required=False, min_value=0, help_text="Default: suggested.")
     min_control_distance = serializers.IntegerField(required=False, min_value=2)
-    workers_per_hit = serializers.IntegerField(required=False, min_value=1,
-                                               help_text="Default: suggested (at least 3, a multiple of the HITs a "
-                                                         "worker needs to reach the QC minimum).")
-    seed = serializers.IntegerField(required=False, min_value=0, max_value=2 ** 63 - 1)
+    workers_per_hit = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Default: suggested (at least 3, a multiple of the HITs a worker needs to reach the QC minimum).",
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
     qc_test = serializers.ChoiceField(choices=QCTest.values, default=QCTest.WILCOXON)
     qc_threshold = serializers.FloatField(default=0.05)
     qc_min_pairs = serializers.IntegerField(default=10, min_value=1)
-    watch_fraction = serializers.FloatField(required=False, min_value=0, max_value=1,
-                                            help_text="Share of a clip that must really play (default 0.9).")
-    watch_max_seconds = serializers.FloatField(required=False, min_value=0,
-                                               help_text="Cap of the required playback, seconds (default 30).")
+    watch_fraction = serializers.FloatField(
+        required=False, min_value=0, max_value=1, help_text="Share of a clip that must really play (default 0.9)."
+    )
+    watch_max_seconds = serializers.FloatField(
+        required=False, min_value=0, help_text="Cap of the required playback, seconds (default 30)."
+    )
 
     def validate(self, data):
         if bool(data.get("human_system")) == bool(data.get("reference_set")):
@@ -134,13 +164,30 @@ class CampaignViewSet(viewsets.GenericViewSet):
         campaign = self.get_object()
         if request.method == "POST":
             job = services.start_qc_job(campaign, request.user)
-            return Response({"job": str(job.pk), "status_url": reverse("job-detail", args=[job.pk])},
-                            status=status.HTTP_202_ACCEPTED)
-        rows = (QCResult.objects.filter(campaign=campaign).select_related("worker").order_by("worker__external_id"))
-        return Response([{"worker_id": r.worker.external_id, "test": r.test, "threshold": r.threshold,
-                          "min_pairs": r.min_pairs, "n_pairs": r.n_pairs, "statistic": r.statistic,
-                          "p_value": r.p_value, "passed": r.passed, "status": r.status, "n_repeats": r.n_repeats,
-                          "repeats_p_value": r.repeats_p_value, "computed_at": r.computed_at} for r in rows])
+            return Response(
+                {"job": str(job.pk), "status_url": reverse("job-detail", args=[job.pk])},
+                status=status.HTTP_202_ACCEPTED,
+            )
+        rows = QCResult.objects.filter(campaign=campaign).select_related("worker").order_by("worker__external_id")
+        return Response(
+            [
+                {
+                    "worker_id": r.worker.external_id,
+                    "test": r.test,
+                    "threshold": r.threshold,
+                    "min_pairs": r.min_pairs,
+                    "n_pairs": r.n_pairs,
+                    "statistic": r.statistic,
+                    "p_value": r.p_value,
+                    "passed": r.passed,
+                    "status": r.status,
+                    "n_repeats": r.n_repeats,
+                    "repeats_p_value": r.repeats_p_value,
+                    "computed_at": r.computed_at,
+                }
+                for r in rows
+            ]
+        )
 
     @extend_schema(request=AssignSerializer, responses={201: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])
@@ -156,15 +203,21 @@ class CampaignViewSet(viewsets.GenericViewSet):
         assignment = services.assign(campaign, worker)
         if assignment is None:
             return Response({"detail": "no HIT left for this worker"}, status=status.HTTP_409_CONFLICT)
-        return Response({"worker_id": worker.external_id, "hit": assignment.hit.number,
-                         "token": services.assignment_token(assignment),
-                         "url": request.build_absolute_uri(services.assignment_path(assignment))},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {
+                "worker_id": worker.external_id,
+                "hit": assignment.hit.number,
+                "token": services.assignment_token(assignment),
+                "url": request.build_absolute_uri(services.assignment_path(assignment)),
+            },
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class ReplicationView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("a", str), OpenApiParameter("b", str)],
-                   responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[OpenApiParameter("a", str), OpenApiParameter("b", str)], responses={200: OpenApiTypes.OBJECT}
+    )
     def get(self, request):
         """Pearson correlation of the system scores (raw and z) of campaigns ``a`` and ``b``."""
         a = get_object_or_404(Campaign.objects.select_related("human_system"), name=request.query_params.get("a"))
@@ -177,6 +230,7 @@ class ReplicationView(APIView):
 
 
 # --- Workers ------------------------------------------------------------------------------------------------
+
 
 class JudgmentSubmitSerializer(serializers.Serializer):
     item = serializers.IntegerField()
@@ -220,19 +274,33 @@ class JudgmentSubmitView(WorkerAPIView):
             return Response({"error": "invalid", "detail": serializer.errors}, status=status.HTTP_400_BAD_REQUEST)
         data = serializer.validated_data
         try:
-            submission = services.submit(assignment, item_id=data["item"], score=data["score"],
-                                         client_uuid=data["client_uuid"], elapsed_ms=data.get("elapsed_ms"),
-                                         played=data["played"], watched_seconds=data.get("watched_seconds"))
+            submission = services.submit(
+                assignment,
+                item_id=data["item"],
+                score=data["score"],
+                client_uuid=data["client_uuid"],
+                elapsed_ms=data.get("elapsed_ms"),
+                played=data["played"],
+                watched_seconds=data.get("watched_seconds"),
+            )
         except services.SubmissionError as exc:
             body = {"error": exc.code, "detail": str(exc), "state": services.state(assignment)}
             if exc.judgment is not None:
                 body["judgment"] = judgment_data(exc.judgment)
             return Response(body, status=exc.status)
-        body = {"created": submission.created, "judgment": judgment_data(submission.judgment),
-                "state": services.state(assignment, submission.next_item, lookup=False)}
+        body = {
+            "created": submission.created,
+            "judgment": judgment_data(submission.judgment),
+            "state": services.state(assignment, submission.next_item, lookup=False),
+        }
         return Response(body, status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK)
 
 
 def judgment_data(judgment):
-    return {"id": judgment.pk, "item": judgment.item_id, "score": judgment.score,
-            "client_uuid": str(judgment.client_uuid) if judgment.client_uuid else None, "played": judgment.played}
+    return {
+        "id": judgment.pk,
+        "item": judgment.item_id,
+        "score": judgment.score,
+        "client_uuid": str(judgment.client_uuid) if judgment.client_uuid else None,
+        "played": judgment.played,
+    }

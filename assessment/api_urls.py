@@ -1,4 +1,5 @@
 """REST endpoints of Direct Assessment (mounted at /api/da/ by annotation_site/urls.py)."""
+
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 

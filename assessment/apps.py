@@ -13,9 +13,12 @@ class AssessmentConfig(AppConfig):
         from .models import Judgment
 
         register_human_work(
-            "DA judgments", Judgment, dataset_path="assignment__hit__campaign__dataset",
+            "DA judgments",
+            Judgment,
+            dataset_path="assignment__hit__campaign__dataset",
             video_path="item__caption__video",
-            export_hint="the campaign page's judgments.csv download (/da/campaigns/NAME/judgments.csv)")
+            export_hint="the campaign page's judgments.csv download (/da/campaigns/NAME/judgments.csv)",
+        )
 
         from annotation_site.crowd import adapters
 

@@ -6,6 +6,7 @@ pass with them; the refusal says which values would work), fills the values left
 ``suggested_layout`` (the paper's HIT of 100 when the dataset is large enough, a smaller one that works
 otherwise), and writes the plan.
 """
+
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,8 +71,12 @@ def human_systems(dataset):
 
 
 def reference_sets(dataset):
-    return list(Reference.objects.filter(video__dataset=dataset).order_by("reference_set")
-                .values_list("reference_set", flat=True).distinct())
+    return list(
+        Reference.objects.filter(video__dataset=dataset)
+        .order_by("reference_set")
+        .values_list("reference_set", flat=True)
+        .distinct()
+    )
 
 
 def human_system_from_references(dataset, reference_set):
@@ -82,22 +87,32 @@ def human_system_from_references(dataset, reference_set):
         if not existing.is_human:
             raise CampaignError(f"dataset {dataset.name} has a system named {reference_set!r} that is not human")
         return existing
-    references = list(Reference.objects.filter(video__dataset=dataset, reference_set=reference_set)
-                      .values_list("video_id", "text"))
+    references = list(
+        Reference.objects.filter(video__dataset=dataset, reference_set=reference_set).values_list("video_id", "text")
+    )
     if not references:
         raise CampaignError(f"dataset {dataset.name} has no reference set {reference_set!r}")
     with transaction.atomic():
         last = System.objects.filter(dataset=dataset).aggregate(m=Max("position"))["m"]
-        system = System.objects.create(dataset=dataset, name=reference_set, is_human=True,
-                                       position=0 if last is None else last + 1,
-                                       description=f"Human captions of reference set {reference_set}.")
+        system = System.objects.create(
+            dataset=dataset,
+            name=reference_set,
+            is_human=True,
+            position=0 if last is None else last + 1,
+            description=f"Human captions of reference set {reference_set}.",
+        )
         captions = Caption.objects.bulk_create(
             [Caption(video_id=video_id, system=system, position=i) for i, (video_id, _) in enumerate(references)],
-            batch_size=_BATCH)
+            batch_size=_BATCH,
+        )
         Sentence.objects.bulk_create(
-            [Sentence(caption_id=caption.pk, index=0, text=text, tokens=tokenize(text))
-             for caption, (_, text) in zip(captions, references) if text.strip()],
-            batch_size=_BATCH)
+            [
+                Sentence(caption_id=caption.pk, index=0, text=text, tokens=tokenize(text))
+                for caption, (_, text) in zip(captions, references)
+                if text.strip()
+            ],
+            batch_size=_BATCH,
+        )
     return system
 
 
@@ -106,8 +121,11 @@ def plan_inputs(dataset, system_ids, human_id):
     originals show them and score the human system (docs/direct-assessment.md, "Planning")."""
     ids = sorted(set(system_ids) | {human_id})
     tokens = caption_tokens(ids, dataset)
-    rows = (Caption.objects.filter(system_id__in=ids, video__dataset=dataset).order_by("pk")
-            .values_list("pk", "video_id", "system_id"))
+    rows = (
+        Caption.objects.filter(system_id__in=ids, video__dataset=dataset)
+        .order_by("pk")
+        .values_list("pk", "video_id", "system_id")
+    )
     system_captions, human = [], {}
     for caption_id, video_id, system_id in rows:
         if not tokens.get(caption_id):
@@ -133,16 +151,22 @@ def _suggestion(inputs, qc_test, qc_threshold, qc_min_pairs):
         layout, workers = planning.suggest(n_captions, n_degradable, needed)
     except ValueError:
         return None
-    return {"hit_size": layout.hit_size, "pairs_per_hit": layout.pairs_per_hit,
-            "repeats_per_hit": layout.repeats_per_hit, "min_control_distance": layout.min_distance,
-            "workers_per_hit": workers}
+    return {
+        "hit_size": layout.hit_size,
+        "pairs_per_hit": layout.pairs_per_hit,
+        "repeats_per_hit": layout.repeats_per_hit,
+        "min_control_distance": layout.min_distance,
+        "workers_per_hit": workers,
+    }
 
 
 def _describe(values):
     repeats = values["repeats_per_hit"]
-    return (f"{values['hit_size']} items per HIT with {values['pairs_per_hit']} pairs and "
-            f"{repeats} repeat{'s' if repeats != 1 else ''}, controls at least {values['min_control_distance']} "
-            f"apart, {values['workers_per_hit']} workers per HIT")
+    return (
+        f"{values['hit_size']} items per HIT with {values['pairs_per_hit']} pairs and "
+        f"{repeats} repeat{'s' if repeats != 1 else ''}, controls at least {values['min_control_distance']} "
+        f"apart, {values['workers_per_hit']} workers per HIT"
+    )
 
 
 def check_reach(layout, inputs, *, qc_test=QCTest.WILCOXON, qc_threshold=0.05, qc_min_pairs=10):
@@ -159,23 +183,34 @@ def check_reach(layout, inputs, *, qc_test=QCTest.WILCOXON, qc_threshold=0.05, q
         raise CampaignError(
             f"{inputs.n_degradable} human captions can be degraded (3 words or more), but a HIT needs "
             f"{layout.pairs_per_hit} originals: choose at most {inputs.n_degradable} pairs per HIT.{tail}",
-            suggestions=[{"text": f"at most {inputs.n_degradable} original/degraded pairs per HIT",
-                          "change": {"pairs_per_hit": inputs.n_degradable}}], suggested=suggested)
+            suggestions=[
+                {
+                    "text": f"at most {inputs.n_degradable} original/degraded pairs per HIT",
+                    "change": {"pairs_per_hit": inputs.n_degradable},
+                }
+            ],
+            suggested=suggested,
+        )
     result = planning.reach(layout, inputs.n_captions, needed)
     if result.ok:
         return result
-    why = (f"the QC minimum is {qc_min_pairs} pairs" if qc_min_pairs >= test_minimum else
-           f"the QC minimum is {qc_min_pairs} pairs, but the {qc_test} test cannot reach p < {qc_threshold:g} "
-           f"with fewer than {test_minimum}")
-    options = planning.alternatives(layout, inputs.n_captions, inputs.n_degradable, needed, qc_min_pairs,
-                                    test_minimum)
+    why = (
+        f"the QC minimum is {qc_min_pairs} pairs"
+        if qc_min_pairs >= test_minimum
+        else f"the QC minimum is {qc_min_pairs} pairs, but the {qc_test} test cannot reach p < {qc_threshold:g} "
+        f"with fewer than {test_minimum}"
+    )
+    options = planning.alternatives(layout, inputs.n_captions, inputs.n_degradable, needed, qc_min_pairs, test_minimum)
     texts = [text for text, _ in options]
     raise CampaignError(
         f"No worker can reach the pairs quality control needs: {why}, and with {layout.pairs_per_hit} pairs per HIT "
         f"and {result.n_hits} HIT{'s' if result.n_hits != 1 else ''} ({inputs.n_captions} system captions, "
         f"{layout.system_slots} system slots per HIT) a worker who does every HIT rates at most "
         f"{result.reachable_pairs}. Values that would work: {'; or '.join(texts) if texts else 'none by one change'}."
-        f"{tail}", suggestions=[{"text": text, "change": change} for text, change in options], suggested=suggested)
+        f"{tail}",
+        suggestions=[{"text": text, "change": change} for text, change in options],
+        suggested=suggested,
+    )
 
 
 def plan_summary(campaign):
@@ -184,14 +219,24 @@ def plan_summary(campaign):
     needed, _ = _needed_pairs(campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs)
     per_worker = -(-needed // max(1, campaign.pairs_per_hit))
     repeats = f"{campaign.repeats_per_hit} repeat{'s' if campaign.repeats_per_hit != 1 else ''}"
-    return (f"Layout: {campaign.hit_size} items per HIT, {campaign.pairs_per_hit} original/degraded pairs, "
-            f"{repeats}, {campaign.workers_per_hit} workers per HIT; a worker needs "
-            f"{per_worker} HIT{'s' if per_worker != 1 else ''} (of {n_hits}) to reach the {needed} pairs "
-            f"quality control needs.")
+    return (
+        f"Layout: {campaign.hit_size} items per HIT, {campaign.pairs_per_hit} original/degraded pairs, "
+        f"{repeats}, {campaign.workers_per_hit} workers per HIT; a worker needs "
+        f"{per_worker} HIT{'s' if per_worker != 1 else ''} (of {n_hits}) to reach the {needed} pairs "
+        f"quality control needs."
+    )
 
 
-def suggested_layout(dataset, systems, *, human_system=None, reference_set=None, qc_test=QCTest.WILCOXON,
-                     qc_threshold=0.05, qc_min_pairs=10):
+def suggested_layout(
+    dataset,
+    systems,
+    *,
+    human_system=None,
+    reference_set=None,
+    qc_test=QCTest.WILCOXON,
+    qc_threshold=0.05,
+    qc_min_pairs=10,
+):
     """The layout values (``LAYOUT_FIELDS``) that work for these systems and a human caption set (a human
     system, or a reference set not made into one yet: nothing is written), or None when the dataset cannot
     support a campaign. What the campaign form shows as its defaults."""
@@ -203,16 +248,36 @@ def suggested_layout(dataset, systems, *, human_system=None, reference_set=None,
     if human_system is not None:
         human_tokens = caption_tokens([human_system.pk], dataset).values()
     else:
-        human_tokens = [tokenize(text) for text in Reference.objects.filter(
-            video__dataset=dataset, reference_set=reference_set).values_list("text", flat=True)]
+        human_tokens = [
+            tokenize(text)
+            for text in Reference.objects.filter(video__dataset=dataset, reference_set=reference_set).values_list(
+                "text", flat=True
+            )
+        ]
     n_degradable = sum(1 for t in human_tokens if degradable_length(t) > 0)
     return _suggestion((n_captions, n_degradable), qc_test, qc_threshold, qc_min_pairs)
 
 
-def create_campaign(*, name, dataset, systems, human_system, description="", hit_size=None, pairs_per_hit=None,
-                    repeats_per_hit=None, min_control_distance=None, workers_per_hit=None, seed=None,
-                    qc_test=QCTest.WILCOXON, qc_threshold=0.05, qc_min_pairs=10, significance_threshold=0.05,
-                    watch_fraction=None, watch_max_seconds=None):
+def create_campaign(
+    *,
+    name,
+    dataset,
+    systems,
+    human_system,
+    description="",
+    hit_size=None,
+    pairs_per_hit=None,
+    repeats_per_hit=None,
+    min_control_distance=None,
+    workers_per_hit=None,
+    seed=None,
+    qc_test=QCTest.WILCOXON,
+    qc_threshold=0.05,
+    qc_min_pairs=10,
+    significance_threshold=0.05,
+    watch_fraction=None,
+    watch_max_seconds=None,
+):
     """Create campaign ``name`` over ``systems`` of ``dataset`` plus ``human_system``, and plan its HITs.
     Layout values left as None are taken from ``suggested_layout`` (with ``min_control_distance`` a quarter of
     the HIT when the HIT size is given); the layout is refused when no worker could reach the QC minimum."""
@@ -236,23 +301,33 @@ def create_campaign(*, name, dataset, systems, human_system, description="", hit
         raise CampaignError("thresholds must lie between 0 and 1")
     if qc_min_pairs < 1:
         raise CampaignError("the QC minimum of pairs must be at least 1")
-    watch = {"watch_fraction": WATCH_FRACTION if watch_fraction is None else float(watch_fraction),
-             "watch_max_seconds": WATCH_MAX_SECONDS if watch_max_seconds is None else float(watch_max_seconds)}
+    watch = {
+        "watch_fraction": WATCH_FRACTION if watch_fraction is None else float(watch_fraction),
+        "watch_max_seconds": WATCH_MAX_SECONDS if watch_max_seconds is None else float(watch_max_seconds),
+    }
     if not 0 <= watch["watch_fraction"] <= 1 or not watch["watch_max_seconds"] >= 0:
         raise CampaignError("the watch share must lie between 0 and 1 and the watch cap must not be negative")
     inputs = plan_inputs(dataset, [s.pk for s in systems], human_system.pk)
     given = {"hit_size": hit_size, "pairs_per_hit": pairs_per_hit, "repeats_per_hit": repeats_per_hit}
     if any(value is None for value in given.values()):
         suggested = _suggestion(inputs, qc_test, qc_threshold, qc_min_pairs) or {
-            "hit_size": 100, "pairs_per_hit": 10, "repeats_per_hit": 10, "min_control_distance": 25}
+            "hit_size": 100,
+            "pairs_per_hit": 10,
+            "repeats_per_hit": 10,
+            "min_control_distance": 25,
+        }
         if hit_size is None and min_control_distance is None:
             min_control_distance = suggested["min_control_distance"]
         given = {key: suggested[key] if value is None else value for key, value in given.items()}
     hit_size, pairs_per_hit, repeats_per_hit = given["hit_size"], given["pairs_per_hit"], given["repeats_per_hit"]
     if min_control_distance is None:
         min_control_distance = default_min_distance(hit_size)
-    layout = planning.Layout(hit_size=hit_size, pairs_per_hit=pairs_per_hit, repeats_per_hit=repeats_per_hit,
-                             min_distance=min_control_distance)
+    layout = planning.Layout(
+        hit_size=hit_size,
+        pairs_per_hit=pairs_per_hit,
+        repeats_per_hit=repeats_per_hit,
+        min_distance=min_control_distance,
+    )
     try:
         layout.validate()
     except ValueError as exc:
@@ -266,19 +341,36 @@ def create_campaign(*, name, dataset, systems, human_system, description="", hit
         if Campaign.objects.filter(name=name).exists():
             raise CampaignError(f"a campaign named {name!r} exists already")
         campaign = Campaign.objects.create(
-            name=name, description=description, dataset=dataset, human_system=human_system,
-            hit_size=hit_size, pairs_per_hit=pairs_per_hit, repeats_per_hit=repeats_per_hit,
-            min_control_distance=min_control_distance, workers_per_hit=workers_per_hit,
-            seed=secrets.randbits(63) if seed is None else int(seed), qc_test=qc_test, qc_threshold=qc_threshold,
-            qc_min_pairs=qc_min_pairs, significance_threshold=significance_threshold, **watch)
+            name=name,
+            description=description,
+            dataset=dataset,
+            human_system=human_system,
+            hit_size=hit_size,
+            pairs_per_hit=pairs_per_hit,
+            repeats_per_hit=repeats_per_hit,
+            min_control_distance=min_control_distance,
+            workers_per_hit=workers_per_hit,
+            seed=secrets.randbits(63) if seed is None else int(seed),
+            qc_test=qc_test,
+            qc_threshold=qc_threshold,
+            qc_min_pairs=qc_min_pairs,
+            significance_threshold=significance_threshold,
+            **watch,
+        )
         campaign.systems.set(systems)
         write_plan(campaign, inputs)
     return campaign
 
 
-def create_campaign_by_names(*, name: str, dataset: str, systems: Sequence[str] | None = None,
-                             human_system: str | None = None, reference_set: str | None = None,
-                             **options: Any) -> Campaign:
+def create_campaign_by_names(
+    *,
+    name: str,
+    dataset: str,
+    systems: Sequence[str] | None = None,
+    human_system: str | None = None,
+    reference_set: str | None = None,
+    **options: Any,
+) -> Campaign:
     """``create_campaign`` from names, the one path of the API, the campaign form and ``da_plan``: ``dataset`` is a
     dataset name, ``systems`` system names in the order given (default: every non-human system of the dataset
     except the human one, in the dataset's order), and the human caption set either ``human_system`` (a system
@@ -304,8 +396,9 @@ def create_campaign_by_names(*, name: str, dataset: str, systems: Sequence[str] 
             raise CampaignError(f"dataset {found.name} has no system {', '.join(unknown)}")
         chosen = [known[n] for n in dict.fromkeys(systems)]
     else:
-        chosen = list(System.objects.filter(dataset=found, is_human=False).exclude(pk=human.pk)
-                      .order_by("position", "name"))
+        chosen = list(
+            System.objects.filter(dataset=found, is_human=False).exclude(pk=human.pk).order_by("position", "name")
+        )
     options = {key: value for key, value in options.items() if value is not None}
     return create_campaign(name=name, dataset=found, systems=chosen, human_system=human, **options)
 
@@ -313,27 +406,34 @@ def create_campaign_by_names(*, name: str, dataset: str, systems: Sequence[str] 
 def caption_tokens(system_ids, dataset):
     """Caption pk -> whitespace tokens of its paragraph (sentences in order), for ``system_ids`` in ``dataset``."""
     tokens: dict[int, list[str]] = {}
-    rows = (Sentence.objects.filter(caption__system_id__in=system_ids, caption__video__dataset=dataset)
-            .order_by("caption_id", "index").values_list("caption_id", "tokens"))
+    rows = (
+        Sentence.objects.filter(caption__system_id__in=system_ids, caption__video__dataset=dataset)
+        .order_by("caption_id", "index")
+        .values_list("caption_id", "tokens")
+    )
     for caption_id, sentence_tokens in rows:
         tokens.setdefault(caption_id, []).extend(sentence_tokens)
     return tokens
 
 
 def layout_of(campaign):
-    return planning.Layout(hit_size=campaign.hit_size, pairs_per_hit=campaign.pairs_per_hit,
-                           repeats_per_hit=campaign.repeats_per_hit, min_distance=campaign.min_control_distance)
+    return planning.Layout(
+        hit_size=campaign.hit_size,
+        pairs_per_hit=campaign.pairs_per_hit,
+        repeats_per_hit=campaign.repeats_per_hit,
+        min_distance=campaign.min_control_distance,
+    )
 
 
 def build_plan(campaign, inputs=None):
     """Plan a campaign's HITs from its parameters and seed (pure planning over what the database holds, or
     over ``inputs`` already loaded); returns (planned HITs, caption tokens)."""
     if inputs is None:
-        inputs = plan_inputs(campaign.dataset, campaign.systems.values_list("pk", flat=True),
-                             campaign.human_system_id)
+        inputs = plan_inputs(campaign.dataset, campaign.systems.values_list("pk", flat=True), campaign.human_system_id)
     try:
-        hits = planning.plan(inputs.system_captions, inputs.human, layout_of(campaign),
-                             np.random.default_rng(campaign.seed))
+        hits = planning.plan(
+            inputs.system_captions, inputs.human, layout_of(campaign), np.random.default_rng(campaign.seed)
+        )
     except ValueError as exc:
         raise CampaignError(str(exc)) from None
     return hits, inputs.tokens
@@ -345,25 +445,42 @@ def write_plan(campaign, inputs=None):
         raise CampaignError(f"campaign {campaign.name} is planned already")
     planned, tokens = build_plan(campaign, inputs)
     hits = HIT.objects.bulk_create(
-        [HIT(campaign=campaign, number=i + 1, n_items=len(p.items)) for i, p in enumerate(planned)],
-        batch_size=_BATCH)
+        [HIT(campaign=campaign, number=i + 1, n_items=len(p.items)) for i, p in enumerate(planned)], batch_size=_BATCH
+    )
 
     def make(hit, position, planned_item, control_of_id=None):
         words = planned_item.tokens if planned_item.tokens is not None else tokens[planned_item.caption_id]
         start, end = planned_item.degraded_range or (None, None)
-        return Item(hit_id=hit.pk, position=position, item_type=planned_item.item_type,
-                    caption_id=planned_item.caption_id, text=" ".join(words), control_of_id=control_of_id,
-                    degraded_start=start, degraded_end=end, donor_caption_id=planned_item.donor_caption_id)
+        return Item(
+            hit_id=hit.pk,
+            position=position,
+            item_type=planned_item.item_type,
+            caption_id=planned_item.caption_id,
+            text=" ".join(words),
+            control_of_id=control_of_id,
+            degraded_start=start,
+            degraded_end=end,
+            donor_caption_id=planned_item.donor_caption_id,
+        )
 
     first_types = (ItemType.SYSTEM, ItemType.ORIGINAL)
-    firsts = [(hit, pos, item) for hit, p in zip(hits, planned) for pos, item in enumerate(p.items)
-              if item.item_type in first_types]
+    firsts = [
+        (hit, pos, item)
+        for hit, p in zip(hits, planned)
+        for pos, item in enumerate(p.items)
+        if item.item_type in first_types
+    ]
     created = Item.objects.bulk_create([make(hit, pos, item) for hit, pos, item in firsts], batch_size=_BATCH)
     pk_at = {(hit.pk, pos): row.pk for (hit, pos, _), row in zip(firsts, created)}
     Item.objects.bulk_create(
-        [make(hit, pos, item, control_of_id=pk_at[(hit.pk, item.partner)])
-         for hit, p in zip(hits, planned) for pos, item in enumerate(p.items) if item.item_type not in first_types],
-        batch_size=_BATCH)
+        [
+            make(hit, pos, item, control_of_id=pk_at[(hit.pk, item.partner)])
+            for hit, p in zip(hits, planned)
+            for pos, item in enumerate(p.items)
+            if item.item_type not in first_types
+        ],
+        batch_size=_BATCH,
+    )
     degraded = Item.objects.filter(control_of=OuterRef("pk"), item_type=ItemType.DEGRADED).values("pk")[:1]
     Item.objects.filter(hit__campaign=campaign, item_type=ItemType.ORIGINAL).update(control_of=Subquery(degraded))
     Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now())

@@ -6,6 +6,7 @@ systems, long names wrapped and shortened in the middle).
 return the figure as SVG text for embedding in pages (text stays text and matplotlib escapes it; math text is off,
 so ``$`` in a system name stays a dollar).
 """
+
 import re
 
 import numpy as np
@@ -22,7 +23,7 @@ NAME_WIDTH_PT = 100  # system names beside the plot: about 40 % of the column
 
 def _svg(figure):
     text = fs.save(figure, "svg")
-    text = text[text.index("<svg"):]  # drop the XML declaration and doctype: the SVG goes inside HTML
+    text = text[text.index("<svg") :]  # drop the XML declaration and doctype: the SVG goes inside HTML
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 role="img"', text, count=1)
 
 
@@ -74,10 +75,12 @@ def win_matrix_figure(p_values, alpha=0.05):
         axes = figure.subplots()
         p = p_values.to_numpy(dtype=float) if n else np.zeros((0, 0))
         cells = np.where(np.isnan(p), 2, (p < alpha).astype(int))
-        axes.imshow(cells, cmap=ListedColormap([GREY, GREEN, DIAGONAL]), vmin=0, vmax=2, aspect="auto",
-                    interpolation="nearest")
-        axes.set_yticks(range(n), fs.fit_labels([f"{i}. {name}" for i, name in enumerate(names, start=1)],
-                                                NAME_WIDTH_PT))
+        axes.imshow(
+            cells, cmap=ListedColormap([GREY, GREEN, DIAGONAL]), vmin=0, vmax=2, aspect="auto", interpolation="nearest"
+        )
+        axes.set_yticks(
+            range(n), fs.fit_labels([f"{i}. {name}" for i, name in enumerate(names, start=1)], NAME_WIDTH_PT)
+        )
         axes.set_xticks(range(n), [str(i) for i in range(1, n + 1)])
         axes.set_xlabel("beaten system (its row number)")
         fs.set_title(figure, f"Row beats column (one-sided Wilcoxon rank-sum, p < {alpha:g})")
@@ -101,8 +104,10 @@ def win_matrix_figure(p_values, alpha=0.05):
                     tick.set_pad(tick.get_pad() + fs.line_height())
                     tick.tick1line.set_markersize(tick.tick1line.get_markersize() + fs.line_height())
         size = fs.MIN_FONT_PT
-        fits = max((fs.text_width(_p_text(v), size) for v in p[p < alpha]), default=0) + 2 <= cell_w \
+        fits = (
+            max((fs.text_width(_p_text(v), size) for v in p[p < alpha]), default=0) + 2 <= cell_w
             and 1.17 * size + 1 <= cell_h
+        )
         if fits:
             for i in range(n):
                 for j in range(n):

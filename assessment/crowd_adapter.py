@@ -10,6 +10,7 @@ registered in ``AssessmentConfig.ready``, and never imports assessment.
   columns or ``Answer.taskAnswers``) with the HIT in ``Input.hit_id`` (our HIT id or number), or only
   ``Answer.completion_code`` for HITs done on our own page.
 """
+
 import uuid
 
 from django.db import transaction
@@ -50,21 +51,34 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
         size = max((h.n_items for h in hits), default=campaign.hit_size)
         return Description(
             title=f"Rate how well captions describe short videos ({size} items)",
-            description=("Watch short videos and rate, on a 0-100 scale, how well a sentence describes what took "
-                         "place in each. Some items are checks of attention."),
+            description=(
+                "Watch short videos and rate, on a 0-100 scale, how well a sentence describes what took "
+                "place in each. Some items are checks of attention."
+            ),
             units=[Unit(str(h.pk), f"HIT {_hit_label(h)}", campaign.workers_per_hit) for h in hits],
             estimated_minutes=max(1, round(size * 20 / 60)),
-            scale={"kind": "slider", "min": 0, "max": 100}, statement=campaign.statement)
+            scale={"kind": "slider", "min": 0, "max": 100},
+            statement=campaign.statement,
+        )
 
     def capacity(self, target):
-        found = (Campaign.objects.filter(pk=target.object_id).annotate(n=Count("hits"))
-                 .values_list("workers_per_hit", "n").first())
+        found = (
+            Campaign.objects.filter(pk=target.object_id)
+            .annotate(n=Count("hits"))
+            .values_list("workers_per_hit", "n")
+            .first()
+        )
         return found[0] * found[1] if found else 0
 
     def _work(self, assignment, last_activity=None):
-        return Work(key=str(assignment.pk), unit_key=str(assignment.hit_id),
-                    unit_label=f"HIT {_hit_label(assignment.hit)}", url=services.assignment_path(assignment),
-                    completed=assignment.completed_at is not None, last_activity=last_activity)
+        return Work(
+            key=str(assignment.pk),
+            unit_key=str(assignment.hit_id),
+            unit_label=f"HIT {_hit_label(assignment.hit)}",
+            url=services.assignment_path(assignment),
+            completed=assignment.completed_at is not None,
+            last_activity=last_activity,
+        )
 
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
         if unit_key is None:  # the crowd's arrival path: one transaction, the worker created in it when new
@@ -76,8 +90,12 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
         return None if assignment is None else self._work(assignment)
 
     def work(self, target, work_key):
-        assignment = (Assignment.objects.select_related("hit").filter(pk=int(work_key), hit__campaign_id=target.object_id)
-                      .annotate(last=Max("judgments__finished_at")).first())
+        assignment = (
+            Assignment.objects.select_related("hit")
+            .filter(pk=int(work_key), hit__campaign_id=target.object_id)
+            .annotate(last=Max("judgments__finished_at"))
+            .first()
+        )
         if assignment is None or assignment.released_at is not None:
             return None
         return self._work(assignment, assignment.last or assignment.created_at)
@@ -90,17 +108,25 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
         if item is None:  # every item judged: Start redirects to the page, which shows it done
             return None
         assignment = Assignment(pk=int(work.key), hit=item.hit)
-        return rating_page(request, assignment, services.assignment_token(assignment), finish_url=finish_url,
-                           item=item, address=work.url)
+        return rating_page(
+            request,
+            assignment,
+            services.assignment_token(assignment),
+            finish_url=finish_url,
+            item=item,
+            address=work.url,
+        )
 
     def release(self, target, work_key):
         return services.release_assignment(int(work_key), reason="crowd")
 
     def assignments(self, target):
         campaign = self._campaign(target)
-        rows = list(Assignment.objects.filter(hit__campaign=campaign, released_at__isnull=True)
-                    .values_list("pk", "worker_id", "worker__external_id", "hit__external_id", "hit__number",
-                                 "completed_at"))
+        rows = list(
+            Assignment.objects.filter(hit__campaign=campaign, released_at__isnull=True).values_list(
+                "pk", "worker_id", "worker__external_id", "hit__external_id", "hit__number", "completed_at"
+            )
+        )
         statuses = services.qc_statuses(campaign)
         stored = {r.worker_id: r for r in QCResult.objects.filter(campaign=campaign)}
         out = []
@@ -110,21 +136,31 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             if completed_at is None:
                 status = "in_progress"
             qc = QCOutcome(
-                status=str(status or "in_progress"), test=result.test if result else campaign.qc_test,
-                p_value=result.p_value if result else None, n_pairs=result.n_pairs if result else None,
+                status=str(status or "in_progress"),
+                test=result.test if result else campaign.qc_test,
+                p_value=result.p_value if result else None,
+                n_pairs=result.n_pairs if result else None,
                 threshold=result.threshold if result else campaign.qc_threshold,
-                detail=(f"{result.n_pairs} pairs, {result.min_pairs} needed" if result and status ==
-                        "insufficient_data" else ""))
+                detail=(
+                    f"{result.n_pairs} pairs, {result.min_pairs} needed"
+                    if result and status == "insufficient_data"
+                    else ""
+                ),
+            )
             out.append(AssignmentRecord(str(pk), external, hit_ext or str(hit_no), completed_at is not None, qc))
         return out
 
     def preview(self, target, unit_key):
-        hit = HIT.objects.filter(campaign_id=target.object_id, pk=ascii_int(unit_key)).first() \
-            if ascii_int(unit_key) is not None else None
+        hit = (
+            HIT.objects.filter(campaign_id=target.object_id, pk=ascii_int(unit_key)).first()
+            if ascii_int(unit_key) is not None
+            else None
+        )
         if hit is None:
             hit = HIT.objects.filter(campaign_id=target.object_id).order_by("number").first()
-        item = (Item.objects.filter(hit=hit).select_related("caption__video").order_by("position").first()
-                if hit else None)
+        item = (
+            Item.objects.filter(hit=hit).select_related("caption__video").order_by("position").first() if hit else None
+        )
         campaign = self._campaign(target)
         items = [] if item is None else [{"text": item.text, "video_url": item.caption.video.playback_url or ""}]
         return {"statement": campaign.statement, "items": items}
@@ -143,6 +179,7 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             if not any(k.startswith("item_") for k in answers) and not answers.get("completion_code"):
                 problems.append(("item_1", "no scores (Answer.item_<position>) and no completion code"))
             return problems
+
         return [], validate
 
     def _hits(self, campaign):
@@ -157,8 +194,10 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
     def _plan(self, campaign, rows):
         """(problems as (line, field, message), [(row, hit, {item pk: score})])."""
         hits = self._hits(campaign)
-        items = {(h, p + 1): pk for h, p, pk in Item.objects.filter(hit__campaign=campaign)
-                 .values_list("hit_id", "position", "pk")}
+        items = {
+            (h, p + 1): pk
+            for h, p, pk in Item.objects.filter(hit__campaign=campaign).values_list("hit_id", "position", "pk")
+        }
         problems, plans = [], []
         for row in rows:
             key = row.inputs.get("hit_id", "")
@@ -170,7 +209,7 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             for name, value in row.answers.items():
                 if not name.startswith("item_"):
                     continue
-                position = name[len("item_"):]
+                position = name[len("item_") :]
                 if ascii_int(position) is None or (hit.pk, ascii_int(position)) not in items:
                     problems.append((row.line, f"Answer.{name}", f"HIT {key} has no item {position}"))
                     continue
@@ -189,13 +228,22 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             worker = services.participant_worker(worker_keys[row.worker_id], source="mturk")
             assignment, _ = Assignment.objects.get_or_create(worker=worker, hit=hit)
             uuids = {item: uuid.uuid5(IMPORT_NAMESPACE, f"{row.assignment_id}:{item}") for item in scores}
-            known = set(Judgment.objects.filter(client_uuid__in=list(uuids.values()))
-                        .values_list("client_uuid", flat=True))
-            Judgment.objects.bulk_create([
-                Judgment(assignment=assignment, item_id=item, score=score, client_uuid=uuids[item], finished_at=now)
-                for item, score in scores.items() if uuids[item] not in known], ignore_conflicts=True)
-            if scores and assignment.completed_at is None and \
-                    not Item.objects.filter(hit=hit).exclude(judgments__assignment=assignment).exists():
+            known = set(
+                Judgment.objects.filter(client_uuid__in=list(uuids.values())).values_list("client_uuid", flat=True)
+            )
+            Judgment.objects.bulk_create(
+                [
+                    Judgment(assignment=assignment, item_id=item, score=score, client_uuid=uuids[item], finished_at=now)
+                    for item, score in scores.items()
+                    if uuids[item] not in known
+                ],
+                ignore_conflicts=True,
+            )
+            if (
+                scores
+                and assignment.completed_at is None
+                and not Item.objects.filter(hit=hit).exclude(judgments__assignment=assignment).exists()
+            ):
                 Assignment.objects.filter(pk=assignment.pk).update(completed_at=now)
             out[row.assignment_id] = str(assignment.pk)
         transaction.on_commit(lambda: services.store_qc(campaign))

@@ -20,6 +20,7 @@ text was shown elsewhere), HITs, items, workers and assignments are created. An 
 HITs and items are matched by their ids, and a judgment that is already stored is a problem. Finally the QC of
 the campaign's workers is computed and stored.
 """
+
 import csv
 import io
 from collections import defaultdict
@@ -31,9 +32,9 @@ from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation_site import identities, spreadsheet_csv, uploads
-from annotation_site.strict_numbers import integer_score
 from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, System, Video
 from annotation_site.problems import FormatError, ProblemList
+from annotation_site.strict_numbers import integer_score
 
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
@@ -74,9 +75,13 @@ def read_rows(stream, filename, problems):
     missing = [name for name in HEADER if name not in header]
     unknown = [name for name in header if name not in HEADER]
     if missing or unknown or len(set(header)) != len(header):
-        problems.add(filename, f"the header must be {','.join(HEADER)}"
-                     + (f"; missing {', '.join(missing)}" if missing else "")
-                     + (f"; unknown {', '.join(unknown)}" if unknown else ""), line=1)
+        problems.add(
+            filename,
+            f"the header must be {','.join(HEADER)}"
+            + (f"; missing {', '.join(missing)}" if missing else "")
+            + (f"; unknown {', '.join(unknown)}" if unknown else ""),
+            line=1,
+        )
         return []
     index = {name: header.index(name) for name in HEADER}
     rows = []
@@ -92,10 +97,12 @@ def read_rows(stream, filename, problems):
         bad = False
         try:  # NFKC, no invisible characters; never a site account's identity (empty / long: the length check)
             if value["worker_id"]:
-                value["worker_id"] = identities.normalise(value["worker_id"], what="worker_id", max_length=10 ** 6)
+                value["worker_id"] = identities.normalise(value["worker_id"], what="worker_id", max_length=10**6)
             if identities.reserved_prefix(value["worker_id"]) == identities.ACCOUNT_PREFIX:
-                raise identities.IdentityError(f"worker_id {value['worker_id']!r} begins with 'account:', which the "
-                                               "platform reserves for site accounts")
+                raise identities.IdentityError(
+                    f"worker_id {value['worker_id']!r} begins with 'account:', which the "
+                    "platform reserves for site accounts"
+                )
         except identities.IdentityError as exc:
             problems.add(filename, str(exc), line=line, where="field 'worker_id'")
             bad = True
@@ -104,16 +111,28 @@ def read_rows(stream, filename, problems):
                 problems.add(filename, f"{name} must be 1 to {limit} characters", line=line, where=f"field '{name}'")
                 bad = True
         if value["item_type"] not in ItemType.values:
-            problems.add(filename, f"item_type must be one of {'|'.join(ItemType.values)}, not {value['item_type']!r}",
-                         line=line, where="field 'item_type'")
+            problems.add(
+                filename,
+                f"item_type must be one of {'|'.join(ItemType.values)}, not {value['item_type']!r}",
+                line=line,
+                where="field 'item_type'",
+            )
             bad = True
         elif value["item_type"] == "system" and value["control_of"]:
-            problems.add(filename, "a system item controls nothing: leave control_of empty", line=line,
-                         where="field 'control_of'")
+            problems.add(
+                filename,
+                "a system item controls nothing: leave control_of empty",
+                line=line,
+                where="field 'control_of'",
+            )
             bad = True
         elif value["item_type"] not in ("system", "original") and not value["control_of"]:
-            problems.add(filename, f"a {value['item_type']} item must name the item it pairs with", line=line,
-                         where="field 'control_of'")
+            problems.add(
+                filename,
+                f"a {value['item_type']} item must name the item it pairs with",
+                line=line,
+                where="field 'control_of'",
+            )
             bad = True
         if value["item_type"] in ("system", "repeat") and not value["system"]:
             problems.add(filename, f"a {value['item_type']} item needs its system", line=line, where="field 'system'")
@@ -123,13 +142,28 @@ def read_rows(stream, filename, problems):
             bad = True
         score = _score(value["score"])
         if score is None:
-            problems.add(filename, f"score must be an integer from 0 to 100, not {value['score']!r}", line=line,
-                         where="field 'score'")
+            problems.add(
+                filename,
+                f"score must be an integer from 0 to 100, not {value['score']!r}",
+                line=line,
+                where="field 'score'",
+            )
             bad = True
         if not bad:
             system = value["system"] or (DEFAULT_HUMAN if value["item_type"] in ("original", "degraded") else "")
-            rows.append(Row(line, value["worker_id"], value["hit_id"], value["item_id"], system, value["video_id"],
-                            value["item_type"], value["control_of"], score))
+            rows.append(
+                Row(
+                    line,
+                    value["worker_id"],
+                    value["hit_id"],
+                    value["item_id"],
+                    system,
+                    value["video_id"],
+                    value["item_type"],
+                    value["control_of"],
+                    score,
+                )
+            )
     return rows
 
 
@@ -139,16 +173,28 @@ def check_rows(rows, filename, problems):
     for row in rows:
         key = (row.hit, row.item)
         first = items.setdefault(key, row)
-        for field, attribute in (("system", "system"), ("video_id", "video"), ("item_type", "item_type"),
-                                 ("control_of", "control_of")):
+        for field, attribute in (
+            ("system", "system"),
+            ("video_id", "video"),
+            ("item_type", "item_type"),
+            ("control_of", "control_of"),
+        ):
             if getattr(row, attribute) != getattr(first, attribute):
-                problems.add(filename, f"item {row.item!r} of HIT {row.hit!r} has {field} "
-                             f"{getattr(first, attribute)!r} on line {first.line}, not {getattr(row, attribute)!r}",
-                             line=row.line, where=f"field '{field}'")
+                problems.add(
+                    filename,
+                    f"item {row.item!r} of HIT {row.hit!r} has {field} "
+                    f"{getattr(first, attribute)!r} on line {first.line}, not {getattr(row, attribute)!r}",
+                    line=row.line,
+                    where=f"field '{field}'",
+                )
         judged = (row.worker, row.hit, row.item)
         if judged in seen:
-            problems.add(filename, f"worker {row.worker!r} rated item {row.item!r} of HIT {row.hit!r} already on "
-                         f"line {seen[judged]}", line=row.line, where="field 'item_id'")
+            problems.add(
+                filename,
+                f"worker {row.worker!r} rated item {row.item!r} of HIT {row.hit!r} already on line {seen[judged]}",
+                line=row.line,
+                where="field 'item_id'",
+            )
         else:
             seen[judged] = row.line
     for key, degraded in _resolve_originals(items, filename, problems).items():
@@ -159,24 +205,48 @@ def check_rows(rows, filename, problems):
         partner = items.get((hit, row.control_of))
         where = "field 'control_of'"
         if partner is None:
-            problems.add(filename, f"control_of names item {row.control_of!r}, which is not in HIT {hit!r}",
-                         line=row.line, where=where)
+            problems.add(
+                filename,
+                f"control_of names item {row.control_of!r}, which is not in HIT {hit!r}",
+                line=row.line,
+                where=where,
+            )
         elif partner.item_type != PARTNER_TYPE[row.item_type]:
-            problems.add(filename, f"a {row.item_type} item pairs with a {PARTNER_TYPE[row.item_type]} item; item "
-                         f"{row.control_of!r} is a {partner.item_type} item", line=row.line, where=where)
+            problems.add(
+                filename,
+                f"a {row.item_type} item pairs with a {PARTNER_TYPE[row.item_type]} item; item "
+                f"{row.control_of!r} is a {partner.item_type} item",
+                line=row.line,
+                where=where,
+            )
         elif partner.video != row.video:
-            problems.add(filename, f"item {row.control_of!r} is of video {partner.video!r}, not {row.video!r}",
-                         line=row.line, where=where)
+            problems.add(
+                filename,
+                f"item {row.control_of!r} is of video {partner.video!r}, not {row.video!r}",
+                line=row.line,
+                where=where,
+            )
         elif row.item_type == "repeat" and partner.system != row.system:
-            problems.add(filename, f"a repeat shows the same system as item {row.control_of!r} ({partner.system!r})",
-                         line=row.line, where="field 'system'")
+            problems.add(
+                filename,
+                f"a repeat shows the same system as item {row.control_of!r} ({partner.system!r})",
+                line=row.line,
+                where="field 'system'",
+            )
         elif row.item_type == "original" and partner.control_of != row.item:
-            problems.add(filename, f"item {row.control_of!r} pairs with {partner.control_of!r}, not with this item",
-                         line=row.line, where=where)
+            problems.add(
+                filename,
+                f"item {row.control_of!r} pairs with {partner.control_of!r}, not with this item",
+                line=row.line,
+                where=where,
+            )
     humans = sorted({row.system for row in items.values() if row.item_type in ("original", "degraded")})
     if len(humans) > 1:
-        problems.add(filename, f"originals and degraded copies come from one human caption set, found "
-                     f"{', '.join(map(repr, humans))}", where="field 'system'")
+        problems.add(
+            filename,
+            f"originals and degraded copies come from one human caption set, found {', '.join(map(repr, humans))}",
+            where="field 'system'",
+        )
     return items, (humans[0] if humans else None)
 
 
@@ -195,13 +265,21 @@ def _resolve_originals(items, filename, problems):
         if len(degraded) == 1:
             resolved[(hit, item)] = degraded[0].item
         elif not degraded:
-            problems.add(filename, f"original {item!r} of HIT {hit!r} has no control_of and no degraded item of the "
-                         "HIT names it: give control_of, or add its degraded copy", line=row.line,
-                         where="field 'control_of'")
+            problems.add(
+                filename,
+                f"original {item!r} of HIT {hit!r} has no control_of and no degraded item of the "
+                "HIT names it: give control_of, or add its degraded copy",
+                line=row.line,
+                where="field 'control_of'",
+            )
         else:
-            problems.add(filename, f"original {item!r} of HIT {hit!r} has no control_of and several degraded items "
-                         f"name it ({', '.join(repr(d.item) for d in degraded)}): give control_of", line=row.line,
-                         where="field 'control_of'")
+            problems.add(
+                filename,
+                f"original {item!r} of HIT {hit!r} has no control_of and several degraded items "
+                f"name it ({', '.join(repr(d.item) for d in degraded)}): give control_of",
+                line=row.line,
+                where="field 'control_of'",
+            )
     return resolved
 
 
@@ -209,20 +287,35 @@ def _check_existing(campaign, items, rows, filename, problems):
     """Against an existing campaign: stored items must agree, stored judgments must not be repeated."""
     stored_items = {
         (hit, item): (item_type, system, video)
-        for hit, item, item_type, system, video in Item.objects.filter(hit__campaign=campaign).exclude(external_id="")
-        .values_list("hit__external_id", "external_id", "item_type", "caption__system__name", "caption__video__external_id")
+        for hit, item, item_type, system, video in Item.objects.filter(hit__campaign=campaign)
+        .exclude(external_id="")
+        .values_list(
+            "hit__external_id", "external_id", "item_type", "caption__system__name", "caption__video__external_id"
+        )
     }
     for key, row in items.items():
         stored = stored_items.get(key)
         if stored is not None and stored != (row.item_type, row.system, row.video):
-            problems.add(filename, f"item {row.item!r} of HIT {row.hit!r} is stored as {stored[0]} of {stored[1]!r} "
-                         f"on video {stored[2]!r}", line=row.line, where="field 'item_id'")
-    stored_judgments = set(Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
-        "assignment__worker__external_id", "assignment__hit__external_id", "item__external_id"))
+            problems.add(
+                filename,
+                f"item {row.item!r} of HIT {row.hit!r} is stored as {stored[0]} of {stored[1]!r} "
+                f"on video {stored[2]!r}",
+                line=row.line,
+                where="field 'item_id'",
+            )
+    stored_judgments = set(
+        Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
+            "assignment__worker__external_id", "assignment__hit__external_id", "item__external_id"
+        )
+    )
     for row in rows:
         if (row.worker, row.hit, row.item) in stored_judgments:
-            problems.add(filename, f"worker {row.worker!r}'s judgment of item {row.item!r} of HIT {row.hit!r} is "
-                         "stored already", line=row.line, where="field 'item_id'")
+            problems.add(
+                filename,
+                f"worker {row.worker!r}'s judgment of item {row.item!r} of HIT {row.hit!r} is stored already",
+                line=row.line,
+                where="field 'item_id'",
+            )
 
 
 def validate(stream, filename, campaign_name):
@@ -240,8 +333,11 @@ def validate(stream, filename, campaign_name):
     campaign = Campaign.objects.select_related("dataset", "human_system").filter(name=campaign_name).first()
     if campaign is not None:
         if human and campaign.human_system_id and campaign.human_system.name != human:
-            problems.add(filename, f"campaign {campaign_name}'s human caption set is {campaign.human_system.name!r}, "
-                         f"not {human!r}", where="field 'system'")
+            problems.add(
+                filename,
+                f"campaign {campaign_name}'s human caption set is {campaign.human_system.name!r}, not {human!r}",
+                where="field 'system'",
+            )
         _check_existing(campaign, items, rows, filename, problems)
     problems.raise_if_any()
     return rows, items, human, campaign
@@ -273,24 +369,43 @@ def _import(campaign_name, stream, filename):
     now = timezone.now()
     with transaction.atomic():
         if campaign is None:
-            dataset, _ = Dataset.objects.get_or_create(name=campaign_name, defaults={
-                "description": f"Created by importing DA judgments from {filename}.", "source_format": "da-csv"})
+            dataset, _ = Dataset.objects.get_or_create(
+                name=campaign_name,
+                defaults={
+                    "description": f"Created by importing DA judgments from {filename}.",
+                    "source_format": "da-csv",
+                },
+            )
         else:
             dataset = campaign.dataset
         names = {row.system for row in items.values()}
         systems = dict(System.objects.filter(dataset=dataset, name__in=names).values_list("name", "pk"))
         last = System.objects.filter(dataset=dataset).aggregate(m=Max("position"))["m"] or 0
-        systems = _get_or_create_rows(System, systems, sorted(names), lambda name: System(
-            dataset=dataset, name=name, is_human=name == human, position=last + 1))
+        systems = _get_or_create_rows(
+            System,
+            systems,
+            sorted(names),
+            lambda name: System(dataset=dataset, name=name, is_human=name == human, position=last + 1),
+        )
         video_names = sorted({row.video for row in items.values()})
-        videos = dict(Video.objects.filter(dataset=dataset, external_id__in=video_names).values_list("external_id", "pk"))
+        videos = dict(
+            Video.objects.filter(dataset=dataset, external_id__in=video_names).values_list("external_id", "pk")
+        )
         last = Video.objects.filter(dataset=dataset).aggregate(m=Max("position"))["m"] or 0
         positions = iter(range(last + 1, last + 1 + len(video_names)))
-        videos = _get_or_create_rows(Video, videos, video_names, lambda name: Video(
-            dataset=dataset, external_id=name, position=next(positions), status=Video.Status.EXTERNAL))
+        videos = _get_or_create_rows(
+            Video,
+            videos,
+            video_names,
+            lambda name: Video(
+                dataset=dataset, external_id=name, position=next(positions), status=Video.Status.EXTERNAL
+            ),
+        )
         pairs = sorted({(videos[row.video], systems[row.system]) for row in items.values()})
-        captions = {(v, s): pk for pk, v, s in Caption.objects.filter(video__dataset=dataset)
-                    .values_list("pk", "video_id", "system_id")}
+        captions = {
+            (v, s): pk
+            for pk, v, s in Caption.objects.filter(video__dataset=dataset).values_list("pk", "video_id", "system_id")
+        }
         captions = _get_or_create_rows(Caption, captions, pairs, lambda key: Caption(video_id=key[0], system_id=key[1]))
 
         if campaign is None:
@@ -298,22 +413,32 @@ def _import(campaign_name, stream, filename):
             for hit, _ in items:
                 per_hit[hit] += 1
             campaign = Campaign.objects.create(
-                name=campaign_name, dataset=dataset, source=Campaign.Source.IMPORTED,
-                human_system_id=systems.get(human), hit_size=max(per_hit.values()),
-                description=f"Judgments imported from {filename}.")
+                name=campaign_name,
+                dataset=dataset,
+                source=Campaign.Source.IMPORTED,
+                human_system_id=systems.get(human),
+                hit_size=max(per_hit.values()),
+                description=f"Judgments imported from {filename}.",
+            )
         elif human and not campaign.human_system_id:
             Campaign.objects.filter(pk=campaign.pk).update(human_system_id=systems[human])
-        campaign.systems.add(*{systems[row.system] for row in items.values() if row.item_type == "system"
-                               and row.system != human})
+        campaign.systems.add(
+            *{systems[row.system] for row in items.values() if row.item_type == "system" and row.system != human}
+        )
 
         hit_names = list(dict.fromkeys(hit for hit, _ in items))
         hits = dict(HIT.objects.filter(campaign=campaign, external_id__in=hit_names).values_list("external_id", "pk"))
-        number = (HIT.objects.filter(campaign=campaign).aggregate(m=Max("number"))["m"] or 0)
+        number = HIT.objects.filter(campaign=campaign).aggregate(m=Max("number"))["m"] or 0
         numbers = iter(range(number + 1, number + 1 + len(hit_names)))
-        hits = _get_or_create_rows(HIT, hits, hit_names, lambda name: HIT(campaign=campaign, number=next(numbers),
-                                                                             external_id=name))
-        stored = {(h, i): (pk, position) for pk, h, i, position in Item.objects.filter(hit__campaign=campaign)
-                  .exclude(external_id="").values_list("pk", "hit__external_id", "external_id", "position")}
+        hits = _get_or_create_rows(
+            HIT, hits, hit_names, lambda name: HIT(campaign=campaign, number=next(numbers), external_id=name)
+        )
+        stored = {
+            (h, i): (pk, position)
+            for pk, h, i, position in Item.objects.filter(hit__campaign=campaign)
+            .exclude(external_id="")
+            .values_list("pk", "hit__external_id", "external_id", "position")
+        }
         next_position = defaultdict(int)
         for (hit, _), (_, position) in stored.items():
             next_position[hit] = max(next_position[hit], position + 1)
@@ -323,39 +448,79 @@ def _import(campaign_name, stream, filename):
             row = items[key]
             position = next_position[row.hit]
             next_position[row.hit] += 1
-            return Item(hit_id=hits[row.hit], position=position, item_type=row.item_type, external_id=row.item,
-                        caption_id=captions[(videos[row.video], systems[row.system])], control_of_id=control_of_id)
+            return Item(
+                hit_id=hits[row.hit],
+                position=position,
+                item_type=row.item_type,
+                external_id=row.item,
+                caption_id=captions[(videos[row.video], systems[row.system])],
+                control_of_id=control_of_id,
+            )
 
         new = [key for key in items if key not in item_pks]
         firsts = [key for key in new if items[key].item_type in ("system", "original")]
-        item_pks.update(zip(firsts, (i.pk for i in Item.objects.bulk_create([make(k) for k in firsts], batch_size=_BATCH))))
+        item_pks.update(
+            zip(firsts, (i.pk for i in Item.objects.bulk_create([make(k) for k in firsts], batch_size=_BATCH)))
+        )
         seconds = [key for key in new if items[key].item_type in ("degraded", "repeat")]
-        item_pks.update(zip(seconds, (i.pk for i in Item.objects.bulk_create(
-            [make(k, item_pks[(k[0], items[k].control_of)]) for k in seconds], batch_size=_BATCH))))
+        item_pks.update(
+            zip(
+                seconds,
+                (
+                    i.pk
+                    for i in Item.objects.bulk_create(
+                        [make(k, item_pks[(k[0], items[k].control_of)]) for k in seconds], batch_size=_BATCH
+                    )
+                ),
+            )
+        )
         degraded = Item.objects.filter(control_of=OuterRef("pk"), item_type=ItemType.DEGRADED).values("pk")[:1]
         Item.objects.filter(hit__campaign=campaign, item_type=ItemType.ORIGINAL, control_of__isnull=True).update(
-            control_of=Subquery(degraded))
+            control_of=Subquery(degraded)
+        )
         touched = {row.hit for row in items.values()}
         for hit_name in touched:  # one update per HIT of the file (imports are not on a page's hot path)
             HIT.objects.filter(pk=hits[hit_name]).update(n_items=next_position[hit_name])
 
         worker_names = sorted({row.worker for row in rows})
-        workers = dict(Worker.objects.filter(external_id__in=worker_names).exclude(kind=Worker.Kind.ACCOUNT)
-                       .values_list("external_id", "pk"))
-        workers = _get_or_create_rows(Worker, workers, worker_names, lambda name: Worker(external_id=name,
-                                                                                         source="import"))
+        workers = dict(
+            Worker.objects.filter(external_id__in=worker_names)
+            .exclude(kind=Worker.Kind.ACCOUNT)
+            .values_list("external_id", "pk")
+        )
+        workers = _get_or_create_rows(
+            Worker, workers, worker_names, lambda name: Worker(external_id=name, source="import")
+        )
         wanted = sorted({(workers[row.worker], hits[row.hit]) for row in rows})
-        assignments = {(w, h): pk for pk, w, h in Assignment.objects.filter(hit__campaign=campaign)
-                       .values_list("pk", "worker_id", "hit_id")}
-        assignments = _get_or_create_rows(Assignment, assignments, wanted, lambda key: Assignment(
-            worker_id=key[0], hit_id=key[1], completed_at=now))
+        assignments = {
+            (w, h): pk
+            for pk, w, h in Assignment.objects.filter(hit__campaign=campaign).values_list("pk", "worker_id", "hit_id")
+        }
+        assignments = _get_or_create_rows(
+            Assignment, assignments, wanted, lambda key: Assignment(worker_id=key[0], hit_id=key[1], completed_at=now)
+        )
         Judgment.objects.bulk_create(
-            [Judgment(assignment_id=assignments[(workers[row.worker], hits[row.hit])],
-                      item_id=item_pks[(row.hit, row.item)], score=row.score, finished_at=None) for row in rows],
-            batch_size=_BATCH)
+            [
+                Judgment(
+                    assignment_id=assignments[(workers[row.worker], hits[row.hit])],
+                    item_id=item_pks[(row.hit, row.item)],
+                    score=row.score,
+                    finished_at=None,
+                )
+                for row in rows
+            ],
+            batch_size=_BATCH,
+        )
         from . import services
 
         campaign.refresh_from_db()
         qc = services.store_qc(campaign)
-    return {"campaign": campaign, "judgments": len(rows), "items": len(new), "hits": len(hit_names),
-            "workers": len(worker_names), "passed": int(qc["passed"].sum()), "qc_workers": len(qc)}
+    return {
+        "campaign": campaign,
+        "judgments": len(rows),
+        "items": len(new),
+        "hits": len(hit_names),
+        "workers": len(worker_names),
+        "passed": int(qc["passed"].sum()),
+        "qc_workers": len(qc),
+    }

@@ -24,6 +24,7 @@ Decisions where the paper is silent (docs/direct-assessment.md, "Degradation"):
 
 A degraded copy keeps the original's token count, so the replaced token range ``[start, end)`` indexes both.
 """
+
 from dataclasses import dataclass
 
 
@@ -121,10 +122,13 @@ def degrade(tokens, donor_tokens, rng, length=None):
         return None
     for start in rng.permutation(starts):
         start = int(start)
-        replaced = [t.lower() for t in tokens[start:start + length]]
+        replaced = [t.lower() for t in tokens[start : start + length]]
         for donor_start in rng.permutation(donor_starts):
-            replacement = donor_tokens[int(donor_start):int(donor_start) + length]
+            replacement = donor_tokens[int(donor_start) : int(donor_start) + length]
             if [t.lower() for t in replacement] != replaced:
-                return Degradation(tokens=tokens[:start] + list(replacement) + tokens[start + length:],
-                                   start=start, end=start + length)
+                return Degradation(
+                    tokens=tokens[:start] + list(replacement) + tokens[start + length :],
+                    start=start,
+                    end=start + length,
+                )
     return None

@@ -1,4 +1,5 @@
 """Forms of the Direct Assessment pages."""
+
 from django import forms
 
 from annotation_site.corpus.models import DATASET_NAME, System
@@ -13,31 +14,50 @@ class CampaignForm(forms.Form):
     name = forms.CharField(max_length=100, validators=[DATASET_NAME])
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     systems = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="The systems to evaluate.")
-    human = forms.ChoiceField(label="Human caption set",
-                              help_text="Hidden extra system and source of the original/degraded QC pairs.")
+    human = forms.ChoiceField(
+        label="Human caption set", help_text="Hidden extra system and source of the original/degraded QC pairs."
+    )
     hit_size = forms.IntegerField(required=False, min_value=4, max_value=1000, label="Items per HIT")
     pairs_per_hit = forms.IntegerField(required=False, min_value=1, label="Original/degraded pairs per HIT")
     repeats_per_hit = forms.IntegerField(required=False, min_value=0, label="Repeats per HIT")
-    min_control_distance = forms.IntegerField(required=False, min_value=2, label="Minimum control distance",
-                                              help_text="Positions between a control item and its partner "
-                                                        "(empty: a quarter of the HIT).")
-    workers_per_hit = forms.IntegerField(required=False, min_value=1, label="Workers per HIT",
-                                         help_text="Judgments of every caption: at least 3, so a caption keeps "
-                                                   "scores when a worker fails QC, and a multiple of the HITs a "
-                                                   "worker needs to reach the QC minimum.")
-    seed = forms.IntegerField(required=False, min_value=0, max_value=2 ** 63 - 1,
-                              help_text="Empty: a random seed (recorded, so the plan can be re-created).")
+    min_control_distance = forms.IntegerField(
+        required=False,
+        min_value=2,
+        label="Minimum control distance",
+        help_text="Positions between a control item and its partner (empty: a quarter of the HIT).",
+    )
+    workers_per_hit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Workers per HIT",
+        help_text="Judgments of every caption: at least 3, so a caption keeps "
+        "scores when a worker fails QC, and a multiple of the HITs a "
+        "worker needs to reach the QC minimum.",
+    )
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2**63 - 1,
+        help_text="Empty: a random seed (recorded, so the plan can be re-created).",
+    )
     qc_test = forms.ChoiceField(choices=QCTest.choices, initial=QCTest.WILCOXON, label="QC test")
     qc_threshold = forms.FloatField(initial=0.05, min_value=0.0001, max_value=0.5, label="QC threshold (p <)")
     qc_min_pairs = forms.IntegerField(initial=10, min_value=1, label="QC minimum pairs")
-    watch_fraction = forms.FloatField(required=False, initial=WATCH_FRACTION, min_value=0, max_value=1,
-                                      label="Watch share",
-                                      help_text="Share of each clip that must really play (seeking does not count) "
-                                                "before the slider unlocks.")
-    watch_max_seconds = forms.FloatField(required=False, initial=WATCH_MAX_SECONDS, min_value=0,
-                                         label="Watch cap (seconds)",
-                                         help_text="At most this many seconds of playback are asked for (long "
-                                                   "clips).")
+    watch_fraction = forms.FloatField(
+        required=False,
+        initial=WATCH_FRACTION,
+        min_value=0,
+        max_value=1,
+        label="Watch share",
+        help_text="Share of each clip that must really play (seeking does not count) before the slider unlocks.",
+    )
+    watch_max_seconds = forms.FloatField(
+        required=False,
+        initial=WATCH_MAX_SECONDS,
+        min_value=0,
+        label="Watch cap (seconds)",
+        help_text="At most this many seconds of playback are asked for (long clips).",
+    )
 
     def __init__(self, *args, dataset, **kwargs):
         super().__init__(*args, **kwargs)
@@ -46,18 +66,26 @@ class CampaignForm(forms.Form):
         self.fields["systems"].choices = [(s.name, s.name) for s in systems]
         self.fields["systems"].initial = [s.name for s in systems]
         human = [(f"system:{s.name}", f"{s.name} (human system)") for s in campaigns.human_systems(dataset)]
-        human += [(f"references:{r}", f"{r} (reference set)") for r in campaigns.reference_sets(dataset)
-                  if f"system:{r}" not in dict(human)]
+        human += [
+            (f"references:{r}", f"{r} (reference set)")
+            for r in campaigns.reference_sets(dataset)
+            if f"system:{r}" not in dict(human)
+        ]
         self.fields["human"].choices = human
         self.suggested = self._suggest(list(systems), human)
         for name, value in (self.suggested or {}).items():
             self.fields[name].initial = value
         if self.suggested:
-            self.fields["hit_size"].help_text = ("Suggested for this dataset: " + campaigns._describe(self.suggested)
-                                                 + ". Empty fields take the suggested values.")
+            self.fields["hit_size"].help_text = (
+                "Suggested for this dataset: "
+                + campaigns._describe(self.suggested)
+                + ". Empty fields take the suggested values."
+            )
         else:
-            self.fields["hit_size"].help_text = ("This dataset's human captions cannot give quality-control pairs "
-                                                 "(they need 3 words or more, on two videos at least).")
+            self.fields["hit_size"].help_text = (
+                "This dataset's human captions cannot give quality-control pairs "
+                "(they need 3 words or more, on two videos at least)."
+            )
 
     def _suggest(self, systems, human_choices):
         """The layout that works for every system and the first human caption set (shown as the defaults)."""
@@ -65,8 +93,9 @@ class CampaignForm(forms.Form):
             return None
         kind, _, value = human_choices[0][0].partition(":")
         if kind == "system":
-            return campaigns.suggested_layout(self.dataset, systems,
-                                              human_system=System.objects.get(dataset=self.dataset, name=value))
+            return campaigns.suggested_layout(
+                self.dataset, systems, human_system=System.objects.get(dataset=self.dataset, name=value)
+            )
         return campaigns.suggested_layout(self.dataset, systems, reference_set=value)
 
     def data_for_service(self):
@@ -81,8 +110,11 @@ class CampaignForm(forms.Form):
 
 
 class AssignForm(forms.Form):
-    workers = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="Worker ids",
-                              help_text="One per line (or separated by commas): each gets a HIT and a signed link.")
+    workers = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Worker ids",
+        help_text="One per line (or separated by commas): each gets a HIT and a signed link.",
+    )
 
     def worker_ids(self):
         text = self.cleaned_data["workers"].replace(",", "\n")

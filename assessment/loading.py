@@ -6,6 +6,7 @@ and the judgments, possibly millions, as three integers each), joined in pandas.
 Frame columns: ``worker`` (Worker pk), ``item`` (Item pk), ``score``, ``item_type`` (categorical),
 ``control_of`` (Item pk or -1), ``caption`` (Caption pk), ``system`` (name), ``video`` (external id).
 """
+
 import numpy as np
 import pandas as pd
 
@@ -16,8 +17,13 @@ _TYPES = pd.CategoricalDtype(ItemType.values)
 
 
 def items_frame(campaign):
-    rows = list(Item.objects.filter(hit__campaign=campaign).order_by().values_list(
-        "pk", "item_type", "control_of_id", "caption_id", "caption__system__name", "caption__video__external_id"))
+    rows = list(
+        Item.objects.filter(hit__campaign=campaign)
+        .order_by()
+        .values_list(
+            "pk", "item_type", "control_of_id", "caption_id", "caption__system__name", "caption__video__external_id"
+        )
+    )
     frame = pd.DataFrame(rows, columns=["item", "item_type", "control_of", "caption", "system", "video"])
     frame["item_type"] = frame["item_type"].astype(_TYPES)
     frame["control_of"] = frame["control_of"].fillna(-1).astype(np.int64)

@@ -7,6 +7,7 @@ repeats of system items. Every control item points at the item it pairs with (``
 items of a HIT through an Assignment; each rating is a Judgment. QCResult stores each worker's quality-control
 test, with the parameters it was computed with.
 """
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -50,11 +51,20 @@ class Campaign(models.Model):
     name = models.CharField(max_length=100, unique=True, validators=[DATASET_NAME])
     description = models.TextField(blank=True)
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="da_campaigns")
-    systems = models.ManyToManyField(System, related_name="da_campaigns", blank=True,
-                                     help_text="The systems evaluated (the human system comes on top, hidden).")
-    human_system = models.ForeignKey(System, on_delete=models.CASCADE, null=True, blank=True,
-                                     related_name="da_campaigns_as_human",
-                                     help_text="Human captions: a hidden extra system and the source of QC pairs.")
+    systems = models.ManyToManyField(
+        System,
+        related_name="da_campaigns",
+        blank=True,
+        help_text="The systems evaluated (the human system comes on top, hidden).",
+    )
+    human_system = models.ForeignKey(
+        System,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="da_campaigns_as_human",
+        help_text="Human captions: a hidden extra system and the source of QC pairs.",
+    )
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.PLANNED)
     statement = models.CharField(max_length=300, default=STATEMENT)
     # Plan layout (recorded so a plan can be re-created exactly from the seed).
@@ -62,7 +72,8 @@ class Campaign(models.Model):
     pairs_per_hit = models.PositiveSmallIntegerField(default=10, help_text="Original/degraded pairs per HIT.")
     repeats_per_hit = models.PositiveSmallIntegerField(default=10, help_text="Exact repeats of system items per HIT.")
     min_control_distance = models.PositiveSmallIntegerField(
-        default=25, help_text="Minimum distance in positions between a control item and its partner (>= 2).")
+        default=25, help_text="Minimum distance in positions between a control item and its partner (>= 2)."
+    )
     workers_per_hit = models.PositiveSmallIntegerField(default=3, help_text="Assignments handed out per HIT.")
     seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of the plan's random generator.")
     # Quality control and significance parameters.
@@ -72,22 +83,28 @@ class Campaign(models.Model):
     significance_threshold = models.FloatField(default=0.05)
     # The watch gate of the rating page: real playback time required before a score can be given.
     watch_fraction = models.FloatField(
-        default=WATCH_FRACTION, help_text="Share of the clip's duration that must be played (real playback time).")
+        default=WATCH_FRACTION, help_text="Share of the clip's duration that must be played (real playback time)."
+    )
     watch_max_seconds = models.FloatField(
-        default=WATCH_MAX_SECONDS, help_text="Cap of the required playback time, in seconds (for long clips).")
+        default=WATCH_MAX_SECONDS, help_text="Cap of the required playback time, in seconds (for long clips)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     planned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "name"]
         constraints = [
-            models.CheckConstraint(condition=Q(qc_threshold__gt=0) & Q(qc_threshold__lt=1),
-                                   name="da_campaign_qc_threshold_ok"),
-            models.CheckConstraint(condition=Q(significance_threshold__gt=0) & Q(significance_threshold__lt=1),
-                                   name="da_campaign_significance_threshold_ok"),
+            models.CheckConstraint(
+                condition=Q(qc_threshold__gt=0) & Q(qc_threshold__lt=1), name="da_campaign_qc_threshold_ok"
+            ),
+            models.CheckConstraint(
+                condition=Q(significance_threshold__gt=0) & Q(significance_threshold__lt=1),
+                name="da_campaign_significance_threshold_ok",
+            ),
             models.CheckConstraint(condition=Q(min_control_distance__gte=2), name="da_campaign_distance_ok"),
-            models.CheckConstraint(condition=Q(watch_fraction__gte=0) & Q(watch_fraction__lte=1),
-                                   name="da_campaign_watch_fraction_ok"),
+            models.CheckConstraint(
+                condition=Q(watch_fraction__gte=0) & Q(watch_fraction__lte=1), name="da_campaign_watch_fraction_ok"
+            ),
             models.CheckConstraint(condition=Q(watch_max_seconds__gte=0), name="da_campaign_watch_max_ok"),
         ]
 
@@ -117,8 +134,9 @@ class HIT(models.Model):
         verbose_name = "HIT"
         constraints = [
             models.UniqueConstraint(fields=["campaign", "number"], name="da_hit_unique_number"),
-            models.UniqueConstraint(fields=["campaign", "external_id"], condition=~Q(external_id=""),
-                                    name="da_hit_unique_external_id"),
+            models.UniqueConstraint(
+                fields=["campaign", "external_id"], condition=~Q(external_id=""), name="da_hit_unique_external_id"
+            ),
         ]
 
     def __str__(self):
@@ -142,12 +160,24 @@ class Item(models.Model):
     item_type = models.CharField(max_length=10, choices=ItemType)
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="da_items")
     text = models.TextField(blank=True)
-    control_of = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="controls",
-                                   help_text="The item this control pairs with.")
+    control_of = models.ForeignKey(
+        "self",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="controls",
+        help_text="The item this control pairs with.",
+    )
     degraded_start = models.PositiveSmallIntegerField(null=True, blank=True)
     degraded_end = models.PositiveSmallIntegerField(null=True, blank=True)
-    donor_caption = models.ForeignKey(Caption, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
-                                      help_text="Degraded copies: the caption the replacement words came from.")
+    donor_caption = models.ForeignKey(
+        Caption,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Degraded copies: the caption the replacement words came from.",
+    )
     external_id = models.CharField(max_length=200, blank=True, help_text="Id in an imported file.")
 
     class Meta:
@@ -188,16 +218,18 @@ class Worker(models.Model):
 
     external_id = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.EXTERNAL)
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                related_name="da_worker")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="da_worker"
+    )
     source = models.CharField(max_length=20, blank=True, help_text="account, link, import, ...")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["external_id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind="account") | Q(user__isnull=True),
-                                   name="assessment_worker_only_accounts_have_users"),
+            models.CheckConstraint(
+                condition=Q(kind="account") | Q(user__isnull=True), name="assessment_worker_only_accounts_have_users"
+            ),
         ]
 
     def __str__(self):
@@ -212,8 +244,11 @@ class Assignment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     released_at = models.DateTimeField(
-        null=True, blank=True, help_text="Given back (returned, timed out, idle, rejected and replaced): it keeps its "
-                                         "judgments but no longer holds a place on its HIT.")
+        null=True,
+        blank=True,
+        help_text="Given back (returned, timed out, idle, rejected and replaced): it keeps its "
+        "judgments but no longer holds a place on its HIT.",
+    )
     release_reason = models.CharField(max_length=100, blank=True)
 
     class Meta:
@@ -230,13 +265,23 @@ class Judgment(models.Model):
     score = models.PositiveSmallIntegerField(help_text="0 (does not describe it) to 100 (describes it adequately).")
     started_at = models.DateTimeField(null=True, blank=True, help_text="When the item was shown.")
     finished_at = models.DateTimeField(null=True, blank=True, help_text="When the score was submitted.")
-    played = models.BooleanField(default=False, help_text="The campaign's watch gate was met before the score "
-                                                          "was given (decided by the server where it can).")
-    watched_seconds = models.FloatField(null=True, blank=True,
-                                        help_text="Seconds of real playback (seeking does not count), at most the "
-                                                  "time the item was in front of the worker by the server's clock.")
-    client_uuid = models.UUIDField(null=True, blank=True, unique=True, default=None,
-                                   help_text="Client submission id: a retry with the same id stores nothing new.")
+    played = models.BooleanField(
+        default=False,
+        help_text="The campaign's watch gate was met before the score was given (decided by the server where it can).",
+    )
+    watched_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Seconds of real playback (seeking does not count), at most the "
+        "time the item was in front of the worker by the server's clock.",
+    )
+    client_uuid = models.UUIDField(
+        null=True,
+        blank=True,
+        unique=True,
+        default=None,
+        help_text="Client submission id: a retry with the same id stores nothing new.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -245,7 +290,9 @@ class Judgment(models.Model):
             models.UniqueConstraint(fields=["assignment", "item"], name="da_judgment_unique_item"),
             models.CheckConstraint(condition=Q(score__gte=0) & Q(score__lte=100), name="da_judgment_score_0_100"),
             models.CheckConstraint(
-                condition=Q(started_at__isnull=True) | Q(finished_at__isnull=True) | Q(finished_at__gte=F("started_at")),
+                condition=Q(started_at__isnull=True)
+                | Q(finished_at__isnull=True)
+                | Q(finished_at__gte=F("started_at")),
                 name="da_judgment_time_ordered",
             ),
         ]
@@ -272,11 +319,16 @@ class QCResult(models.Model):
     statistic = models.FloatField(null=True, blank=True)
     p_value = models.FloatField(null=True, blank=True)
     passed = models.BooleanField(help_text="The status is 'passed' (kept for readers of the boolean).")
-    status = models.CharField(max_length=20, choices=QCStatus, default=QCStatus.IN_PROGRESS,
-                              help_text="passed / failed / insufficient data / in progress (see QCStatus).")
+    status = models.CharField(
+        max_length=20,
+        choices=QCStatus,
+        default=QCStatus.IN_PROGRESS,
+        help_text="passed / failed / insufficient data / in progress (see QCStatus).",
+    )
     n_repeats = models.PositiveIntegerField(default=0)
-    repeats_p_value = models.FloatField(null=True, blank=True,
-                                        help_text="Two-sided Wilcoxon signed-rank test of repeats vs first showing.")
+    repeats_p_value = models.FloatField(
+        null=True, blank=True, help_text="Two-sided Wilcoxon signed-rank test of repeats vs first showing."
+    )
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -285,9 +337,10 @@ class QCResult(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "worker"], name="da_qcresult_unique"),
             models.CheckConstraint(condition=Q(status__in=QCStatus.values), name="da_qcresult_status_valid"),
-            models.CheckConstraint(condition=(Q(passed=True) & Q(status=QCStatus.PASSED))
-                                   | (Q(passed=False) & ~Q(status=QCStatus.PASSED)),
-                                   name="da_qcresult_passed_is_status"),
+            models.CheckConstraint(
+                condition=(Q(passed=True) & Q(status=QCStatus.PASSED)) | (Q(passed=False) & ~Q(status=QCStatus.PASSED)),
+                name="da_qcresult_passed_is_status",
+            ),
         ]
         indexes = [models.Index(fields=["campaign", "status"], name="da_qcresult_status")]
 

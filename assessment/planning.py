@@ -17,6 +17,7 @@ whose captions are not already in that HIT; every human caption is an original o
 ``check`` tells whether a layout lets a worker reach the QC minimum of pairs at all (and which values would),
 ``suggest`` proposes a layout for a dataset's size: both pure, used by ``campaigns`` for every entry point.
 """
+
 import functools
 import math
 from dataclasses import dataclass, field
@@ -45,12 +46,15 @@ class Layout:
             raise ValueError(
                 f"a HIT of {self.hit_size} items has {self.system_slots} system slots after "
                 f"{self.pairs_per_hit} pairs and {self.repeats_per_hit} repeats: it needs at least "
-                f"{max(1, self.repeats_per_hit)} (repeats copy system items of the same HIT)")
+                f"{max(1, self.repeats_per_hit)} (repeats copy system items of the same HIT)"
+            )
         if self.min_distance < 2:
             raise ValueError("the minimum distance between a control item and its partner must be at least 2")
         if self.min_distance > self.hit_size // 2:
-            raise ValueError(f"a minimum distance of {self.min_distance} cannot be kept in a HIT of "
-                             f"{self.hit_size} items (at most {self.hit_size // 2})")
+            raise ValueError(
+                f"a minimum distance of {self.min_distance} cannot be kept in a HIT of "
+                f"{self.hit_size} items (at most {self.hit_size // 2})"
+            )
         return self
 
 
@@ -162,15 +166,17 @@ def plan(system_captions, human, layout, rng):
     video_ids = sorted(human)
     degradable = [v for v in video_ids if degradation.degradable_length(human[v][1]) > 0]
     if len(degradable) < layout.pairs_per_hit:
-        raise ValueError(f"{len(degradable)} human captions can be degraded (3 words or more), but a HIT needs "
-                         f"{layout.pairs_per_hit} originals")
+        raise ValueError(
+            f"{len(degradable)} human captions can be degraded (3 words or more), but a HIT needs "
+            f"{layout.pairs_per_hit} originals"
+        )
     longest = {v: degradation.longest_word_run(human[v][1]) for v in video_ids}
     slots = layout.system_slots
     order = captions[rng.permutation(len(captions))]
-    chunks = [order[i:i + slots] for i in range(0, len(order), slots)]
+    chunks = [order[i : i + slots] for i in range(0, len(order), slots)]
     if len(chunks) > 1 and len(chunks[-1]) < slots:
         last = chunks[-1]
-        others = order[:len(order) - len(last)]
+        others = order[: len(order) - len(last)]
         extra = others[rng.choice(len(others), slots - len(last), replace=False)]
         chunks[-1] = np.concatenate([last, extra])
     degradable_array = np.asarray(degradable, dtype=np.int64)
@@ -201,9 +207,14 @@ def _plan_hit(chunk, degradable, uses, human, video_ids, longest, layout, rng):
         if kind == "pair":
             caption_id, degraded, donor_caption_id = _degraded_copy(ref, human, video_ids, longest, rng)
             items[first] = PlannedItem("original", caption_id, partner=second)
-            items[second] = PlannedItem("degraded", caption_id, partner=first, tokens=degraded.tokens,
-                                        degraded_range=(degraded.start, degraded.end),
-                                        donor_caption_id=donor_caption_id)
+            items[second] = PlannedItem(
+                "degraded",
+                caption_id,
+                partner=first,
+                tokens=degraded.tokens,
+                degraded_range=(degraded.start, degraded.end),
+                donor_caption_id=donor_caption_id,
+            )
         else:
             caption_id = int(chunk[ref, 0])
             items[first] = PlannedItem("system", caption_id)
@@ -265,8 +276,12 @@ class Reach:
 
 def reach(layout, n_captions, needed_pairs):
     hits = n_hits(n_captions, layout)
-    return Reach(n_hits=hits, pairs_per_hit=layout.pairs_per_hit,
-                 reachable_pairs=hits * layout.pairs_per_hit, needed_pairs=needed_pairs)
+    return Reach(
+        n_hits=hits,
+        pairs_per_hit=layout.pairs_per_hit,
+        reachable_pairs=hits * layout.pairs_per_hit,
+        needed_pairs=needed_pairs,
+    )
 
 
 def default_workers_per_hit(hits_per_worker):
@@ -295,13 +310,16 @@ def suggest(n_captions, n_degradable, needed_pairs):
     k = math.ceil(needed_pairs / pairs)
     slots = min(PAPER_LAYOUT.system_slots, n_captions // k)
     if slots < 1:
-        raise ValueError(f"{n_captions} system captions and {n_degradable} degradable human captions cannot give a "
-                         f"worker {needed_pairs} pairs (at most {n_captions * pairs} with HITs of one system "
-                         "caption)")
+        raise ValueError(
+            f"{n_captions} system captions and {n_degradable} degradable human captions cannot give a "
+            f"worker {needed_pairs} pairs (at most {n_captions * pairs} with HITs of one system "
+            "caption)"
+        )
     repeats = min(pairs, max(1, round(slots / 7)), slots)
     hit_size = slots + 2 * pairs + repeats
-    layout = Layout(hit_size=hit_size, pairs_per_hit=pairs, repeats_per_hit=repeats,
-                    min_distance=max(2, hit_size // 4)).validate()
+    layout = Layout(
+        hit_size=hit_size, pairs_per_hit=pairs, repeats_per_hit=repeats, min_distance=max(2, hit_size // 4)
+    ).validate()
     return layout, default_workers_per_hit(reach(layout, n_captions, needed_pairs).hits_per_worker)
 
 

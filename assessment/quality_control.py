@@ -26,6 +26,7 @@ two-sided Wilcoxon signed-rank test; a consistent worker's repeats do not differ
 Input frame columns: ``worker``, ``item``, ``score``, ``item_type``, ``control_of`` (the degraded copy's
 original; the repeat's system item).
 """
+
 import numpy as np
 import pandas as pd
 
@@ -41,20 +42,24 @@ def status_of(n_pairs, p_value, finished, *, threshold=0.05, min_pairs=10):
     """The QC status (arrays in, array of status strings out): see the module's docstring."""
     n_pairs, p_value = np.asarray(n_pairs), np.asarray(p_value, dtype=float)
     finished = np.broadcast_to(np.asarray(finished, dtype=bool), n_pairs.shape)
-    return np.select([~finished, n_pairs < min_pairs, p_value < threshold], [IN_PROGRESS, INSUFFICIENT_DATA, PASSED],
-                     default=FAILED).astype(object)
+    return np.select(
+        [~finished, n_pairs < min_pairs, p_value < threshold], [IN_PROGRESS, INSUFFICIENT_DATA, PASSED], default=FAILED
+    ).astype(object)
 
 
 def _pairs(frame, control_type, partner_type, control_name, partner_name):
     controls = frame.loc[frame["item_type"] == control_type, ["worker", "control_of", "score"]]
     partners = frame.loc[frame["item_type"] == partner_type, ["worker", "item", "score"]]
-    pairs = controls.merge(partners, left_on=["worker", "control_of"], right_on=["worker", "item"],
-                           suffixes=("_control", "_partner"))
-    return pd.DataFrame({
-        "worker": pairs["worker"].to_numpy(),
-        partner_name: pairs["score_partner"].to_numpy(dtype=float),
-        control_name: pairs["score_control"].to_numpy(dtype=float),
-    })
+    pairs = controls.merge(
+        partners, left_on=["worker", "control_of"], right_on=["worker", "item"], suffixes=("_control", "_partner")
+    )
+    return pd.DataFrame(
+        {
+            "worker": pairs["worker"].to_numpy(),
+            partner_name: pairs["score_partner"].to_numpy(dtype=float),
+            control_name: pairs["score_control"].to_numpy(dtype=float),
+        }
+    )
 
 
 def qc_pairs(frame):
@@ -79,8 +84,9 @@ def test_by_worker(pairs, a, b, test, alternative="greater"):
         rows = np.flatnonzero(counts == n)
         index = starts[rows, None] + np.arange(n)
         statistic[rows], p_value[rows] = function(x_all[index], y_all[index], alternative=alternative)
-    return pd.DataFrame({"n": counts, "statistic": statistic, "p_value": p_value},
-                        index=pd.Index(workers, name="worker"))
+    return pd.DataFrame(
+        {"n": counts, "statistic": statistic, "p_value": p_value}, index=pd.Index(workers, name="worker")
+    )
 
 
 def worker_qc(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, unfinished=()):
@@ -94,21 +100,28 @@ def worker_qc(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, unfinishe
     p_value = result["p_value"].fillna(1.0)  # no pairs, or nothing to test on: no evidence
     from .planning import pairs_to_pass
 
-    status = status_of(n_pairs.to_numpy(), p_value.to_numpy(), ~workers.isin(np.asarray(list(unfinished))),
-                       threshold=threshold, min_pairs=max(min_pairs, pairs_to_pass(test, threshold)))
+    status = status_of(
+        n_pairs.to_numpy(),
+        p_value.to_numpy(),
+        ~workers.isin(np.asarray(list(unfinished))),
+        threshold=threshold,
+        min_pairs=max(min_pairs, pairs_to_pass(test, threshold)),
+    )
     passed = pd.Series(status == PASSED, index=workers)
     repeats = test_by_worker(repeat_pairs(frame), "first", "repeat", "wilcoxon", alternative="two-sided")
     repeats = repeats.reindex(workers)
-    return pd.DataFrame({
-        "worker": workers.to_numpy(),
-        "n_pairs": n_pairs.to_numpy(),
-        "statistic": result["statistic"].to_numpy(),
-        "p_value": p_value.to_numpy(),
-        "passed": passed.to_numpy(),
-        "status": status,
-        "n_repeats": repeats["n"].fillna(0).astype(int).to_numpy(),
-        "repeats_p_value": repeats["p_value"].where(passed.to_numpy()).to_numpy(),
-    })
+    return pd.DataFrame(
+        {
+            "worker": workers.to_numpy(),
+            "n_pairs": n_pairs.to_numpy(),
+            "statistic": result["statistic"].to_numpy(),
+            "p_value": p_value.to_numpy(),
+            "passed": passed.to_numpy(),
+            "status": status,
+            "n_repeats": repeats["n"].fillna(0).astype(int).to_numpy(),
+            "repeats_p_value": repeats["p_value"].where(passed.to_numpy()).to_numpy(),
+        }
+    )
 
 
 def status_counts(qc):

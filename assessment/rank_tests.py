@@ -15,6 +15,7 @@ zeros), and its permutation path is slow. So rows are grouped by the method SciP
   otherwise the normal approximation with tie and continuity corrections).
 - ``paired_t``: ``scipy.stats.ttest_rel(x, y, alternative=...)`` (NaN when all differences are equal to zero).
 """
+
 import itertools
 import warnings
 
@@ -49,17 +50,17 @@ def _permutation_signed_rank(d, alternative, chunk=512):
     eps = np.finfo(float).eps * 100
     p = np.empty(len(d))
     for start in range(0, len(d), chunk):
-        null = ranks[start:start + chunk] @ patterns.T  # (rows, 2**n)
-        obs = observed[start:start + chunk, None]
+        null = ranks[start : start + chunk] @ patterns.T  # (rows, 2**n)
+        obs = observed[start : start + chunk, None]
         gamma = np.abs(eps * obs)
         greater = (null >= obs - gamma).mean(axis=1)
         less = (null <= obs + gamma).mean(axis=1)
         if alternative == "greater":
-            p[start:start + chunk] = greater
+            p[start : start + chunk] = greater
         elif alternative == "less":
-            p[start:start + chunk] = less
+            p[start : start + chunk] = less
         else:
-            p[start:start + chunk] = np.minimum(np.minimum(greater, less) * 2, 1.0)
+            p[start : start + chunk] = np.minimum(np.minimum(greater, less) * 2, 1.0)
     r_minus = (ranks * (d < 0)).sum(axis=1)
     statistic = np.minimum(observed, r_minus) if alternative == "two-sided" else observed
     return statistic, p

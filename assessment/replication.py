@@ -4,6 +4,7 @@ The Pearson correlation of the system scores of two runs (raw means and mean z-s
 runs scored (matched by name), with the two-sided p-value of the t-test of r (n - 2 degrees of freedom) —
 the same as ``scipy.stats.pearsonr``.
 """
+
 import numpy as np
 from scipy import stats
 
@@ -32,18 +33,28 @@ def correlate(systems_a, systems_b, names=("a", "b")):
     when a run has no scored systems at all."""
     for name, systems in zip(names, (systems_a, systems_b)):
         if systems is None or len(systems) == 0 or not {"system", "raw", "z"} <= set(systems.columns):
-            raise ReplicationError(f"campaign {name!r} has no judgments yet (no system has a score): nothing to "
-                                   "compare. Rate or import judgments first.")
-    merged = systems_a[["system", "raw", "z"]].merge(systems_b[["system", "raw", "z"]], on="system",
-                                                     suffixes=("_a", "_b"))
+            raise ReplicationError(
+                f"campaign {name!r} has no judgments yet (no system has a score): nothing to "
+                "compare. Rate or import judgments first."
+            )
+    merged = systems_a[["system", "raw", "z"]].merge(
+        systems_b[["system", "raw", "z"]], on="system", suffixes=("_a", "_b")
+    )
     raw_r, raw_p = pearson(merged["raw_a"], merged["raw_b"])
     z_r, z_p = pearson(merged["z_a"], merged["z_b"])
+
     def finite(value):
         return None if value is None or not np.isfinite(value) else float(value)
 
-    result = {"n_systems": int(len(merged)), "systems": merged["system"].tolist(),
-              "raw": {"r": finite(raw_r), "p_value": finite(raw_p)}, "z": {"r": finite(z_r), "p_value": finite(z_p)}}
+    result = {
+        "n_systems": int(len(merged)),
+        "systems": merged["system"].tolist(),
+        "raw": {"r": finite(raw_r), "p_value": finite(raw_p)},
+        "z": {"r": finite(z_r), "p_value": finite(z_p)},
+    }
     if result["raw"]["r"] is None or result["z"]["r"] is None:
-        result["note"] = ("the correlation is undefined: it needs at least 3 systems scored by both campaigns, with "
-                          "scores that are not all equal")
+        result["note"] = (
+            "the correlation is undefined: it needs at least 3 systems scored by both campaigns, with "
+            "scores that are not all equal"
+        )
     return result

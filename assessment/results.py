@@ -11,6 +11,7 @@
 ``campaign`` is a Campaign or its name. Everything is computed from the stored judgments with the campaign's
 parameters (see assessment/analysis.py and docs/direct-assessment.md).
 """
+
 from .analysis import analyse
 from .models import Campaign
 from .scoring import CAPTION_COLUMNS, SYSTEM_COLUMNS

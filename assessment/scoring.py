@@ -17,6 +17,7 @@ pairs, and Table 4 ranks it among the systems (Human-b, 88.2 %, z 0.895). ``n`` 
 
 Input frame columns: ``worker``, ``score``, ``item_type``, ``caption``, ``system``, ``video``.
 """
+
 import numpy as np
 import pandas as pd
 
@@ -41,10 +42,12 @@ def caption_scores(frame, passing_workers):
         frame = frame.assign(z=standardise(frame))
     keep = frame["item_type"].isin(SCORED_TYPES) & frame["worker"].isin(np.asarray(passing_workers))
     scored = frame.loc[keep, ["worker", "caption", "video", "system", "score", "z"]]
-    per_worker = (scored.groupby(["caption", "worker"], sort=False)
-                  .agg(raw=("score", "mean"), z=("z", "mean"), n=("score", "size")))
-    per_caption = per_worker.groupby(level="caption", sort=False).agg(raw=("raw", "mean"), z=("z", "mean"),
-                                                                      n=("n", "sum"))
+    per_worker = scored.groupby(["caption", "worker"], sort=False).agg(
+        raw=("score", "mean"), z=("z", "mean"), n=("score", "size")
+    )
+    per_caption = per_worker.groupby(level="caption", sort=False).agg(
+        raw=("raw", "mean"), z=("z", "mean"), n=("n", "sum")
+    )
     names = scored.drop_duplicates("caption").set_index("caption")[["video", "system"]]
     per_caption = per_caption.join(names).rename(columns={"video": "video_id"})
     per_caption["n"] = per_caption["n"].astype(int)
@@ -56,8 +59,9 @@ def system_scores(captions):
     """Per system from caption scores: raw (mean over captions), z, n (judgments), n_captions, z_sd; sorted by
     z descending."""
     grouped = captions.groupby("system", sort=False)
-    systems = grouped.agg(raw=("raw", "mean"), z=("z", "mean"), n=("n", "sum"), n_captions=("z", "size"),
-                          z_sd=("z", "std")).reset_index()
+    systems = grouped.agg(
+        raw=("raw", "mean"), z=("z", "mean"), n=("n", "sum"), n_captions=("z", "size"), z_sd=("z", "std")
+    ).reset_index()
     systems["n"] = systems["n"].astype(int)
     systems = systems.sort_values(["z", "system"], ascending=[False, True], kind="stable").reset_index(drop=True)
     return systems

@@ -1,5 +1,6 @@
 """Operations of Direct Assessment work: workers, assignments and their signed links, the next item, idempotent
 submissions and stored quality control. Views, the API, commands and tasks are thin adapters over these."""
+
 import contextlib
 import math
 import uuid
@@ -16,10 +17,10 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from annotation_site import identities
-from annotation_site.prepared_queries import Prepared
 from annotation_site.jobs import services as jobs
-from annotation_site.strict_numbers import integer_score
 from annotation_site.jobs.models import Job
+from annotation_site.prepared_queries import Prepared
+from annotation_site.strict_numbers import integer_score
 
 from . import loading, quality_control
 from .models import HIT, Assignment, Campaign, Item, Judgment, QCResult, QCStatus, Worker
@@ -33,6 +34,7 @@ WATCH_TOLERANCE_SECONDS = 0.05  # the page rounds what it sends
 
 # --- Workers, assignments and links ------------------------------------------------------------------------
 
+
 def worker_for_user(user):
     """The Worker of a site account, always bound to it: found by the user, never by a name (an id that merely
     looks like ``account:NAME`` is never adopted); created on first use as ``account:NAME``, or
@@ -44,8 +46,9 @@ def worker_for_user(user):
     for external_id in (name, f"{name}#{user.pk}"):
         try:
             with transaction.atomic():
-                return Worker.objects.create(external_id=external_id, kind=Worker.Kind.ACCOUNT, user=user,
-                                             source="account")
+                return Worker.objects.create(
+                    external_id=external_id, kind=Worker.Kind.ACCOUNT, user=user, source="account"
+                )
         except IntegrityError:
             worker = Worker.objects.filter(user=user).first()  # a concurrent first use of the same account
             if worker is not None:
@@ -60,8 +63,9 @@ def worker_by_external_id(external_id, source="link"):
         external_id = identities.external_id(external_id or "")
     except identities.IdentityError as exc:
         raise ValueError(str(exc)) from None
-    worker, _ = Worker.objects.get_or_create(external_id=external_id,
-                                             defaults={"source": source, "kind": Worker.Kind.EXTERNAL})
+    worker, _ = Worker.objects.get_or_create(
+        external_id=external_id, defaults={"source": source, "kind": Worker.Kind.EXTERNAL}
+    )
     if worker.kind != Worker.Kind.EXTERNAL:
         raise ValueError(f"the worker id {external_id!r} belongs to a {worker.get_kind_display()}")
     return worker
@@ -69,8 +73,9 @@ def worker_by_external_id(external_id, source="link"):
 
 def participant_worker(worker_key, source="crowd"):
     """The Worker of a crowd participant (``worker_key`` = ``NAMESPACE:ID`` from the crowd app)."""
-    worker, _ = Worker.objects.get_or_create(external_id=worker_key,
-                                             defaults={"source": source, "kind": Worker.Kind.PARTICIPANT})
+    worker, _ = Worker.objects.get_or_create(
+        external_id=worker_key, defaults={"source": source, "kind": Worker.Kind.PARTICIPANT}
+    )
     if worker.kind != Worker.Kind.PARTICIPANT:
         raise ValueError(f"the worker key {worker_key!r} belongs to a {worker.get_kind_display()}")
     return worker
@@ -93,8 +98,10 @@ def assignment_from_token(token):
 
 
 # compiled once per connection (annotation_site.prepared_queries): a submission's two reads were a third of its CPU
-_ASSIGNMENT = Prepared(lambda pk: Assignment.objects.select_related("hit__campaign", "worker").filter(pk=pk)
-                       .order_by()[:1], pk=-914_270_001)
+_ASSIGNMENT = Prepared(
+    lambda pk: Assignment.objects.select_related("hit__campaign", "worker").filter(pk=pk).order_by()[:1],
+    pk=-914_270_001,
+)
 
 
 def assignment_path(assignment: Assignment) -> str:
@@ -127,9 +134,14 @@ def campaign_from_entry_token(token):
 
 def open_assignment(campaign, worker):
     """The worker's unfinished, unreleased assignment in the campaign, or None (a read: takes nothing)."""
-    return (Assignment.objects.filter(worker=worker, hit__campaign=campaign, completed_at__isnull=True,
-                                      released_at__isnull=True)
-            .select_related("hit__campaign", "worker").order_by("created_at").first())
+    return (
+        Assignment.objects.filter(
+            worker=worker, hit__campaign=campaign, completed_at__isnull=True, released_at__isnull=True
+        )
+        .select_related("hit__campaign", "worker")
+        .order_by("created_at")
+        .first()
+    )
 
 
 def assign(campaign, worker):
@@ -159,8 +171,13 @@ def assign_by_external_id(campaign_id, external_id, *, source="crowd"):
         worker_id = _insert_worker(external_id, source)
         fresh = worker_id is not None
         if not fresh:
-            row = (Worker.objects.select_for_update().filter(external_id=external_id).order_by()
-                   .values_list("pk", "kind").first())
+            row = (
+                Worker.objects.select_for_update()
+                .filter(external_id=external_id)
+                .order_by()
+                .values_list("pk", "kind")
+                .first()
+            )
             if row is None:  # cannot happen: the INSERT found it (no deletion runs during arrivals)
                 raise RuntimeError(f"worker {external_id!r} vanished while being admitted")
             worker_id, kind = row
@@ -181,8 +198,8 @@ def _insert_worker(external_id, source):
             f"INSERT INTO {quote(table)} ({quote('external_id')}, {quote('source')}, {quote('kind')}, "
             f"{quote('created_at')}) VALUES (%s, %s, %s, %s) ON CONFLICT ({quote('external_id')}) DO NOTHING "
             f"RETURNING {quote('id')}",
-            [external_id, source, Worker.Kind.PARTICIPANT,
-             connection.ops.adapt_datetimefield_value(timezone.now())])
+            [external_id, source, Worker.Kind.PARTICIPANT, connection.ops.adapt_datetimefield_value(timezone.now())],
+        )
         row = cursor.fetchone()
     return row[0] if row else None
 
@@ -192,9 +209,13 @@ def _assign_locked(campaign_id, worker_id, *, fresh):
     nothing open, no verdict). Two statements hand out a HIT (``_lock_hit_with_room``, ``_insert_if_room``); the
     returned Assignment's ``hit`` carries the HIT's number and external id."""
     if not fresh:
-        open_assignment = (Assignment.objects.filter(worker_id=worker_id, hit__campaign_id=campaign_id,
-                                                     completed_at__isnull=True, released_at__isnull=True)
-                           .order_by("created_at").first())
+        open_assignment = (
+            Assignment.objects.filter(
+                worker_id=worker_id, hit__campaign_id=campaign_id, completed_at__isnull=True, released_at__isnull=True
+            )
+            .order_by("created_at")
+            .first()
+        )
         if open_assignment is not None:
             return open_assignment
     assignment = None
@@ -242,14 +263,18 @@ def _lock_hit_with_room(campaign_id, exclude_worker_id, *, skip_locked):
         params.append(exclude_worker_id)
     live = f"SELECT COUNT(*) FROM {assignment} a WHERE a.hit_id = h.id AND a.released_at IS NULL"
     if connection.vendor == "postgresql":
-        sql = (f"SELECT h.id, h.number, h.external_id, c.workers_per_hit FROM {hit} h "
-               f"JOIN {campaign} c ON c.id = h.campaign_id CROSS JOIN LATERAL ({live}) AS live(n) "
-               f"WHERE h.campaign_id = %s AND live.n < c.workers_per_hit{exclude} ORDER BY live.n, h.number "
-               f"LIMIT 1 FOR UPDATE OF h{' SKIP LOCKED' if skip_locked else ''}")
+        sql = (
+            f"SELECT h.id, h.number, h.external_id, c.workers_per_hit FROM {hit} h "
+            f"JOIN {campaign} c ON c.id = h.campaign_id CROSS JOIN LATERAL ({live}) AS live(n) "
+            f"WHERE h.campaign_id = %s AND live.n < c.workers_per_hit{exclude} ORDER BY live.n, h.number "
+            f"LIMIT 1 FOR UPDATE OF h{' SKIP LOCKED' if skip_locked else ''}"
+        )
     else:
-        sql = (f"SELECT h.id, h.number, h.external_id, c.workers_per_hit, ({live}) AS n FROM {hit} h "
-               f"JOIN {campaign} c ON c.id = h.campaign_id WHERE h.campaign_id = %s AND n < c.workers_per_hit"
-               f"{exclude} ORDER BY n, h.number LIMIT 1")
+        sql = (
+            f"SELECT h.id, h.number, h.external_id, c.workers_per_hit, ({live}) AS n FROM {hit} h "
+            f"JOIN {campaign} c ON c.id = h.campaign_id WHERE h.campaign_id = %s AND n < c.workers_per_hit"
+            f"{exclude} ORDER BY n, h.number LIMIT 1"
+        )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -269,7 +294,8 @@ def _insert_if_room(worker_id, hit_id, workers_per_hit, now):
             f"INSERT INTO {table} (worker_id, hit_id, created_at, completed_at, released_at, release_reason) "
             f"SELECT %s, %s, %s, NULL, NULL, '' WHERE (SELECT COUNT(*) FROM {table} WHERE hit_id = %s AND "
             f"released_at IS NULL) < %s RETURNING id",
-            [worker_id, hit_id, connection.ops.adapt_datetimefield_value(now), hit_id, workers_per_hit])
+            [worker_id, hit_id, connection.ops.adapt_datetimefield_value(now), hit_id, workers_per_hit],
+        )
         row = cursor.fetchone()
     return row[0] if row else None
 
@@ -281,8 +307,11 @@ def assign_on_hit(hit, worker):
         campaign = Campaign.objects.select_for_update().get(pk=hit.campaign_id)
         existing = Assignment.objects.filter(worker=worker, hit=hit).first()
         if existing is not None:
-            return None if existing.released_at is not None else \
-                Assignment.objects.select_related("hit__campaign", "worker").get(pk=existing.pk)
+            return (
+                None
+                if existing.released_at is not None
+                else Assignment.objects.select_related("hit__campaign", "worker").get(pk=existing.pk)
+            )
         live = Assignment.objects.filter(hit=hit, released_at__isnull=True).count()
         if live >= campaign.workers_per_hit:
             return None
@@ -302,18 +331,25 @@ def release_idle_assignments(idle_minutes=None, now=None):
     minutes = idle_minutes if idle_minutes is not None else int(getattr(settings, "DA_ASSIGNMENT_IDLE_MINUTES", 120))
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=minutes)
-    idle = (Assignment.objects.filter(completed_at__isnull=True, released_at__isnull=True, created_at__lt=cutoff)
-            .exclude(worker__kind=Worker.Kind.PARTICIPANT)
-            .annotate(last=Max("judgments__finished_at"))
-            .filter(Q(last__isnull=True) | Q(last__lt=cutoff)).values_list("pk", flat=True))
+    idle = (
+        Assignment.objects.filter(completed_at__isnull=True, released_at__isnull=True, created_at__lt=cutoff)
+        .exclude(worker__kind=Worker.Kind.PARTICIPANT)
+        .annotate(last=Max("judgments__finished_at"))
+        .filter(Q(last__isnull=True) | Q(last__lt=cutoff))
+        .values_list("pk", flat=True)
+    )
     return Assignment.objects.filter(pk__in=list(idle), released_at__isnull=True).update(
-        released_at=now, release_reason=f"idle for {minutes} minutes")
+        released_at=now, release_reason=f"idle for {minutes} minutes"
+    )
 
 
 def release_assignment(assignment_id, reason=""):
     """Give an assignment's place on its HIT back (it keeps its judgments). True if it was released now."""
-    return bool(Assignment.objects.filter(pk=assignment_id, released_at__isnull=True)
-                .update(released_at=timezone.now(), release_reason=(reason or "")[:100]))
+    return bool(
+        Assignment.objects.filter(pk=assignment_id, released_at__isnull=True).update(
+            released_at=timezone.now(), release_reason=(reason or "")[:100]
+        )
+    )
 
 
 def create_assignment(hit, worker):
@@ -331,6 +367,7 @@ def _mark_in_progress(campaign, worker):
 
 # --- Rating ----------------------------------------------------------------------------------------------
 
+
 def next_item(assignment, *, shown_since=False):
     """The first item of the assignment's HIT (in planned order) that it has not judged yet: one query.
     ``shown_since``: also annotate when it became the current item (the assignment's last judgment, see
@@ -345,9 +382,14 @@ def unjudged_items(assignment, n, *, shown_since=False):
     key = (n, shown_since)
     query = _UNJUDGED.get(key)
     if query is None:
-        query = _UNJUDGED.setdefault(key, Prepared(
-            lambda assignment_id, hit_id: _unjudged_queryset(assignment_id, hit_id, n, shown_since),
-            assignment_id=-914_270_002, hit_id=-914_270_003))
+        query = _UNJUDGED.setdefault(
+            key,
+            Prepared(
+                lambda assignment_id, hit_id: _unjudged_queryset(assignment_id, hit_id, n, shown_since),
+                assignment_id=-914_270_002,
+                hit_id=-914_270_003,
+            ),
+        )
     return query.run(assignment_id=assignment.pk, hit_id=assignment.hit_id)
 
 
@@ -356,8 +398,12 @@ _UNJUDGED: dict = {}
 
 def _unjudged_queryset(assignment_id, hit_id, n, shown_since, also=()):
     judged = Judgment.objects.filter(assignment_id=assignment_id)
-    items = (Item.objects.filter(hit_id=hit_id).exclude(pk__in=judged.values("item_id"))
-             .select_related("caption__video", *also).order_by("position"))
+    items = (
+        Item.objects.filter(hit_id=hit_id)
+        .exclude(pk__in=judged.values("item_id"))
+        .select_related("caption__video", *also)
+        .order_by("position")
+    )
     if shown_since:
         items = items.annotate(last_judged_at=Subquery(judged.order_by("-finished_at").values("finished_at")[:1]))
     return items[:n]
@@ -365,7 +411,9 @@ def _unjudged_queryset(assignment_id, hit_id, n, shown_since, also=()):
 
 _PAGE_ITEM = Prepared(
     lambda assignment_id, hit_id: _unjudged_queryset(assignment_id, hit_id, 1, False, also=("hit__campaign",)),
-    assignment_id=-914_270_004, hit_id=-914_270_005)
+    assignment_id=-914_270_004,
+    hit_id=-914_270_005,
+)
 
 
 def page_item(assignment_id, hit_id):
@@ -411,8 +459,11 @@ def state(assignment, item=None, *, lookup=True):
 def completion_code(assignment):
     """A code the worker copies back to a crowd platform to show the HIT was completed: an HMAC of the assignment
     and the worker's id, so it is bound to both (another worker's code for the same HIT differs)."""
-    return salted_hmac("assessment.completion", f"{assignment.pk}:{assignment.worker.external_id}").hexdigest()[:12] \
+    return (
+        salted_hmac("assessment.completion", f"{assignment.pk}:{assignment.worker.external_id}")
+        .hexdigest()[:12]
         .upper()
+    )
 
 
 class SubmissionError(Exception):
@@ -470,8 +521,12 @@ def clean_uuid(value):
 def _replay(existing, assignment, item_id):
     if existing.assignment_id != assignment.pk or existing.item_id != item_id:
         raise SubmissionIdConflict("this submission id was used for another item")
-    return Submission(judgment=existing, created=False, next_item=next_item(assignment),
-                      completed=assignment.completed_at is not None or existing.assignment.completed_at is not None)
+    return Submission(
+        judgment=existing,
+        created=False,
+        next_item=next_item(assignment),
+        completed=assignment.completed_at is not None or existing.assignment.completed_at is not None,
+    )
 
 
 def _not_current(assignment, item_id, client_uuid):
@@ -541,8 +596,7 @@ def submit(assignment, *, item_id, score, client_uuid, elapsed_ms=None, played=F
     if current is None or current.pk != item_id:
         return _not_current(assignment, item_id, client_uuid)
     if assignment.released_at is not None:
-        raise AssignmentReleased("this HIT was given back (returned, timed out or left idle); it takes no more "
-                                 "ratings")
+        raise AssignmentReleased("this HIT was given back (returned, timed out or left idle); it takes no more ratings")
     played, watched = checked_watch(assignment, current, now, played=played, watched=watched)
     following = pending[1] if len(pending) > 1 else None
     completed = following is None
@@ -553,11 +607,18 @@ def submit(assignment, *, item_id, score, client_uuid, elapsed_ms=None, played=F
     try:
         with contextlib.nullcontext() if alone else transaction.atomic():
             judgment = Judgment.objects.create(
-                assignment=assignment, item=current, score=score, client_uuid=client_uuid,
-                started_at=now - elapsed if elapsed is not None else None, finished_at=now,
-                played=bool(played), watched_seconds=watched)
+                assignment=assignment,
+                item=current,
+                score=score,
+                client_uuid=client_uuid,
+                started_at=now - elapsed if elapsed is not None else None,
+                finished_at=now,
+                played=bool(played),
+                watched_seconds=watched,
+            )
             if completed and Assignment.objects.filter(pk=assignment.pk, completed_at__isnull=True).update(
-                    completed_at=now):
+                completed_at=now
+            ):
                 assignment.completed_at = now
                 campaign_id, worker_id = assignment.hit.campaign_id, assignment.worker_id
                 from .tasks import compute_worker_qc
@@ -571,31 +632,61 @@ def submit(assignment, *, item_id, score, client_uuid, elapsed_ms=None, played=F
 
 # --- Quality control and progress -------------------------------------------------------------------------
 
+
 def store_qc(campaign, worker_ids=None):
     """Compute the QC of the campaign's workers (or of ``worker_ids``) with the campaign's parameters and store
     it (one row per worker, replaced): n_pairs, the test's statistic and p-value, and the status (passed, failed,
     insufficient data, in progress). Safe to run twice, also concurrently. Returns the QC DataFrame."""
     frame = loading.judgments_frame(campaign, worker_ids)
-    qc = quality_control.worker_qc(frame, test=campaign.qc_test, threshold=campaign.qc_threshold,
-                                   min_pairs=campaign.qc_min_pairs,
-                                   unfinished=loading.unfinished_workers(campaign, worker_ids))
+    qc = quality_control.worker_qc(
+        frame,
+        test=campaign.qc_test,
+        threshold=campaign.qc_threshold,
+        min_pairs=campaign.qc_min_pairs,
+        unfinished=loading.unfinished_workers(campaign, worker_ids),
+    )
     now = timezone.now()
 
     def value(x):
         return None if x is None or math.isnan(x) else float(x)
 
     rows = [
-        QCResult(campaign=campaign, worker_id=int(row.worker), test=campaign.qc_test, threshold=campaign.qc_threshold,
-                 min_pairs=campaign.qc_min_pairs, n_pairs=int(row.n_pairs), statistic=value(row.statistic),
-                 p_value=value(row.p_value), passed=bool(row.passed), status=row.status,
-                 n_repeats=int(row.n_repeats),
-                 repeats_p_value=value(row.repeats_p_value), computed_at=now)
+        QCResult(
+            campaign=campaign,
+            worker_id=int(row.worker),
+            test=campaign.qc_test,
+            threshold=campaign.qc_threshold,
+            min_pairs=campaign.qc_min_pairs,
+            n_pairs=int(row.n_pairs),
+            statistic=value(row.statistic),
+            p_value=value(row.p_value),
+            passed=bool(row.passed),
+            status=row.status,
+            n_repeats=int(row.n_repeats),
+            repeats_p_value=value(row.repeats_p_value),
+            computed_at=now,
+        )
         for row in qc.itertuples()
     ]
     QCResult.objects.bulk_create(
-        rows, batch_size=1000, update_conflicts=True, unique_fields=["campaign", "worker"],
-        update_fields=["test", "threshold", "min_pairs", "n_pairs", "statistic", "p_value", "passed", "status",
-                       "n_repeats", "repeats_p_value", "computed_at"])
+        rows,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["campaign", "worker"],
+        update_fields=[
+            "test",
+            "threshold",
+            "min_pairs",
+            "n_pairs",
+            "statistic",
+            "p_value",
+            "passed",
+            "status",
+            "n_repeats",
+            "repeats_p_value",
+            "computed_at",
+        ],
+    )
     return qc
 
 
@@ -606,16 +697,19 @@ def qc_statuses(campaign, worker_ids=None):
     finished without any judgment has INSUFFICIENT_DATA. Workers without any assignment in the campaign are
     left out."""
     assignments = Assignment.objects.filter(hit__campaign=campaign).exclude(
-        released_at__isnull=False, completed_at__isnull=True)  # given back unfinished: not theirs any more
+        released_at__isnull=False, completed_at__isnull=True
+    )  # given back unfinished: not theirs any more
     if worker_ids is not None:
         assignments = assignments.filter(worker_id__in=list(worker_ids))
     workers: dict = {}
     for worker_id, completed_at in assignments.values_list("worker_id", "completed_at"):
         workers[worker_id] = workers.get(worker_id, True) and completed_at is not None
-    stored = dict(QCResult.objects.filter(campaign=campaign, worker_id__in=list(workers))
-                  .values_list("worker_id", "status"))
-    missing = [w for w, finished in workers.items()
-               if finished and stored.get(w, QCStatus.IN_PROGRESS) == QCStatus.IN_PROGRESS]
+    stored = dict(
+        QCResult.objects.filter(campaign=campaign, worker_id__in=list(workers)).values_list("worker_id", "status")
+    )
+    missing = [
+        w for w, finished in workers.items() if finished and stored.get(w, QCStatus.IN_PROGRESS) == QCStatus.IN_PROGRESS
+    ]
     if missing:
         qc = store_qc(campaign, missing)
         stored.update(zip(qc["worker"].astype(int), qc["status"]))
@@ -638,23 +732,34 @@ def qc_status(campaign, worker):
 def progress(campaign):
     """HITs planned and done, assignments, workers, judgments and the stored QC pass rate (constant queries)."""
     hits = HIT.objects.filter(campaign=campaign).annotate(
-        done=Count("assignments", filter=Q(assignments__completed_at__isnull=False,
-                                           assignments__released_at__isnull=True)))
+        done=Count(
+            "assignments", filter=Q(assignments__completed_at__isnull=False, assignments__released_at__isnull=True)
+        )
+    )
     n_hits = hits.count()
     hits_done = hits.filter(done__gte=1).count()
     hits_full = hits.filter(done__gte=campaign.workers_per_hit).count()
     assignments = Assignment.objects.filter(hit__campaign=campaign).aggregate(
-        total=Count("id"), completed=Count("id", filter=Q(completed_at__isnull=False)),
-        workers=Count("worker", distinct=True))
+        total=Count("id"),
+        completed=Count("id", filter=Q(completed_at__isnull=False)),
+        workers=Count("worker", distinct=True),
+    )
     qc = QCResult.objects.filter(campaign=campaign).aggregate(
-        n=Count("id"), passed=Count("id", filter=Q(status=QCStatus.PASSED)),
-        decided=Count("id", filter=Q(status__in=[QCStatus.PASSED, QCStatus.FAILED])))
+        n=Count("id"),
+        passed=Count("id", filter=Q(status=QCStatus.PASSED)),
+        decided=Count("id", filter=Q(status__in=[QCStatus.PASSED, QCStatus.FAILED])),
+    )
     return {
-        "hits": n_hits, "hits_done": hits_done, "hits_complete": hits_full,
-        "assignments": assignments["total"], "assignments_completed": assignments["completed"],
+        "hits": n_hits,
+        "hits_done": hits_done,
+        "hits_complete": hits_full,
+        "assignments": assignments["total"],
+        "assignments_completed": assignments["completed"],
         "workers": assignments["workers"],
         "judgments": Judgment.objects.filter(assignment__hit__campaign=campaign).count(),
-        "qc_workers": qc["n"], "qc_passed": qc["passed"], "qc_decided": qc["decided"],
+        "qc_workers": qc["n"],
+        "qc_passed": qc["passed"],
+        "qc_decided": qc["decided"],
         "pass_rate": (qc["passed"] / qc["decided"]) if qc["decided"] else None,
     }
 
@@ -663,6 +768,11 @@ def start_qc_job(campaign: Campaign, user: AbstractBaseUser | AnonymousUser | No
     """Recompute quality control for every worker of ``campaign`` as a Job (sent after commit); returns the Job."""
     from .tasks import compute_campaign_qc
 
-    job = jobs.create_job("da-qc", scope=f"da-campaign:{campaign.pk}", user=user if user and user.is_authenticated
-                          else None, total=1, message="waiting for a worker")
+    job = jobs.create_job(
+        "da-qc",
+        scope=f"da-campaign:{campaign.pk}",
+        user=user if user and user.is_authenticated else None,
+        total=1,
+        message="waiting for a worker",
+    )
     return jobs.enqueue(job, compute_campaign_qc, campaign.pk)

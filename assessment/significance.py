@@ -9,6 +9,7 @@ Clusters: systems are ranked by mean z; a cluster boundary lies between ranks i 
 system above it significantly beats every system below it. Systems inside one cluster are therefore not
 separated by the tests.
 """
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -28,12 +29,12 @@ def win_matrix(captions, systems):
 
 def clusters(p_values, alpha=0.05):
     """Cluster number (1, 2, ...) of every system of ``p_values`` (rows in rank order, best first)."""
-    beats = (p_values.to_numpy() < alpha)
+    beats = p_values.to_numpy() < alpha
     k = len(beats)
     cluster, numbers = 1, []
     for i in range(k):
         numbers.append(cluster)
-        if i + 1 < k and beats[: i + 1, i + 1:].all():
+        if i + 1 < k and beats[: i + 1, i + 1 :].all():
             cluster += 1
     return pd.Series(numbers, index=p_values.index, name="cluster")
 
@@ -42,5 +43,9 @@ def wins(p_values, alpha=0.05):
     """Significant wins ``[a, b, p]`` (a beats b), in rank order of a, then of b."""
     names = list(p_values.index)
     p = p_values.to_numpy()
-    return [[names[i], names[j], float(p[i, j])] for i in range(len(names)) for j in range(len(names))
-            if i != j and p[i, j] < alpha]
+    return [
+        [names[i], names[j], float(p[i, j])]
+        for i in range(len(names))
+        for j in range(len(names))
+        if i != j and p[i, j] < alpha
+    ]

@@ -11,6 +11,7 @@ degraded copy is ``degradation_drop`` points worse than its original. Worker kin
 
 Scores are generated with NumPy for all judgments at once and written with ``bulk_create`` in batches.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,21 +47,39 @@ def scores_for(quality, kind, bias, scale, rng, *, noise_sd=10.0, constant=None)
     score = np.select(
         [kind == "diligent", kind == "random", kind == "constant", kind == "reversed"],
         [diligent, rng.uniform(0, 100, n), np.full(n, 50.0) if constant is None else constant, 100.0 - diligent],
-        default=diligent)
+        default=diligent,
+    )
     return np.clip(np.rint(score), 0, 100).astype(np.int64)
 
 
-def simulate_campaign(campaign, crowd, system_quality, *, seed=0, hits_per_worker=1, noise_sd=10.0,
-                      caption_sd=8.0, degradation_drop=40.0, prefix="sim", batch_size=20000, on_batch=None):
+def simulate_campaign(
+    campaign,
+    crowd,
+    system_quality,
+    *,
+    seed=0,
+    hits_per_worker=1,
+    noise_sd=10.0,
+    caption_sd=8.0,
+    degradation_drop=40.0,
+    prefix="sim",
+    batch_size=20000,
+    on_batch=None,
+):
     """Create workers (``crowd``: kind -> count), give each ``hits_per_worker`` HITs (spread evenly) and store
     their simulated scores. ``system_quality`` maps system names (the human one included) to 0-100 qualities."""
     rng = np.random.default_rng(seed)
     items = pd.DataFrame(
-        list(Item.objects.filter(hit__campaign=campaign).order_by("hit_id", "position").values_list(
-            "pk", "hit_id", "item_type", "caption_id", "caption__system__name", "control_of_id")),
-        columns=["item", "hit", "item_type", "caption", "system", "control_of"])
-    items["quality"] = item_qualities(items, system_quality, rng, caption_sd=caption_sd,
-                                      degradation_drop=degradation_drop)
+        list(
+            Item.objects.filter(hit__campaign=campaign)
+            .order_by("hit_id", "position")
+            .values_list("pk", "hit_id", "item_type", "caption_id", "caption__system__name", "control_of_id")
+        ),
+        columns=["item", "hit", "item_type", "caption", "system", "control_of"],
+    )
+    items["quality"] = item_qualities(
+        items, system_quality, rng, caption_sd=caption_sd, degradation_drop=degradation_drop
+    )
     hit_ids = np.asarray(sorted(HIT.objects.filter(campaign=campaign).values_list("pk", flat=True)))
     kinds = np.concatenate([np.full(count, kind, dtype=object) for kind, count in crowd.items()])
     rng.shuffle(kinds)
@@ -71,27 +90,45 @@ def simulate_campaign(campaign, crowd, system_quality, *, seed=0, hits_per_worke
     with transaction.atomic():
         workers = Worker.objects.bulk_create(
             [Worker(external_id=f"{prefix}-{i:06d}-{kind}", source="simulation") for i, kind in enumerate(kinds)],
-            batch_size=batch_size)
+            batch_size=batch_size,
+        )
         worker_ids = np.array([w.pk for w in workers])
         slots = (np.arange(n_workers)[:, None] * hits_per_worker + np.arange(hits_per_worker)) % len(hit_ids)
         pairs = pd.DataFrame({"worker": np.repeat(worker_ids, hits_per_worker), "hit": hit_ids[slots.ravel()]})
         assignments = Assignment.objects.bulk_create(
             [Assignment(worker_id=int(w), hit_id=int(h), completed_at=now) for w, h in pairs.itertuples(index=False)],
-            batch_size=batch_size)
+            batch_size=batch_size,
+        )
         pairs["assignment"] = [a.pk for a in assignments]
-        profile = pd.DataFrame({"worker": worker_ids, "kind": kinds,
-                                "bias": rng.normal(0, 10, n_workers), "scale": rng.uniform(0.6, 1.2, n_workers),
-                                "constant": rng.integers(20, 81, n_workers).astype(float)})
+        profile = pd.DataFrame(
+            {
+                "worker": worker_ids,
+                "kind": kinds,
+                "bias": rng.normal(0, 10, n_workers),
+                "scale": rng.uniform(0.6, 1.2, n_workers),
+                "constant": rng.integers(20, 81, n_workers).astype(float),
+            }
+        )
         rows = pairs.merge(profile, on="worker").merge(items[["item", "hit", "quality"]], on="hit")
-        scores = scores_for(rows["quality"].to_numpy(), rows["kind"].to_numpy(), rows["bias"].to_numpy(),
-                            rows["scale"].to_numpy(), rng, noise_sd=noise_sd, constant=rows["constant"].to_numpy())
+        scores = scores_for(
+            rows["quality"].to_numpy(),
+            rows["kind"].to_numpy(),
+            rows["bias"].to_numpy(),
+            rows["scale"].to_numpy(),
+            rng,
+            noise_sd=noise_sd,
+            constant=rows["constant"].to_numpy(),
+        )
         assignment_ids, item_ids = rows["assignment"].to_numpy(), rows["item"].to_numpy()
         for start in range(0, len(rows), batch_size):
             stop = start + batch_size
             Judgment.objects.bulk_create(
-                [Judgment(assignment_id=int(a), item_id=int(i), score=int(s), played=True)
-                 for a, i, s in zip(assignment_ids[start:stop], item_ids[start:stop], scores[start:stop])],
-                batch_size=batch_size)
+                [
+                    Judgment(assignment_id=int(a), item_id=int(i), score=int(s), played=True)
+                    for a, i, s in zip(assignment_ids[start:stop], item_ids[start:stop], scores[start:stop])
+                ],
+                batch_size=batch_size,
+            )
             if on_batch:
                 on_batch(min(stop, len(rows)), len(rows))
     names = pd.DataFrame({"worker": worker_ids, "external_id": [w.external_id for w in workers], "kind": kinds})

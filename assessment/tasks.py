@@ -1,5 +1,6 @@
 """Celery tasks of Direct Assessment. They take primary keys, re-check state and are safe to run twice (QC rows
 are replaced, one per campaign and worker)."""
+
 from celery import shared_task
 
 from annotation_site.jobs import services as jobs

@@ -1,4 +1,5 @@
 """Pages of Direct Assessment (mounted at /da/ by annotation_site/urls.py)."""
+
 from django.urls import path
 
 from . import views

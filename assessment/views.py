@@ -5,6 +5,7 @@ downloads), replication. Workers: the rating page, reached as a logged-in accoun
 by an assignment's signed link (``a/TOKEN/``) or by the campaign's entry link with a worker id
 (``join/TOKEN/?worker_id=ID``, for crowd platforms that append the worker's id).
 """
+
 import json
 
 from django.contrib import messages
@@ -37,8 +38,11 @@ def _campaign(name):
 @staff_member_required
 def campaign_list(request):
     campaigns_ = Campaign.objects.select_related("dataset", "human_system").annotate(n_hits=Count("hits"))
-    return render(request, "assessment/campaign_list.html", {
-        "campaigns": campaigns_, "datasets": Dataset.objects.order_by("name")})
+    return render(
+        request,
+        "assessment/campaign_list.html",
+        {"campaigns": campaigns_, "datasets": Dataset.objects.order_by("name")},
+    )
 
 
 @staff_member_required
@@ -53,8 +57,9 @@ def campaign_create(request):
         except campaigns.CampaignError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Planned campaign {campaign.name}: {campaign.hits.count()} HITs "
-                                      f"(seed {campaign.seed}).")
+            messages.success(
+                request, f"Planned campaign {campaign.name}: {campaign.hits.count()} HITs (seed {campaign.seed})."
+            )
             return redirect("da-campaign", name=campaign.name)
     return render(request, "assessment/campaign_form.html", {"form": form, "dataset": dataset})
 
@@ -64,29 +69,36 @@ def campaign_detail(request, name):
     campaign = _campaign(name)
     progress = services.progress(campaign)
     analysis = analyse(campaign) if progress["judgments"] else None
-    context = {"campaign": campaign, "progress": progress, "analysis": analysis,
-               "systems": campaign.systems.order_by("position", "name"),
-               "entry_link": request.build_absolute_uri(services.campaign_entry_path(campaign)) + "?worker_id=",
-               "assign_form": AssignForm(), "links": request.session.pop(f"da-links-{campaign.pk}", None),
-               "qc_job": latest_job(f"da-campaign:{campaign.pk}", "da-qc"),
-               "plan_summary": campaigns.plan_summary(campaign) if campaign.source == Campaign.Source.PLANNED
-               else None,
-               "statuses": QCStatus}
+    context = {
+        "campaign": campaign,
+        "progress": progress,
+        "analysis": analysis,
+        "systems": campaign.systems.order_by("position", "name"),
+        "entry_link": request.build_absolute_uri(services.campaign_entry_path(campaign)) + "?worker_id=",
+        "assign_form": AssignForm(),
+        "links": request.session.pop(f"da-links-{campaign.pk}", None),
+        "qc_job": latest_job(f"da-campaign:{campaign.pk}", "da-qc"),
+        "plan_summary": campaigns.plan_summary(campaign) if campaign.source == Campaign.Source.PLANNED else None,
+        "statuses": QCStatus,
+    }
     if analysis is not None:
         order = {status: i for i, status in enumerate(QCStatus.values)}
-        qc = analysis.qc.assign(order=analysis.qc["status"].map(order)).sort_values(
-            ["order", "p_value", "worker_id"])
-        context.update({
-            "systems_table": analysis.systems.to_dict(orient="records"),
-            "qc_rows": qc.head(QC_ROWS_SHOWN).to_dict(orient="records"),
-            "qc_more": max(0, len(qc) - QC_ROWS_SHOWN),
-            "qc_counts": [(QCStatus(status).label, n) for status, n in
-                          analysis.parameters["n_workers_by_status"].items()],
-            "wins": analysis.wins,
-            "scores_chart": charts.system_scores_chart(analysis.systems) if len(analysis.systems) else None,
-            "win_chart": charts.win_matrix_chart(analysis.p_values, campaign.significance_threshold)
-            if len(analysis.systems) > 1 else None,
-        })
+        qc = analysis.qc.assign(order=analysis.qc["status"].map(order)).sort_values(["order", "p_value", "worker_id"])
+        context.update(
+            {
+                "systems_table": analysis.systems.to_dict(orient="records"),
+                "qc_rows": qc.head(QC_ROWS_SHOWN).to_dict(orient="records"),
+                "qc_more": max(0, len(qc) - QC_ROWS_SHOWN),
+                "qc_counts": [
+                    (QCStatus(status).label, n) for status, n in analysis.parameters["n_workers_by_status"].items()
+                ],
+                "wins": analysis.wins,
+                "scores_chart": charts.system_scores_chart(analysis.systems) if len(analysis.systems) else None,
+                "win_chart": charts.win_matrix_chart(analysis.p_values, campaign.significance_threshold)
+                if len(analysis.systems) > 1
+                else None,
+            }
+        )
     return render(request, "assessment/campaign_detail.html", context)
 
 
@@ -124,8 +136,7 @@ def campaign_assign(request, name):
 
 @staff_member_required
 def campaign_report(request, name):
-    response = HttpResponse(json.dumps(analyse(_campaign(name)).report(), indent=2),
-                            content_type="application/json")
+    response = HttpResponse(json.dumps(analyse(_campaign(name)).report(), indent=2), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{name}-report.json"'
     return response
 
@@ -143,15 +154,28 @@ def campaign_judgments_csv(request, name):
     """Every judgment, in the da_import_judgments format (HITs and items by their ids, else by number and
     1-based position), streamed."""
     campaign = _campaign(name)
-    rows = (Judgment.objects.filter(assignment__hit__campaign=campaign)
-            .order_by("assignment__hit__number", "assignment__worker__external_id", "item__position")
-            .values_list("assignment__worker__external_id", "assignment__hit__external_id", "assignment__hit__number",
-                         "item__external_id", "item__position", "item__caption__system__name",
-                         "item__caption__video__external_id", "item__item_type", "item__control_of__external_id",
-                         "item__control_of__position", "score"))
+    rows = (
+        Judgment.objects.filter(assignment__hit__campaign=campaign)
+        .order_by("assignment__hit__number", "assignment__worker__external_id", "item__position")
+        .values_list(
+            "assignment__worker__external_id",
+            "assignment__hit__external_id",
+            "assignment__hit__number",
+            "item__external_id",
+            "item__position",
+            "item__caption__system__name",
+            "item__caption__video__external_id",
+            "item__item_type",
+            "item__control_of__external_id",
+            "item__control_of__position",
+            "score",
+        )
+    )
+
     def lines():
-        for worker, hit_ext, hit_no, item_ext, pos, system, video, item_type, ctl_ext, ctl_pos, score in \
-                rows.iterator(chunk_size=5000):
+        for worker, hit_ext, hit_no, item_ext, pos, system, video, item_type, ctl_ext, ctl_pos, score in rows.iterator(
+            chunk_size=5000
+        ):
             control = "" if ctl_pos is None else (ctl_ext or str(ctl_pos + 1))
             yield [worker, hit_ext or str(hit_no), item_ext or str(pos + 1), system, video, item_type, control, score]
 
@@ -171,18 +195,21 @@ def replication_page(request):
             result = replication.correlate(analyse(_campaign(a)).systems, analyse(_campaign(b)).systems, names=(a, b))
         except replication.ReplicationError as exc:
             error = str(exc)
-    return render(request, "assessment/replication.html", {"names": names, "a": a, "b": b, "result": result,
-                                                            "error": error})
+    return render(
+        request, "assessment/replication.html", {"names": names, "a": a, "b": b, "result": result, "error": error}
+    )
 
 
 # --- Workers ----------------------------------------------------------------------------------------------
+
 
 def _rate(request, assignment, token):
     from annotation_site.crowd.hooks import finish_path
 
     if assignment.released_at is not None:
-        return render(request, "assessment/no_work.html", {"campaign": assignment.hit.campaign, "released": True},
-                      status=410)
+        return render(
+            request, "assessment/no_work.html", {"campaign": assignment.hit.campaign, "released": True}, status=410
+        )
     finish_url = finish_path("da", assignment.pk)  # crowd work ends on the crowd's end page (code, redirect, submit)
     return rating_page(request, assignment, token, finish_url=finish_url or "")
 
@@ -194,11 +221,19 @@ def rating_page(request, assignment, token, *, finish_url="", item=None, address
     state = services.state(assignment, item, lookup=item is None)
     if finish_url:
         state["completion_code"] = None
-    return render(request, "assessment/rate.html", {
-        "assignment": assignment, "campaign": assignment.hit.campaign, "state": state,
-        "state_url": reverse("api-da-assignment", args=[token]),
-        "submit_url": reverse("api-da-judgments", args=[token]), "finish_url": finish_url, "address": address,
-    })
+    return render(
+        request,
+        "assessment/rate.html",
+        {
+            "assignment": assignment,
+            "campaign": assignment.hit.campaign,
+            "state": state,
+            "state_url": reverse("api-da-assignment", args=[token]),
+            "submit_url": reverse("api-da-judgments", args=[token]),
+            "finish_url": finish_url,
+            "address": address,
+        },
+    )
 
 
 @login_required
@@ -237,5 +272,6 @@ def join(request, token):
     campaign = services.campaign_from_entry_token(token)
     if campaign is None:
         raise Http404("unknown or invalid campaign link")
-    return redirect(default_entry_url("da", campaign.pk, campaign.name, id_parameter="worker_id",
-                                      query=request.GET.urlencode()))
+    return redirect(
+        default_entry_url("da", campaign.pk, campaign.name, id_parameter="worker_id", query=request.GET.urlencode())
+    )

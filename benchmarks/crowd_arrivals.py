@@ -20,6 +20,7 @@ have imported the URL conf, compiled the templates and opened database connectio
 prints the CPU of each request (``--profile FILE``: a cProfile of them). A fresh temporary SQLite database unless DATABASE_URL is set (then the benchmark's rows are
 removed afterwards).
 """
+
 import argparse
 import json
 import os
@@ -74,9 +75,13 @@ def participant(base, entry_path, pid, start_at, out):
         elapsed = time.perf_counter() - began
         state = re.search(r'<script id="da-state" type="application/json">(.*?)</script>', rated.text, re.S)
         item = json.loads(state.group(1))["item"] if state else None
-        out[pid] = {"seconds": elapsed, "from_start": time.perf_counter() - pressed, "status": rated.status_code,
-                    "url": rated.url,
-                    "item": item["id"] if item else None}
+        out[pid] = {
+            "seconds": elapsed,
+            "from_start": time.perf_counter() - pressed,
+            "status": rated.status_code,
+            "url": rated.url,
+            "item": item["id"] if item else None,
+        }
     except Exception as exc:  # reported, not hidden
         out[pid] = {"seconds": time.perf_counter() - began, "error": repr(exc)}
 
@@ -128,8 +133,9 @@ def database_backends():
     if connection.vendor != "postgresql":
         return []
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                       "AND pid <> pg_backend_pid()")
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -186,8 +192,10 @@ def in_process(study, n, profile_path=None):
             response = timed("rating page", lambda location=location: client.get(location))
         assert b'id="da-state"' in response.content, response.status_code
     per = {step: seconds * 1000 / n for step, seconds in cpu.items()}
-    print(f"  in-process, {n} arrivals one after another: {requests_made / n:g} requests per arrival; CPU per "
-          f"arrival {sum(per.values()):.1f} ms (" + ", ".join(f"{k} {v:.1f} ms" for k, v in per.items()) + ")")
+    print(
+        f"  in-process, {n} arrivals one after another: {requests_made / n:g} requests per arrival; CPU per "
+        f"arrival {sum(per.values()):.1f} ms (" + ", ".join(f"{k} {v:.1f} ms" for k, v in per.items()) + ")"
+    )
     if profiler:
         profiler.dump_stats(profile_path)
         stats = pstats.Stats(profile_path)
@@ -200,16 +208,27 @@ def main():
     parser.add_argument("--window", type=float, default=1.0, help="Seconds over which they arrive.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--warm-up", type=int, default=0, metavar="N",
-                        help="N arrivals at once before the burst, not counted (workers as on a running site).")
-    parser.add_argument("--in-process", type=int, default=0, metavar="N",
-                        help="Instead of the burst: N arrivals one after another in this process (Django's test "
-                             "client, no server), printing the CPU of each request.")
+    parser.add_argument(
+        "--warm-up",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N arrivals at once before the burst, not counted (workers as on a running site).",
+    )
+    parser.add_argument(
+        "--in-process",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Instead of the burst: N arrivals one after another in this process (Django's test "
+        "client, no server), printing the CPU of each request.",
+    )
     parser.add_argument("--profile", metavar="FILE", help="With --in-process: write a cProfile of the requests.")
     args = parser.parse_args()
     if args.in_process:  # one address for every arrival, as in the burst below: lift the per-address limits
-        os.environ.update(CAPTIONEVAL_THROTTLE_ENTRY_IP="1000000/60", CAPTIONEVAL_THROTTLE_SUBMIT_IP="1000000/60",
-                          LOG_LEVEL="WARNING")
+        os.environ.update(
+            CAPTIONEVAL_THROTTLE_ENTRY_IP="1000000/60", CAPTIONEVAL_THROTTLE_SUBMIT_IP="1000000/60", LOG_LEVEL="WARNING"
+        )
     vendor = setup_django()
 
     from annotation_site.corpus.models import Dataset
@@ -224,16 +243,34 @@ def main():
     Worker.objects.filter(external_id__startswith=f"link:{name}:").delete()  # every arrival is a newcomer
     timer = Timer()
     n_hits = int(args.participants * 1.1) + 1 + args.warm_up
-    print(f"database: {vendor}; {args.participants} participants within {args.window:g} s; "
-          f"gunicorn {args.workers} x {args.threads} threads")
+    print(
+        f"database: {vendor}; {args.participants} participants within {args.window:g} s; "
+        f"gunicorn {args.workers} x {args.threads} threads"
+    )
     with timer("set up a campaign and a study (not timed)"):
         dataset, systems = generate_dataset(name, n_videos=(n_hits * 15) // 4 + 10, n_systems=4)
-        campaign = campaigns.create_campaign(name=name, dataset=dataset, systems=systems[:-1],
-                                             human_system=systems[-1], hit_size=20, pairs_per_hit=3,
-                                             repeats_per_hit=2, min_control_distance=5, qc_min_pairs=3,
-                                             workers_per_hit=1, seed=8)
-        study = Study.objects.create(name=name, provider="link", protocol="da", object_id=campaign.pk,
-                                     target_name=campaign.name, status="published", id_parameter="pid")
+        campaign = campaigns.create_campaign(
+            name=name,
+            dataset=dataset,
+            systems=systems[:-1],
+            human_system=systems[-1],
+            hit_size=20,
+            pairs_per_hit=3,
+            repeats_per_hit=2,
+            min_control_distance=5,
+            qc_min_pairs=3,
+            workers_per_hit=1,
+            seed=8,
+        )
+        study = Study.objects.create(
+            name=name,
+            provider="link",
+            protocol="da",
+            object_id=campaign.pk,
+            target_name=campaign.name,
+            status="published",
+            id_parameter="pid",
+        )
     hits = campaign.hits.count()
     print(f"  {hits} HITs of 20 items, 1 worker each")
     if args.in_process:
@@ -244,12 +281,35 @@ def main():
         return
     port = free_port()
     # every simulated participant comes from 127.0.0.1: lift the per-address limits (docs/reliability.md)
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="annotation_site.settings", LOG_LEVEL="WARNING",
-               CAPTIONEVAL_THROTTLE_ENTRY_IP="1000000/60", CAPTIONEVAL_THROTTLE_SUBMIT_IP="1000000/60")
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="annotation_site.settings",
+        LOG_LEVEL="WARNING",
+        CAPTIONEVAL_THROTTLE_ENTRY_IP="1000000/60",
+        CAPTIONEVAL_THROTTLE_SUBMIT_IP="1000000/60",
+    )
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "annotation_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers",
-         str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread", "--log-level", "warning",
-         "--config", str(GUNICORN_CONFIG)], cwd=REPO, env=env)
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "annotation_site.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--threads",
+            str(args.threads),
+            "--worker-class",
+            "gthread",
+            "--log-level",
+            "warning",
+            "--config",
+            str(GUNICORN_CONFIG),
+        ],
+        cwd=REPO,
+        env=env,
+    )
     base = f"http://127.0.0.1:{port}"
     results = {}
     try:
@@ -261,35 +321,50 @@ def main():
             # a running site's workers have imported the URL conf, compiled the templates and opened their database
             # connections: a few arrivals at once (spare HITs, not counted) reach every worker and most threads
             warm = {}
-            threads = [threading.Thread(target=participant, args=(base, entry_path, f"warm{i:03d}", 0, warm))
-                       for i in range(args.warm_up)]
+            threads = [
+                threading.Thread(target=participant, args=(base, entry_path, f"warm{i:03d}", 0, warm))
+                for i in range(args.warm_up)
+            ]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            print(f"  warm-up: {args.warm_up} arrivals at once (not counted), web CPU "
-                  f"{(cpu_seconds(workers) - warm_cpu) * 1000:.0f} ms in all")
+            print(
+                f"  warm-up: {args.warm_up} arrivals at once (not counted), web CPU "
+                f"{(cpu_seconds(workers) - warm_cpu) * 1000:.0f} ms in all"
+            )
         # backends already open (the warm-up's) count from now; those opened during the burst count whole
         database_before = {pid: cpu_seconds([pid]) for pid in database_backends()}
         before = {"web": cpu_seconds(workers), "clients": time.process_time()}
         each_before = [cpu_seconds([w]) for w in workers]
         start = time.perf_counter() + 0.5
-        threads = [threading.Thread(target=participant, args=(base, entry_path, f"p{i:04d}",
-                                                              start + args.window * i / args.participants, results))
-                   for i in range(args.participants)]
+        threads = [
+            threading.Thread(
+                target=participant,
+                args=(base, entry_path, f"p{i:04d}", start + args.window * i / args.participants, results),
+            )
+            for i in range(args.participants)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         backends = database_backends()
-        print("  web CPU of each worker process during the burst: "
-              + ", ".join(f"{(cpu_seconds([w]) - b):.2f} s" for w, b in zip(workers, each_before)))
-        cpu = {"web": cpu_seconds(workers) - before["web"], "clients": time.process_time() - before["clients"],
-               "database": sum(cpu_seconds([pid]) - database_before.get(pid, 0) for pid in backends)}
+        print(
+            "  web CPU of each worker process during the burst: "
+            + ", ".join(f"{(cpu_seconds([w]) - b):.2f} s" for w, b in zip(workers, each_before))
+        )
+        cpu = {
+            "web": cpu_seconds(workers) - before["web"],
+            "clients": time.process_time() - before["clients"],
+            "database": sum(cpu_seconds([pid]) - database_before.get(pid, 0) for pid in backends),
+        }
         floor = {}
         start = time.perf_counter() + 0.5
-        threads = [threading.Thread(target=floor_client, args=(base, start + args.window * i / args.participants,
-                                                               floor, i)) for i in range(args.participants)]
+        threads = [
+            threading.Thread(target=floor_client, args=(base, start + args.window * i / args.participants, floor, i))
+            for i in range(args.participants)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -302,30 +377,43 @@ def main():
     working = Participation.objects.filter(study=study, status="working", participant__platform_id__startswith="p")
     units = list(working.values_list("unit_key", flat=True))
     assignments = Assignment.objects.filter(hit__campaign=campaign)
-    per_hit = max((assignments.filter(hit_id=h).count() for h in set(assignments.values_list("hit_id", flat=True))),
-                  default=0)
+    per_hit = max(
+        (assignments.filter(hit_id=h).count() for h in set(assignments.values_list("hit_id", flat=True))), default=0
+    )
     distinct = len(units) == len(set(units)) == args.participants and per_hit <= 1
-    print(f"  {len(results) - len(errors)} of {args.participants} reached their first item; "
-          f"{len(set(units))} distinct HITs for {len(units)} working participants; "
-          f"assignments per HIT at most {per_hit}")
+    print(
+        f"  {len(results) - len(errors)} of {args.participants} reached their first item; "
+        f"{len(set(units))} distinct HITs for {len(units)} working participants; "
+        f"assignments per HIT at most {per_hit}"
+    )
     for pid, r in sorted(errors.items())[:5]:
         print(f"  problem: {pid}: {r}")
     from_start = [r["from_start"] for r in results.values() if "from_start" in r]
     to_home = [r["seconds"] - r["from_start"] for r in results.values() if "from_start" in r]
-    print(f"  arrival to the participant page (the entry): median {statistics.median(to_home) * 1000:.0f} ms, "
-          f"p99 {percentile(to_home, 0.99) * 1000:.0f} ms, {sum(t > 0.9 for t in to_home)} over 0.9 s")
-    print(f"  from pressing Start (taking the slot) to the first item: median "
-          f"{statistics.median(from_start) * 1000:.0f} ms, p99 {percentile(from_start, 0.99) * 1000:.0f} ms")
-    print(f"  the machine's floor, same burst of 3 requests each to /healthz (no database): median "
-          f"{statistics.median(floor.values()) * 1000:.0f} ms, p99 {percentile(list(floor.values()), 0.99) * 1000:.0f} ms")
+    print(
+        f"  arrival to the participant page (the entry): median {statistics.median(to_home) * 1000:.0f} ms, "
+        f"p99 {percentile(to_home, 0.99) * 1000:.0f} ms, {sum(t > 0.9 for t in to_home)} over 0.9 s"
+    )
+    print(
+        f"  from pressing Start (taking the slot) to the first item: median "
+        f"{statistics.median(from_start) * 1000:.0f} ms, p99 {percentile(from_start, 0.99) * 1000:.0f} ms"
+    )
+    print(
+        f"  the machine's floor, same burst of 3 requests each to /healthz (no database): median "
+        f"{statistics.median(floor.values()) * 1000:.0f} ms, p99 {percentile(list(floor.values()), 0.99) * 1000:.0f} ms"
+    )
     per = 1000 / args.participants
-    print(f"  CPU per participant: web (gunicorn workers) {cpu['web'] * per:.1f} ms, "
-          + (f"PostgreSQL backends {cpu['database'] * per:.1f} ms, " if backends else "")
-          + f"this process (the clients) {cpu['clients'] * per:.1f} ms")
+    print(
+        f"  CPU per participant: web (gunicorn workers) {cpu['web'] * per:.1f} ms, "
+        + (f"PostgreSQL backends {cpu['database'] * per:.1f} ms, " if backends else "")
+        + f"this process (the clients) {cpu['clients'] * per:.1f} ms"
+    )
     median, p99 = statistics.median(seconds), percentile(seconds, 0.99)
-    print(f"time to first item: median {median * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms "
-          f"(target p99 < {TARGET_P99:.0f} s on PostgreSQL): "
-          f"{'OK' if p99 < TARGET_P99 and distinct and not errors else 'FAILED'}")
+    print(
+        f"time to first item: median {median * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms "
+        f"(target p99 < {TARGET_P99:.0f} s on PostgreSQL): "
+        f"{'OK' if p99 < TARGET_P99 and distinct and not errors else 'FAILED'}"
+    )
     cleanup(name, study, campaign)
 
 

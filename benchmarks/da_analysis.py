@@ -15,6 +15,7 @@ database. Generation (dataset, plan, simulated crowd written with bulk_create) i
 the analysis. The analysis is timed as ``assessment.analysis.analyse`` runs it for the pages, the API and
 ``da_report``: one query for the items, one for the judgments, then vectorised pandas/NumPy/SciPy.
 """
+
 import argparse
 import time
 
@@ -44,18 +45,28 @@ def main():
     parser.add_argument("--repeat", type=int, default=2, help="analysis runs (the best is the figure)")
     args = parser.parse_args()
     vendor = setup_django()
-    print(f"database: {vendor}; {args.videos} videos x ({args.systems} systems + human), {args.workers} workers "
-          f"x {args.hits_per_worker} HITs of 100 items")
-    return run(videos=args.videos, systems=args.systems, workers=args.workers, hits_per_worker=args.hits_per_worker,
-               repeat=args.repeat)
+    print(
+        f"database: {vendor}; {args.videos} videos x ({args.systems} systems + human), {args.workers} workers "
+        f"x {args.hits_per_worker} HITs of 100 items"
+    )
+    return run(
+        videos=args.videos,
+        systems=args.systems,
+        workers=args.workers,
+        hits_per_worker=args.hits_per_worker,
+        repeat=args.repeat,
+    )
 
 
 def run(*, videos, systems, workers, hits_per_worker, repeat):
     """Generate, analyse and report; the database is left as it was found (see clean_up)."""
     clean_up()
     try:
-        return _run(args=argparse.Namespace(videos=videos, systems=systems, workers=workers,
-                                            hits_per_worker=hits_per_worker, repeat=repeat))
+        return _run(
+            args=argparse.Namespace(
+                videos=videos, systems=systems, workers=workers, hits_per_worker=hits_per_worker, repeat=repeat
+            )
+        )
     finally:
         clean_up()
 
@@ -72,17 +83,18 @@ def _run(args):
         dataset, systems = generate_dataset(name, args.videos, args.systems)
     with timer("campaign planned and written"):
         human = systems[-1]
-        campaign = campaigns.create_campaign(name=name, dataset=dataset, systems=systems[:-1], human_system=human,
-                                             seed=1, workers_per_hit=100)
+        campaign = campaigns.create_campaign(
+            name=name, dataset=dataset, systems=systems[:-1], human_system=human, seed=1, workers_per_hit=100
+        )
     quality = {s.name: 30 + 40 * i / max(1, args.systems - 1) for i, s in enumerate(systems[:-1])}
     quality["human"] = 80.0
     crowd = {"diligent": int(args.workers * 0.8), "random": args.workers // 10, "constant": args.workers // 20}
     crowd["reversed"] = args.workers - sum(crowd.values())
     with timer("simulated crowd (bulk_create)"):
-        result = simulation.simulate_campaign(campaign, crowd, quality, seed=2, hits_per_worker=args.hits_per_worker,
-                                              prefix=WORKER_PREFIX)
-    print(f"  {result.judgments:,} judgments, {len(result.workers):,} workers, "
-          f"{campaign.hits.count()} HITs")
+        result = simulation.simulate_campaign(
+            campaign, crowd, quality, seed=2, hits_per_worker=args.hits_per_worker, prefix=WORKER_PREFIX
+        )
+    print(f"  {result.judgments:,} judgments, {len(result.workers):,} workers, {campaign.hits.count()} HITs")
 
     best = None
     for run in range(args.repeat):
@@ -93,8 +105,9 @@ def _run(args):
         with phases("load (2 queries) -> DataFrame"):
             frame = loading.judgments_frame(campaign)
         with phases("quality control (per-worker Wilcoxon)"):
-            qc = quality_control.worker_qc(frame, test=campaign.qc_test, threshold=campaign.qc_threshold,
-                                           min_pairs=campaign.qc_min_pairs)
+            qc = quality_control.worker_qc(
+                frame, test=campaign.qc_test, threshold=campaign.qc_threshold, min_pairs=campaign.qc_min_pairs
+            )
         with phases("z-scores"):
             frame = frame.assign(z=scoring.standardise(frame))
         with phases("caption and system scores"):
@@ -110,8 +123,10 @@ def _run(args):
         best = min(best or 1e9, phases.figures["analyse(campaign) as the pages/API/CLI run it"])
     with timer("store QC results (5,000 rows, upsert)"):
         services.store_qc(campaign)
-    print(f"result: {analysis.parameters['n_judgments']:,} judgments, {analysis.parameters['n_workers']:,} workers, "
-          f"pass rate {100 * analysis.pass_rate:.1f} % (expected ~{100 * crowd['diligent'] / args.workers:.0f} %)")
+    print(
+        f"result: {analysis.parameters['n_judgments']:,} judgments, {analysis.parameters['n_workers']:,} workers, "
+        f"pass rate {100 * analysis.pass_rate:.1f} % (expected ~{100 * crowd['diligent'] / args.workers:.0f} %)"
+    )
     top = analysis.systems.head(5)[["system", "raw", "z", "n", "cluster"]].to_string(index=False)
     print(top)
     verdict = "OK" if best < TARGET_SECONDS else "TOO SLOW"

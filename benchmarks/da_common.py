@@ -1,4 +1,5 @@
 """Shared set-up of the Direct Assessment benchmarks: a fresh database and a generated dataset."""
+
 import os
 import sys
 import tempfile
@@ -7,9 +8,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-WORDS = ("a man woman boy girl group people dog horse ball car bike guitar kitchen street park river field "
-         "is are plays rides throws cuts cooks runs jumps walks talks holds shows puts takes the on in of with "
-         "red blue small large young old two three then while").split()
+WORDS = (
+    "a man woman boy girl group people dog horse ball car bike guitar kitchen street park river field "
+    "is are plays rides throws cuts cooks runs jumps walks talks holds shows puts takes the on in of with "
+    "red blue small large young old two three then while"
+).split()
 
 
 def setup_django():
@@ -37,13 +40,19 @@ def generate_dataset(name, n_videos, n_systems, seed=0, batch=5000):
     rng = np.random.default_rng(seed)
     dataset = Dataset.objects.create(name=name, description="generated for a benchmark")
     videos = Video.objects.bulk_create(
-        [Video(dataset=dataset, external_id=f"v_{i:08d}", position=i, status=Video.Status.EXTERNAL)
-         for i in range(n_videos)], batch_size=batch)
+        [
+            Video(dataset=dataset, external_id=f"v_{i:08d}", position=i, status=Video.Status.EXTERNAL)
+            for i in range(n_videos)
+        ],
+        batch_size=batch,
+    )
     systems = System.objects.bulk_create(
         [System(dataset=dataset, name=f"System{s:02d}", position=s) for s in range(n_systems)]
-        + [System(dataset=dataset, name="human", is_human=True, position=n_systems)])
+        + [System(dataset=dataset, name="human", is_human=True, position=n_systems)]
+    )
     captions = Caption.objects.bulk_create(
-        [Caption(video=v, system=s) for v in videos for s in systems], batch_size=batch)
+        [Caption(video=v, system=s) for v in videos for s in systems], batch_size=batch
+    )
     words = np.asarray(WORDS)
     sentences = []
     for caption in captions:

@@ -11,6 +11,7 @@ A fresh temporary SQLite database unless DATABASE_URL is set (then the benchmark
 afterwards). Prints the pure planning time (ids and tokens in, HITs out, seeded), the time of the whole service
 (load captions, plan, write HITs and items with bulk_create) and checks that the same seed gives the same plan.
 """
+
 import argparse
 import os
 
@@ -39,21 +40,29 @@ def main():
         dataset, systems = generate_dataset(name, args.videos, args.systems)
     human = systems[-1]
     with timer("create_campaign: load + plan + write"):
-        campaign = campaigns.create_campaign(name=name, dataset=dataset, systems=systems[:-1], human_system=human,
-                                             seed=args.seed)
+        campaign = campaigns.create_campaign(
+            name=name, dataset=dataset, systems=systems[:-1], human_system=human, seed=args.seed
+        )
     with timer("load captions + plan again (no writes)"):
         planned, _ = campaigns.build_plan(campaign)
-    stored = list(Item.objects.filter(hit__campaign=campaign).order_by("hit__number", "position")
-                  .values_list("item_type", "caption_id"))
+    stored = list(
+        Item.objects.filter(hit__campaign=campaign)
+        .order_by("hit__number", "position")
+        .values_list("item_type", "caption_id")
+    )
     replanned = [(item.item_type, item.caption_id) for hit in planned for item in hit.items]
     same = stored == replanned
     n_items = len(stored)
     counts = {t: sum(1 for k, _ in stored if k == t) for t in ("system", "original", "degraded", "repeat")}
-    print(f"  {campaign.hits.count()} HITs, {n_items:,} items {counts}; seed {campaign.seed}; "
-          f"re-planned from the seed: {'identical' if same else 'DIFFERENT'}")
+    print(
+        f"  {campaign.hits.count()} HITs, {n_items:,} items {counts}; seed {campaign.seed}; "
+        f"re-planned from the seed: {'identical' if same else 'DIFFERENT'}"
+    )
     figure = timer.figures["create_campaign: load + plan + write"]
-    print(f"planning a campaign of {args.videos:,} videos x {args.systems} systems: {figure:.2f} s "
-          f"(target < {TARGET_SECONDS:.0f} s): {'OK' if figure < TARGET_SECONDS and same else 'FAILED'}")
+    print(
+        f"planning a campaign of {args.videos:,} videos x {args.systems} systems: {figure:.2f} s "
+        f"(target < {TARGET_SECONDS:.0f} s): {'OK' if figure < TARGET_SECONDS and same else 'FAILED'}"
+    )
     if os.environ.get("DATABASE_URL"):
         Campaign.objects.filter(pk=campaign.pk).delete()
         Dataset.objects.filter(name=name).delete()

@@ -14,6 +14,7 @@ export / import and the FactVC export.
 Runs against a fresh temporary SQLite database unless DATABASE_URL is set (then it uses that database and
 removes what it made afterwards).
 """
+
 import argparse
 import os
 import random
@@ -58,7 +59,9 @@ def noisy_answer(presented, gold, seed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", nargs="?", default=str(REPO.parent / "shared" / "datasets" / "factvc" / "activitynet"))
+    parser.add_argument(
+        "folder", nargs="?", default=str(REPO.parent / "shared" / "datasets" / "factvc" / "activitynet")
+    )
     parser.add_argument("--generate", type=int, metavar="N", help="use a generated folder of N videos instead")
     args = parser.parse_args()
 
@@ -73,14 +76,14 @@ def main():
     from django.db import connection, reset_queries
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from import_factvc import generate_folder
 
     from annotation_site.corpus.models import Dataset
-    from annotation_site.factuality import agreement, aggregation, exports, judgments, projects, raw_labels
+    from annotation_site.factuality import aggregation, agreement, exports, judgments, projects, raw_labels
     from annotation_site.factuality.assignment import next_assignment, presented_captions
     from annotation_site.factuality.models import ErrorSpan, ParagraphLabel, Project, SentenceLabel
     from annotation_site.interchange import formats
     from annotation_site.interchange.services import import_bundle
-    from import_factvc import generate_folder
 
     folder = generate_folder(workdir / "generated", args.generate) if args.generate else Path(args.folder)
     call_command("migrate", verbosity=0)
@@ -88,19 +91,26 @@ def main():
     name = "benchmark-factuality"
     Project.objects.filter(name__in=[name, name + "-copy"]).delete()
     Dataset.objects.filter(name=name).delete()
-    dataset = import_bundle(formats.read_path("factvc", folder, youtube=False), name=name,
-                            source_format="factvc").dataset
+    dataset = import_bundle(
+        formats.read_path("factvc", folder, youtube=False), name=name, source_format="factvc"
+    ).dataset
     gold_set = dataset.label_sets.get()
-    gold = (dict(ParagraphLabel.objects.filter(label_set=gold_set).values_list("caption_id", "score")),
-            dict(SentenceLabel.objects.filter(label_set=gold_set).values_list("sentence_id", "error")), {})
+    gold = (
+        dict(ParagraphLabel.objects.filter(label_set=gold_set).values_list("caption_id", "score")),
+        dict(SentenceLabel.objects.filter(label_set=gold_set).values_list("sentence_id", "error")),
+        {},
+    )
     for sentence_id, start, end in ErrorSpan.objects.filter(sentence_label__label_set=gold_set).values_list(
-            "sentence_label__sentence_id", "start", "end"):
+        "sentence_label__sentence_id", "start", "end"
+    ):
         gold[2].setdefault(sentence_id, []).append((start, end))
 
     started = time.perf_counter()
     project = projects.create_project(projects.ProjectSpec(name=name, dataset=dataset))
-    print(f"create project: {project.project_videos.count()} videos, {project.systems.count()} systems, "
-          f"{time.perf_counter() - started:.3f} s")
+    print(
+        f"create project: {project.project_videos.count()} videos, {project.systems.count()} systems, "
+        f"{time.perf_counter() - started:.3f} s"
+    )
     User = get_user_model()
     annotators = []
     for i in range(3):
@@ -144,18 +154,23 @@ def main():
 
     mark = time.perf_counter()
     run = aggregation.write_label_set(project, aggregation.aggregate_project(project))
-    print(f"aggregate + write label set: {time.perf_counter() - mark:.3f} s ({run.captions} captions, "
-          f"{run.sentences} sentences, {run.spans} spans, {run.errors_without_spans} errors without spans)")
+    print(
+        f"aggregate + write label set: {time.perf_counter() - mark:.3f} s ({run.captions} captions, "
+        f"{run.sentences} sentences, {run.spans} spans, {run.errors_without_spans} errors without spans)"
+    )
     for word_units in ("tokens", "words"):
         mark = time.perf_counter()
         with CaptureQueriesContext(connection) as reporting:
             report = agreement.project_report(project, word_units=word_units)
         summary = agreement.command_summary(agreement.jsonable(report))
-        print(f"agreement report (word units: {word_units}): {time.perf_counter() - mark:.3f} s, "
-              f"{len(reporting)} queries")
+        print(
+            f"agreement report (word units: {word_units}): {time.perf_counter() - mark:.3f} s, {len(reporting)} queries"
+        )
         for level, values in summary.items():
-            print(f"  {level}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                            for k, v in values.items()))
+            print(
+                f"  {level}: "
+                + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items())
+            )
     mark = time.perf_counter()
     text = raw_labels.export_lines(project)
     print(f"raw export: {time.perf_counter() - mark:.3f} s, {text.count(chr(10))} lines, {len(text) / 1e6:.1f} MB")

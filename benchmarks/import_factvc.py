@@ -10,6 +10,7 @@ Target (issue #2): importing the full ActivityNet-Fact annotation takes under 5 
 Runs against a fresh temporary SQLite database unless DATABASE_URL is set (then it uses that database and
 removes the benchmark dataset afterwards). Prints one line per phase and the verdict.
 """
+
 import argparse
 import json
 import os
@@ -50,7 +51,9 @@ def generate_folder(path, n_videos, n_systems=6, seed=0):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", nargs="?", default=str(REPO.parent / "shared" / "datasets" / "factvc" / "activitynet"))
+    parser.add_argument(
+        "folder", nargs="?", default=str(REPO.parent / "shared" / "datasets" / "factvc" / "activitynet")
+    )
     parser.add_argument("--generate", type=int, metavar="N", help="benchmark a generated folder of N videos instead")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()

@@ -11,6 +11,7 @@ work) and the median are printed; the minimum is checked against the target. "CP
 the fastest run (all threads: above the wall time when BLAS runs on both cores), less disturbed by other work than
 the wall time; "load" is the 1-minute load average after the cell.
 """
+
 import argparse
 import os
 import sys
@@ -32,11 +33,13 @@ def synthetic(seed=0):
     rng = np.random.default_rng(seed)
     n = VIDEOS * SYSTEMS
     quality = rng.normal(size=n)
-    frame = pd.DataFrame({
-        "video_id": np.repeat([f"v{i:05d}" for i in range(VIDEOS)], SYSTEMS),
-        "system": np.tile([f"system-{s}" for s in range(SYSTEMS)], VIDEOS),
-        "human": np.clip(np.round(3 + quality + rng.normal(scale=0.8, size=n)), 1, 5),
-    })
+    frame = pd.DataFrame(
+        {
+            "video_id": np.repeat([f"v{i:05d}" for i in range(VIDEOS)], SYSTEMS),
+            "system": np.tile([f"system-{s}" for s in range(SYSTEMS)], VIDEOS),
+            "human": np.clip(np.round(3 + quality + rng.normal(scale=0.8, size=n)), 1, 5),
+        }
+    )
     for k in range(METRICS):
         frame[f"m{k:02d}"] = 0.3 * quality + rng.normal(size=n)
     return frame
@@ -53,8 +56,16 @@ def run(frame, method, group_by, level):
             bootstrap.bootstrap_system(frame, "human", metric, method, counts, videos, epsilon=result.epsilon)
     else:
         results = {m: correlation.segment_correlation(frame, "human", m, method, group_by) for m in metrics}
-        bootstrap.bootstrap_segment_many(frame, "human", metrics, method, group_by, counts, videos,
-                                         epsilons={m: r.epsilon for m, r in results.items()})
+        bootstrap.bootstrap_segment_many(
+            frame,
+            "human",
+            metrics,
+            method,
+            group_by,
+            counts,
+            videos,
+            epsilons={m: r.epsilon for m, r in results.items()},
+        )
     return time.perf_counter() - start, time.process_time() - cpu
 
 
@@ -66,17 +77,24 @@ def main():
     parser.add_argument("--repeat", type=int, default=1, help="runs per cell (min and median are printed)")
     args = parser.parse_args()
     frame = synthetic()
-    print(f"{len(frame):,} captions ({VIDEOS:,} videos x {SYSTEMS} systems), {METRICS} metrics, "
-          f"{RESAMPLES:,} resamples of videos; one human score (1-5); {args.repeat} run(s) per cell; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'method':<12} {'level':<8} {'group by':<9} {'min s':>8} {'median s':>9} {'CPU s':>7} {'load':>5}"
-          f"  target < 10 s")
+    print(
+        f"{len(frame):,} captions ({VIDEOS:,} videos x {SYSTEMS} systems), {METRICS} metrics, "
+        f"{RESAMPLES:,} resamples of videos; one human score (1-5); {args.repeat} run(s) per cell; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"{'method':<12} {'level':<8} {'group by':<9} {'min s':>8} {'median s':>9} {'CPU s':>7} {'load':>5}"
+        f"  target < 10 s"
+    )
 
     def cell(method, group_by, level):
         runs = sorted(run(frame, method, group_by, level) for _ in range(args.repeat))
         best, median = runs[0][0], float(np.median([wall for wall, _ in runs]))
-        print(f"{method:<12} {level:<8} {group_by if level == 'segment' else '-':<9} {best:8.2f} {median:9.2f} "
-              f"{runs[0][1]:7.2f} {os.getloadavg()[0]:5.1f}  {'ok' if best < 10 else 'over'}", flush=True)
+        print(
+            f"{method:<12} {level:<8} {group_by if level == 'segment' else '-':<9} {best:8.2f} {median:9.2f} "
+            f"{runs[0][1]:7.2f} {os.getloadavg()[0]:5.1f}  {'ok' if best < 10 else 'over'}",
+            flush=True,
+        )
 
     for method in args.methods.split(","):
         for group_by in args.groupings.split(","):

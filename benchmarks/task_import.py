@@ -12,6 +12,7 @@ The items are FIFA fact-verification items (20 yes/no questions each, ``--preset
 DATABASE_URL it uses that database and removes what it made afterwards. Prints one line per run and phase,
 the best of the runs, and the verdict.
 """
+
 import argparse
 import json
 import os
@@ -46,8 +47,17 @@ def item_lines(definition, n_items, n_elements, videos, seed=0):
 
 def answer_lines(n_items, n_elements, seed=1):
     rng = random.Random(seed)
-    return "".join(json.dumps({"item_id": f"item-{i:06d}", "model": "Video-LLaVA", "answers": {
-        "answer": [rng.choice(("yes", "no")) for _ in range(n_elements)]}}) + "\n" for i in range(n_items))
+    return "".join(
+        json.dumps(
+            {
+                "item_id": f"item-{i:06d}",
+                "model": "Video-LLaVA",
+                "answers": {"answer": [rng.choice(("yes", "no")) for _ in range(n_elements)]},
+            }
+        )
+        + "\n"
+        for i in range(n_items)
+    )
 
 
 def main():
@@ -76,8 +86,7 @@ def main():
     dataset = Dataset.objects.create(name=name)
     videos = [f"v{i:05d}" for i in range(2000)]
     Video.objects.bulk_create([Video(dataset=dataset, external_id=v, position=i) for i, v in enumerate(videos)])
-    print(f"database: {connection.vendor}; {args.items:,} items x {args.elements} elements per list "
-          f"({args.preset})")
+    print(f"database: {connection.vendor}; {args.items:,} items x {args.elements} elements per list ({args.preset})")
     best = {}
     try:
         for run in range(args.repeat):
@@ -94,15 +103,19 @@ def main():
                 timings["model answers"] = time.perf_counter() - mark
             for key, value in timings.items():
                 best[key] = min(best.get(key, value), value)
-            print(f"run {run + 1}: {counts['items']:,} items, {counts['elements']:,} elements, {len(items) / 1e6:.1f} MB; "
-                  + ", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
+            print(
+                f"run {run + 1}: {counts['items']:,} items, {counts['elements']:,} elements, {len(items) / 1e6:.1f} MB; "
+                + ", ".join(f"{k} {v:.2f} s" for k, v in timings.items())
+            )
             task.delete()
     finally:
         Dataset.objects.filter(name=name).delete()
     print(f"best of {args.repeat}: " + ", ".join(f"{k} {v:.2f} s" for k, v in best.items()))
     seconds = best["items: validate + write"]
-    print(f"target: {args.items:,} items imported under {TARGET_SECONDS:.0f} s -> "
-          f"{'PASS' if seconds < TARGET_SECONDS else 'FAIL'} ({seconds:.2f} s)")
+    print(
+        f"target: {args.items:,} items imported under {TARGET_SECONDS:.0f} s -> "
+        f"{'PASS' if seconds < TARGET_SECONDS else 'FAIL'} ({seconds:.2f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ Environment:
   ``http://s3:9000``); defaults to ``AWS_ENDPOINT_URL_S3``; empty means AWS itself.
 - ``S3_BOOTSTRAP_TIMEOUT``: seconds to keep retrying while the store starts (default 60).
 """
+
 import os
 import sys
 import time

@@ -6,6 +6,7 @@ in production) and ``X-Forwarded-Proto: https``, as the proxy in front would sen
 
 Exit status 0 when healthy, 1 otherwise (what Docker's HEALTHCHECK expects).
 """
+
 import http.client
 import os
 import sys

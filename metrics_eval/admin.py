@@ -24,8 +24,19 @@ class ReportAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "dataset", "campaign", "created_at", "data_hash"]
     list_filter = ["kind", "dataset"]
     list_select_related = ["dataset"]
-    readonly_fields = ["kind", "dataset", "campaign", "parameters", "parameters_hash", "snapshot", "data_hash",
-                       "versions", "result", "created_by", "created_at"]
+    readonly_fields = [
+        "kind",
+        "dataset",
+        "campaign",
+        "parameters",
+        "parameters_hash",
+        "snapshot",
+        "data_hash",
+        "versions",
+        "result",
+        "created_by",
+        "created_at",
+    ]
 
     def has_add_permission(self, request):
         # A report is the output of an analysis (every field is read-only): it is made by the metrics pages,

@@ -4,6 +4,7 @@ For every metric and every human level: the correlation with its bootstrap confi
 videos), the best metric per level, the significance clusters per level, the system-level ranking of each metric
 compared with the people's, and the points for the scatter plots.
 """
+
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -43,8 +44,9 @@ class Parameters:
         if self.test not in TESTS:
             raise ValueError(f"test must be one of {', '.join(TESTS)}")
         if self.test == "williams" and not self.williams_applies:
-            raise ValueError("the Williams test compares Pearson correlations without grouping; use bootstrap or "
-                             "permutation")
+            raise ValueError(
+                "the Williams test compares Pearson correlations without grouping; use bootstrap or permutation"
+            )
         if self.test == "permutation" and self.method == "accuracy_tc":
             raise ValueError("the permutation test is not offered for accuracy_tc; use bootstrap")
 
@@ -72,18 +74,33 @@ def clean(value):
 def _estimates(frame, human, metrics, params, human_system, human_weight, counts, videos):
     """(point estimates, bootstrap samples) of every metric against one human column, on the same resamples."""
     if params.level == "segment":
-        results = {m: correlation.segment_correlation(frame, human, m, params.method, params.group_by)
-                   for m in metrics}
-        samples = bootstrap.bootstrap_segment_many(frame, human, metrics, params.method, params.group_by, counts,
-                                                   videos, epsilons={m: r.epsilon for m, r in results.items()})
+        results = {m: correlation.segment_correlation(frame, human, m, params.method, params.group_by) for m in metrics}
+        samples = bootstrap.bootstrap_segment_many(
+            frame,
+            human,
+            metrics,
+            params.method,
+            params.group_by,
+            counts,
+            videos,
+            epsilons={m: r.epsilon for m, r in results.items()},
+        )
         return results, samples
     results, samples = {}, {}
     for metric in metrics:
-        results[metric] = correlation.system_correlation(frame, human, metric, params.method,
-                                                         human_weight=human_weight,
-                                                         human_system=(human_system or {}).get(human))
-        samples[metric] = bootstrap.bootstrap_system(frame, human, metric, params.method, counts, videos,
-                                                     human_weight=human_weight, epsilon=results[metric].epsilon)
+        results[metric] = correlation.system_correlation(
+            frame, human, metric, params.method, human_weight=human_weight, human_system=(human_system or {}).get(human)
+        )
+        samples[metric] = bootstrap.bootstrap_system(
+            frame,
+            human,
+            metric,
+            params.method,
+            counts,
+            videos,
+            human_weight=human_weight,
+            epsilon=results[metric].epsilon,
+        )
     return results, samples
 
 
@@ -117,8 +134,9 @@ def _pvalue_function(frame, human, params, samples, human_system, human_weight):
                 r_ab = stats.pearson_rows(ma, mb)[0][0]
                 p = significance.williams_test(r_a, r_b, r_ab, len(h), alternative="greater").pvalue
             else:
-                p = significance.permutation_test(h, ma, mb, params.method, group_codes=groups,
-                                                  n_resamples=params.resamples, seed=params.seed).pvalue
+                p = significance.permutation_test(
+                    h, ma, mb, params.method, group_codes=groups, n_resamples=params.resamples, seed=params.seed
+                ).pvalue
         cache[(a, b)] = p if np.isfinite(p) else 1.0
         return cache[(a, b)]
 
@@ -179,15 +197,17 @@ def analyse(frame, humans, metrics, params, *, human_system=None, human_weight=N
         best[human] = [m for m, v in values.items() if finite and np.isfinite(v) and v == max(finite)]
         better = _pvalue_function(frame, human, params, samples, human_system, human_weight)
         clusters[human] = significance.significance_clusters(values, better, params.alpha)
-    return clean({
-        "parameters": params.as_dict(),
-        "humans": list(humans),
-        "metrics": table,
-        "best": best,
-        "clusters": clusters,
-        "systems": _system_block(frame, humans, metrics, human_system, human_weight),
-        "points": _points(frame, humans, metrics),
-    })
+    return clean(
+        {
+            "parameters": params.as_dict(),
+            "humans": list(humans),
+            "metrics": table,
+            "best": best,
+            "clusters": clusters,
+            "systems": _system_block(frame, humans, metrics, human_system, human_weight),
+            "points": _points(frame, humans, metrics),
+        }
+    )
 
 
 def analyse_pairs(frame, metrics, params, tie_credit=0.5):
@@ -199,14 +219,21 @@ def analyse_pairs(frame, metrics, params, tie_credit=0.5):
     values = {m: table[m]["r"] for m in metrics}
     finite = [v for v in values.values() if np.isfinite(v)]
     ranks = significance.significance_clusters(
-        values, lambda a, b: significance.paired_bootstrap_pvalue(samples[a], samples[b]), params.alpha)
-    return clean({
-        "parameters": {**params.as_dict(), "method": "ranking_accuracy", "test": "bootstrap",
-                       "tie_credit": tie_credit},
-        "humans": ["accuracy"],
-        "metrics": {m: {"accuracy": table[m]} for m in metrics},
-        "best": {"accuracy": [m for m, v in values.items() if finite and v == max(finite)]},
-        "clusters": {"accuracy": ranks},
-        "systems": {"human": {}, "metrics": {}, "rankings": {}},
-        "points": {},
-    })
+        values, lambda a, b: significance.paired_bootstrap_pvalue(samples[a], samples[b]), params.alpha
+    )
+    return clean(
+        {
+            "parameters": {
+                **params.as_dict(),
+                "method": "ranking_accuracy",
+                "test": "bootstrap",
+                "tie_credit": tie_credit,
+            },
+            "humans": ["accuracy"],
+            "metrics": {m: {"accuracy": table[m]} for m in metrics},
+            "best": {"accuracy": [m for m, v in values.items() if finite and v == max(finite)]},
+            "clusters": {"accuracy": ranks},
+            "systems": {"human": {}, "metrics": {}, "rankings": {}},
+            "points": {},
+        }
+    )

@@ -1,4 +1,5 @@
 """REST endpoints of metrics_eval (staff only, like every researcher endpoint), thin over services/reports."""
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -7,9 +8,9 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation_site import uploads
 from annotation_site.corpus.models import Dataset
 from annotation_site.safe_json import SafeJSONParser
-from annotation_site import uploads
 
 from . import analysis, correlation, loaders, reports, services, text_metrics
 from .models import Metric, MetricScore, Report
@@ -21,8 +22,7 @@ class MetricSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Metric
-        fields = ["name", "label", "source", "version", "parameters", "origin", "n_scores", "created_at",
-                  "updated_at"]
+        fields = ["name", "label", "source", "version", "parameters", "origin", "n_scores", "created_at", "updated_at"]
 
 
 class MetricListView(generics.ListAPIView):
@@ -57,16 +57,19 @@ class ScoreListView(generics.ListAPIView):
 
     def get_queryset(self):
         dataset = get_object_or_404(Dataset, name=self.kwargs["name"])
-        queryset = (MetricScore.objects.filter(metric__dataset=dataset)
-                    .select_related("metric", "caption__video", "caption__system")
-                    .order_by("metric__name", "caption__video__position", "caption__system__position", "pk"))
+        queryset = (
+            MetricScore.objects.filter(metric__dataset=dataset)
+            .select_related("metric", "caption__video", "caption__system")
+            .order_by("metric__name", "caption__video__position", "caption__system__position", "pk")
+        )
         metric = self.request.query_params.get("metric")
         return queryset.filter(metric__name=metric) if metric else queryset
 
 
 class ComputeSerializer(serializers.Serializer):
-    metrics = serializers.ListField(child=serializers.ChoiceField(choices=list(text_metrics.TEXT_METRICS)),
-                                    allow_empty=False)
+    metrics = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(text_metrics.TEXT_METRICS)), allow_empty=False
+    )
     reference_sets = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
 
@@ -75,23 +78,36 @@ class ComputeView(APIView):
 
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(request=ComputeSerializer, responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT,
-                                                         409: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=ComputeSerializer,
+        responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+    )
     def post(self, request, name):
         dataset = get_object_or_404(Dataset, name=name)
         serializer = ComputeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            job = services.start_compute_job(dataset, serializer.validated_data["metrics"],
-                                             reference_sets=serializer.validated_data["reference_sets"],
-                                             user=request.user)
+            job = services.start_compute_job(
+                dataset,
+                serializer.validated_data["metrics"],
+                reference_sets=serializer.validated_data["reference_sets"],
+                user=request.user,
+            )
         except services.ComputeRunning as exc:  # never two computations of one dataset at once
-            return Response({"detail": str(exc), "job": str(exc.job.pk), "status": exc.job.status,
-                             "url": f"/api/jobs/{exc.job.pk}/"}, status=status.HTTP_409_CONFLICT)
+            return Response(
+                {
+                    "detail": str(exc),
+                    "job": str(exc.job.pk),
+                    "status": exc.job.status,
+                    "url": f"/api/jobs/{exc.job.pk}/",
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
         except services.MetricError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"job": str(job.pk), "status": job.status, "url": f"/api/jobs/{job.pk}/"},
-                        status=status.HTTP_202_ACCEPTED)
+        return Response(
+            {"job": str(job.pk), "status": job.status, "url": f"/api/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED
+        )
 
 
 class ImportSerializer(serializers.Serializer):
@@ -105,8 +121,10 @@ class ImportView(APIView):
 
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": ImportSerializer},
-                   responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request={"multipart/form-data": ImportSerializer},
+        responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
     def post(self, request, name):
         dataset = get_object_or_404(Dataset, name=name)
         serializer = ImportSerializer(data=request.data)
@@ -114,14 +132,20 @@ class ImportView(APIView):
         upload = serializer.validated_data["file"]
         try:
             text = uploads.upload_text(upload)
-            result = services.import_scores(dataset, text, upload.name,
-                                            replace=serializer.validated_data["replace"],
-                                            version=serializer.validated_data.get("version") or None)
+            result = services.import_scores(
+                dataset,
+                text,
+                upload.name,
+                replace=serializer.validated_data["replace"],
+                version=serializer.validated_data.get("version") or None,
+            )
         except uploads.UploadRefused as exc:
             return Response({"detail": f"{exc}; nothing was imported", "problems": [str(exc)]}, status=400)
         except FormatError as exc:
-            return Response({"detail": "invalid file, nothing was imported",
-                             "problems": [str(p) for p in exc.problems]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         return Response({"dataset": dataset.name, "metrics": result.metrics}, status=status.HTTP_201_CREATED)
 
 
@@ -136,24 +160,33 @@ class PairsImportView(APIView):
 
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": PairsImportSerializer},
-                   responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request={"multipart/form-data": PairsImportSerializer},
+        responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
     def post(self, request, name):
         dataset = get_object_or_404(Dataset, name=name)
         serializer = PairsImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:
-            count = services.import_pairs(dataset, uploads.upload_text(upload), upload.name,
-                                          pair_set=serializer.validated_data["pair_set"],
-                                          replace=serializer.validated_data["replace"])
+            count = services.import_pairs(
+                dataset,
+                uploads.upload_text(upload),
+                upload.name,
+                pair_set=serializer.validated_data["pair_set"],
+                replace=serializer.validated_data["replace"],
+            )
         except FormatError as exc:
-            return Response({"detail": "invalid file, nothing was imported",
-                             "problems": [str(p) for p in exc.problems]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         except (services.MetricError, uploads.UploadRefused) as exc:
             return Response({"detail": str(exc), "problems": []}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"pair_set": serializer.validated_data["pair_set"], "pairs": count},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {"pair_set": serializer.validated_data["pair_set"], "pairs": count}, status=status.HTTP_201_CREATED
+        )
 
 
 class CorrelateSerializer(serializers.Serializer):
@@ -171,8 +204,10 @@ class CorrelateSerializer(serializers.Serializer):
     alpha = serializers.FloatField(default=0.05)
     test = serializers.ChoiceField(choices=[""] + list(analysis.TESTS), default="", allow_blank=True)
     include_human = serializers.BooleanField(
-        default=False, help_text="include the captions of human systems (left out by default), scored "
-                                 "leave-one-out against the other references")
+        default=False,
+        help_text="include the captions of human systems (left out by default), scored "
+        "leave-one-out against the other references",
+    )
 
 
 class CorrelateView(APIView):
@@ -181,8 +216,10 @@ class CorrelateView(APIView):
 
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(request=CorrelateSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT,
-                                                           400: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=CorrelateSerializer,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
     def post(self, request, name):
         dataset = get_object_or_404(Dataset, name=name)
         serializer = CorrelateSerializer(data=request.data)
@@ -200,8 +237,18 @@ class ReportSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Report
-        fields = ["id", "kind", "dataset", "campaign", "parameters", "snapshot", "versions", "result", "data_hash",
-                  "created_at"]
+        fields = [
+            "id",
+            "kind",
+            "dataset",
+            "campaign",
+            "parameters",
+            "snapshot",
+            "versions",
+            "result",
+            "data_hash",
+            "created_at",
+        ]
 
 
 class ReportListSerializer(ReportSerializer):

@@ -1,4 +1,5 @@
 """REST endpoints of this app (mounted at /api/metrics/ by annotation_site/urls.py)."""
+
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 

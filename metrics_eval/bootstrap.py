@@ -24,6 +24,7 @@ from those counts without building it:
 The tie-calibrated accuracy keeps the epsilon calibrated on the full data in every resample.
 Percentile intervals (Efron & Tibshirani 1993, ch. 13) ignore resamples where the statistic is undefined.
 """
+
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -57,6 +58,7 @@ def percentile_interval(samples: npt.ArrayLike, confidence: float = 0.95) -> tup
 
 # --- weighted statistics of one group of captions ------------------------------------------------------------
 
+
 def _weighted_pearson_by_video(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Pearson r of the expanded samples, from per-video sums (h and m are centred for accuracy)."""
     n_videos = counts.shape[1]
@@ -71,7 +73,7 @@ def _weighted_pearson_by_video(counts: np.ndarray, vid: np.ndarray, h: np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         vh = shh / n - (sh / n) ** 2
         vm = smm / n - (sm / n) ** 2
-        r = (shm / n - sh * sm / n ** 2) / np.sqrt(vh * vm)
+        r = (shm / n - sh * sm / n**2) / np.sqrt(vh * vm)
     tiny_h, tiny_m = 1e-12 * max(hc.var(), 1e-300), 1e-12 * max(mc.var(), 1e-300)
     r[(n < 2) | ~(vh > tiny_h) | ~(vm > tiny_m)] = np.nan
     return np.clip(r, -1.0, 1.0)
@@ -118,7 +120,7 @@ def _weighted_spearman(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np
     distinct = [bool((np.diff(columns[order, k]) != 0).all()) for k, order in enumerate(orders)]
     out = []
     for start in range(0, counts.shape[0], step):
-        chunk = counts[start:start + step]
+        chunk = counts[start : start + step]
         w = chunk[:, vid]
         n = w.sum(axis=1)
         order_h, ranks_h, ss_h = _sorted_weighted_ranks(h, w)
@@ -221,9 +223,12 @@ def _gram(layout: _Layout, ranks: np.ndarray) -> tuple[sparse.csr_matrix, np.nda
     two captions or more (a value held once only pairs a caption with its own copies, which are not pairs)."""
     repeated = np.bincount(ranks)[ranks] > 1
     values = np.unique(ranks[repeated], return_inverse=True)[1].ravel()
-    return (sparse.csr_matrix((np.ones(len(values)), (values, layout.local[repeated])),
-                              shape=(int(values.max(initial=-1)) + 1, layout.k)),
-            np.bincount(layout.local[repeated], minlength=layout.k).astype(float))
+    return (
+        sparse.csr_matrix(
+            (np.ones(len(values)), (values, layout.local[repeated])), shape=(int(values.max(initial=-1)) + 1, layout.k)
+        ),
+        np.bincount(layout.local[repeated], minlength=layout.k).astype(float),
+    )
 
 
 def _distinct_drawn(layout: _Layout, ranks: np.ndarray, drawn: np.ndarray) -> np.ndarray:
@@ -231,8 +236,7 @@ def _distinct_drawn(layout: _Layout, ranks: np.ndarray, drawn: np.ndarray) -> np
     caption has a value of its own (continuous scores), that is the number of captions of the drawn videos."""
     if int(ranks.max()) + 1 == layout.n:
         return drawn @ layout.sizes
-    presence = sparse.csr_matrix((np.ones(layout.n), (ranks, layout.local)),
-                                 shape=(int(ranks.max()) + 1, layout.k))
+    presence = sparse.csr_matrix((np.ones(layout.n), (ranks, layout.local)), shape=(int(ranks.max()) + 1, layout.k))
     return np.asarray((presence @ np.ascontiguousarray(drawn.T)) > 0).sum(axis=0)
 
 
@@ -250,8 +254,9 @@ def _concordance_matrices(layout: _Layout, rh: np.ndarray, m: np.ndarray, epsilo
     for first, last, rows in layout.video_blocks():
         sh = np.sign(h_cells[rows, None] - h_cells[None, :]) * valid[rows, None]
         if epsilon:  # +1 when m_i - m_j > epsilon, -1 when m_j - m_i > epsilon, else 0
-            sm = ((m_cells[rows, None] >= t_cells[None, :]).astype(np.int16)
-                  - (m_cells[None, :] >= t_cells[rows, None])) * valid[None, :]
+            sm = (
+                (m_cells[rows, None] >= t_cells[None, :]).astype(np.int16) - (m_cells[None, :] >= t_cells[rows, None])
+            ) * valid[None, :]
         else:
             sm = np.sign(m_cells[rows, None] - m_cells[None, :]) * valid[None, :]
         cd[first:last] = layout.video_sums(sh * sm, first, last)
@@ -275,7 +280,7 @@ PAIR_PATH = None
 
 
 def use_sorted_pairs(n_captions: int, n_videos: int) -> bool:
-    return n_captions * max(1.0, np.log2(max(n_captions, 2) / SORTED_BLOCK)) * SORTED_COST < n_videos ** 2
+    return n_captions * max(1.0, np.log2(max(n_captions, 2) / SORTED_BLOCK)) * SORTED_COST < n_videos**2
 
 
 def pair_path(rh: np.ndarray, n_videos: int) -> str:
@@ -296,8 +301,9 @@ def pair_path(rh: np.ndarray, n_videos: int) -> str:
 weighted_inversions = stats.weighted_inversions
 
 
-def sorted_discordant_weight(rh: np.ndarray, m: np.ndarray, rm: np.ndarray, weights: np.ndarray,
-                             epsilon: float | None) -> np.ndarray:
+def sorted_discordant_weight(
+    rh: np.ndarray, m: np.ndarray, rm: np.ndarray, weights: np.ndarray, epsilon: float | None
+) -> np.ndarray:
     """D: the weighted number of pairs of distinct captions with h_i < h_j and m_i - m_j > epsilon (epsilon 0:
     m_i > m_j), per resample. In the order of (h, m), a pair i < j always has h_i <= h_j, and when h_i = h_j
     then m_i <= m_j; so D is the weighted count of pairs i < j in that order with m_i - m_j > epsilon, i.e.
@@ -322,7 +328,7 @@ class _HumanSide:
         self.c = c = counts if every_video else counts[:, layout.videos]
         self.squares = c * c
         self.n_items = c @ layout.sizes
-        self.pairs = 0.5 * (self.n_items ** 2 - self.squares @ layout.sizes)
+        self.pairs = 0.5 * (self.n_items**2 - self.squares @ layout.sizes)
         self.rh = dense_ranks(h)
         self._columns: np.ndarray | None = None
         self._weights: np.ndarray | None = None
@@ -348,9 +354,8 @@ class _HumanSide:
     def weights(self) -> np.ndarray:
         """(captions x resamples); single precision is exact while sums stay below 2^24."""
         if self._weights is None:
-            exact32 = self.n_items.max(initial=0) < 2 ** 24
-            self._weights = np.ascontiguousarray(self.c[:, self.layout.local].T,
-                                                 dtype=np.float32 if exact32 else float)
+            exact32 = self.n_items.max(initial=0) < 2**24
+            self._weights = np.ascontiguousarray(self.c[:, self.layout.local].T, dtype=np.float32 if exact32 else float)
         return self._weights
 
     def drawn(self) -> np.ndarray:
@@ -370,8 +375,15 @@ class _HumanSide:
         return self._captions_drawn
 
 
-def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
-                    epsilon: float | None, side: _HumanSide | None = None) -> np.ndarray:
+def _weighted_pairs(
+    counts: np.ndarray,
+    vid: np.ndarray,
+    h: np.ndarray,
+    m: np.ndarray,
+    method: str,
+    epsilon: float | None,
+    side: _HumanSide | None = None,
+) -> np.ndarray:
     """Kendall tau-b / tau-c / pairwise accuracy of each resample, from quadratic forms in the video counts.
 
     Ties come from sparse Gram matrices: the pairs tied on a value within videos v and u number
@@ -383,7 +395,7 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
     def form(matrix):
         # The products c @ matrix are integers; when every partial sum stays below 2^24 single precision is
         # exact and twice as fast, so it is used then (the final sum is taken in double precision).
-        if np.abs(matrix).max(initial=0) * c.sum(axis=1).max(initial=0) < 2 ** 24:
+        if np.abs(matrix).max(initial=0) * c.sum(axis=1).max(initial=0) < 2**24:
             product = (c.astype(np.float32) @ matrix.astype(np.float32)).astype(float)
         else:
             product = c @ matrix
@@ -424,7 +436,7 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
             all_distinct = int(rm.max(initial=-1)) + 1 == layout.n
             classes_m = side.captions_drawn() if all_distinct else _distinct_drawn(layout, rm, side.drawn())
             classes = np.minimum(side.human_classes(), classes_m)
-            value = 2.0 * cd / (n_items ** 2 * (classes - 1.0) / classes)
+            value = 2.0 * cd / (n_items**2 * (classes - 1.0) / classes)
             value[classes < 2] = np.nan
             return np.where(np.isfinite(value), value, np.nan)
         if th is None:
@@ -436,8 +448,15 @@ def _weighted_pairs(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
     return np.where(np.isfinite(value), value, np.nan)
 
 
-def _weighted_group(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.ndarray, method: str,
-                    epsilon: float | None, sides: dict | None = None) -> np.ndarray:
+def _weighted_group(
+    counts: np.ndarray,
+    vid: np.ndarray,
+    h: np.ndarray,
+    m: np.ndarray,
+    method: str,
+    epsilon: float | None,
+    sides: dict | None = None,
+) -> np.ndarray:
     if method == "pearson":
         return _weighted_pearson_by_video(counts, vid, h, m)
     if method == "spearman":
@@ -453,6 +472,7 @@ def _weighted_group(counts: np.ndarray, vid: np.ndarray, h: np.ndarray, m: np.nd
 
 # --- public entry points --------------------------------------------------------------------------------------
 
+
 def _video_codes(data: pd.DataFrame, videos: Sequence[str]) -> np.ndarray:
     codes = pd.Index(videos).get_indexer(data["video_id"])
     if (codes < 0).any():
@@ -460,9 +480,17 @@ def _video_codes(data: pd.DataFrame, videos: Sequence[str]) -> np.ndarray:
     return codes
 
 
-def bootstrap_segment(frame: pd.DataFrame, human: str, metric: str, method: str, group_by: str,
-                      counts: npt.ArrayLike, videos: Sequence[str], epsilon: float | None = None,
-                      sides: dict | None = None) -> np.ndarray:
+def bootstrap_segment(
+    frame: pd.DataFrame,
+    human: str,
+    metric: str,
+    method: str,
+    group_by: str,
+    counts: npt.ArrayLike,
+    videos: Sequence[str],
+    epsilon: float | None = None,
+    sides: dict | None = None,
+) -> np.ndarray:
     """Bootstrap values (one per resample) of the segment-level correlation of ``metric`` with ``human``.
 
     ``counts`` comes from ``video_resamples(len(videos), ...)``; ``videos`` lists the video ids of its columns.
@@ -497,9 +525,16 @@ def bootstrap_segment(frame: pd.DataFrame, human: str, metric: str, method: str,
         return np.where(defined, stacked, 0.0).sum(axis=0) / defined.sum(axis=0)
 
 
-def bootstrap_segment_many(frame: pd.DataFrame, human: str, metrics: Sequence[str], method: str, group_by: str,
-                           counts: npt.ArrayLike, videos: Sequence[str],
-                           epsilons: dict[str, float | None] | None = None) -> dict[str, np.ndarray]:
+def bootstrap_segment_many(
+    frame: pd.DataFrame,
+    human: str,
+    metrics: Sequence[str],
+    method: str,
+    group_by: str,
+    counts: npt.ArrayLike,
+    videos: Sequence[str],
+    epsilons: dict[str, float | None] | None = None,
+) -> dict[str, np.ndarray]:
     """{metric: bootstrap values} for several metrics against one human column, on the same resamples.
 
     Same values as bootstrap_segment metric by metric; Spearman shares the human side's ranks across metrics
@@ -521,8 +556,12 @@ def bootstrap_segment_many(frame: pd.DataFrame, human: str, metrics: Sequence[st
                 values = _weighted_spearman(counts_f, codes, h, m)
             else:
                 systems = data["system"].to_numpy()
-                stacked = np.stack([_weighted_spearman(counts_f, codes[systems == s], h[systems == s],
-                                                       m[systems == s]) for s in sorted(set(systems))])
+                stacked = np.stack(
+                    [
+                        _weighted_spearman(counts_f, codes[systems == s], h[systems == s], m[systems == s])
+                        for s in sorted(set(systems))
+                    ]
+                )
                 defined = np.isfinite(stacked)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     values = np.where(defined, stacked, 0.0).sum(axis=0) / defined.sum(axis=0)
@@ -531,13 +570,25 @@ def bootstrap_segment_many(frame: pd.DataFrame, human: str, metrics: Sequence[st
         return {metric: results[metric] for metric in metrics}
     counts = np.asarray(counts, dtype=float)
     sides: dict = {}
-    return {metric: bootstrap_segment(frame, human, metric, method, group_by, counts, videos,
-                                      epsilon=epsilons.get(metric), sides=sides) for metric in metrics}
+    return {
+        metric: bootstrap_segment(
+            frame, human, metric, method, group_by, counts, videos, epsilon=epsilons.get(metric), sides=sides
+        )
+        for metric in metrics
+    }
 
 
-def bootstrap_system(frame: pd.DataFrame, human: str, metric: str, method: str, counts: npt.ArrayLike,
-                     videos: Sequence[str], *, human_weight: str | None = None,
-                     epsilon: float | None = None) -> np.ndarray:
+def bootstrap_system(
+    frame: pd.DataFrame,
+    human: str,
+    metric: str,
+    method: str,
+    counts: npt.ArrayLike,
+    videos: Sequence[str],
+    *,
+    human_weight: str | None = None,
+    epsilon: float | None = None,
+) -> np.ndarray:
     """Bootstrap values of the system-level correlation: per resample, each system's mean scores over the
     captions of the drawn videos (the human mean weighted by ``human_weight`` if given)."""
     correlation.check_method(method)

@@ -12,6 +12,7 @@ style of ``annotation_site.figure_style`` (8.5 cm, text at 7 pt or more, heights
 
 Each figure function is pure: a report (``.result``, ``.snapshot``) in, a figure out.
 """
+
 import math
 
 import numpy as np
@@ -76,8 +77,7 @@ def correlations(report):
                     best.append((max(ends) if value >= 0 else min(ends), ys[-1]))
             color = PALETTE[j % len(PALETTE)]
             # light bars so the interval drawn over them stays visible in print
-            axes.barh(ys, values, height * 0.9, color=color, alpha=0.45, edgecolor=color, linewidth=0.6,
-                      label=human)
+            axes.barh(ys, values, height * 0.9, color=color, alpha=0.45, edgecolor=color, linewidth=0.6, label=human)
             axes.hlines(ys, lows, highs, color="#111111", linewidth=0.9)
             axes.scatter(lows + highs, ys + ys, marker="|", s=12, color="#111111", linewidths=0.9, zorder=3)
             stars += best
@@ -85,8 +85,16 @@ def correlations(report):
         pad = 0.1 * max(high_x - low_x, 0.1)
         axes.set_xlim(low_x - (pad if low_x < 0 else 0), high_x + pad)
         if stars:  # beside the end of the interval, not on it
-            axes.scatter([x + (0.4 if x >= 0 else -0.4) * pad for x, _ in stars], [y for _, y in stars],
-                         marker="*", s=30, color="#222222", zorder=4, label="best", clip_on=False)
+            axes.scatter(
+                [x + (0.4 if x >= 0 else -0.4) * pad for x, _ in stars],
+                [y for _, y in stars],
+                marker="*",
+                s=30,
+                color="#222222",
+                zorder=4,
+                label="best",
+                clip_on=False,
+            )
         axes.axvline(0, color="#888888", linewidth=0.6)
         axes.set_yticks(range(len(metrics)), names)
         axes.set_ylim(len(metrics) - 0.5, -0.5)
@@ -110,8 +118,7 @@ def _fit_line(axes, x, y):
 
 
 def _overlaps(box, boxes):
-    return any(box.x0 < other.x1 and other.x0 < box.x1 and box.y0 < other.y1 and other.y0 < box.y1
-               for other in boxes)
+    return any(box.x0 < other.x1 and other.x0 < box.x1 and box.y0 < other.y1 and other.y0 < box.y1 for other in boxes)
 
 
 def _name_points(axes, names, x, y):
@@ -127,9 +134,16 @@ def _name_points(axes, names, x, y):
     centres = [axes.transData.transform((xi, yi)) for xi, yi in zip(x, y) if np.isfinite(xi) and np.isfinite(yi)]
     placed = [Bbox.from_extents(cx - radius, cy - radius, cx + radius, cy + radius) for cx, cy in centres]
     missing = 0
-    offsets = [((4, 2.5), "left", "bottom"), ((-4, 2.5), "right", "bottom"), ((4, -2.5), "left", "top"),
-               ((-4, -2.5), "right", "top"), ((4.5, 0), "left", "center"), ((-4.5, 0), "right", "center"),
-               ((0, 4), "center", "bottom"), ((0, -4), "center", "top")]
+    offsets = [
+        ((4, 2.5), "left", "bottom"),
+        ((-4, 2.5), "right", "bottom"),
+        ((4, -2.5), "left", "top"),
+        ((-4, -2.5), "right", "top"),
+        ((4.5, 0), "left", "center"),
+        ((-4.5, 0), "right", "center"),
+        ((0, 4), "center", "bottom"),
+        ((0, -4), "center", "top"),
+    ]
     for name, xi, yi in sorted(zip(names, x, y), key=lambda item: -item[2]):
         if not (np.isfinite(xi) and np.isfinite(yi)):
             continue
@@ -143,9 +157,17 @@ def _name_points(axes, names, x, y):
             inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
             if inside and not _overlaps(box, placed):
                 placed.append(box)
-                text = axes.annotate(label, (xi, yi), xytext=(dx, dy), textcoords="offset points", ha=ha,
-                                     va=va, fontsize=size, annotation_clip=False,
-                                     path_effects=[withStroke(linewidth=2, foreground="white")])
+                text = axes.annotate(
+                    label,
+                    (xi, yi),
+                    xytext=(dx, dy),
+                    textcoords="offset points",
+                    ha=ha,
+                    va=va,
+                    fontsize=size,
+                    annotation_clip=False,
+                    path_effects=[withStroke(linewidth=2, foreground="white")],
+                )
                 text.set_in_layout(False)
                 break
         else:
@@ -173,8 +195,9 @@ def scatter(report):
                 continue
             metric, human = pairs[k]
             if system_level:
-                names = sorted(set(systems.get("human", {}).get(human, {}))
-                               & set(systems.get("metrics", {}).get(metric, {})))
+                names = sorted(
+                    set(systems.get("human", {}).get(human, {})) & set(systems.get("metrics", {}).get(metric, {}))
+                )
                 x = np.array([systems["human"][human][s] for s in names], dtype=float)
                 y = np.array([systems["metrics"][metric][s] for s in names], dtype=float)
                 axes.scatter(x, y, s=fs.SYSTEM_AREA, color=PALETTE[0], zorder=3)
@@ -224,8 +247,15 @@ def _rank_block(axes, comparison_of, metrics, order, names, labels):
                 bad = system in comparison["inconsistent"]
                 fill, colour = (INCONSISTENT_FILL, INCONSISTENT) if bad else (CONSISTENT_FILL, "black")
             axes.add_patch(Rectangle((c - 0.45, r - 0.42), 0.9, 0.84, facecolor=fill, edgecolor="none"))
-            axes.text(c, r, "–" if rank is None else str(rank), ha="center", va="center", color=colour,
-                      fontweight="bold" if colour == INCONSISTENT else "normal")
+            axes.text(
+                c,
+                r,
+                "–" if rank is None else str(rank),
+                ha="center",
+                va="center",
+                color=colour,
+                fontweight="bold" if colour == INCONSISTENT else "normal",
+            )
         if metric != "people":
             axes.text(c, rows + 0.15, str(len(comparison_of[metric]["inverted_pairs"])), ha="center", va="center")
     axes.axhline(rows - 0.5 + 0.1, color="#5b6573", linewidth=0.6)
@@ -237,12 +267,12 @@ def _rank_block(axes, comparison_of, metrics, order, names, labels):
     widest = max(fs.text_width(line) for name in names + ["inverted pairs"] for line in name.split("\n"))
     cell = (fs.COLUMN_PT - widest - 24) / len(columns) - 3
     across = [fs.fit_label(labels[m], cell, lines=3) for m in metrics]
-    if all("…" not in text or "…" in labels[m] for text, m in zip(across, metrics)) and \
-            fs.text_width("people") <= cell:
+    if all("…" not in text or "…" in labels[m] for text, m in zip(across, metrics)) and fs.text_width("people") <= cell:
         axes.set_xticks(range(len(columns)), ["people"] + across)
     else:
-        axes.set_xticks(range(len(columns)), ["people"] + [fs.fit_label(labels[m], 100, lines=1) for m in metrics],
-                        rotation=90)
+        axes.set_xticks(
+            range(len(columns)), ["people"] + [fs.fit_label(labels[m], 100, lines=1) for m in metrics], rotation=90
+        )
     axes.tick_params(length=0)
     for side in ("left", "bottom", "top", "right"):
         axes.spines[side].set_visible(False)
@@ -264,15 +294,17 @@ def ranking(report, human=None):
         names = fs.fit_labels(order, NAME_WIDTH_PT)
         cell_pt = max(fs.text_width(str(len(order))) + 5, 1.17 * fs.FONT_PT + 4)
         per_block = max(1, int((fs.COLUMN_PT - NAME_WIDTH_PT - 20) // cell_pt) - 1)  # metrics beside "people"
-        blocks = [metrics[i:i + per_block] for i in range(0, len(metrics), per_block)]
+        blocks = [metrics[i : i + per_block] for i in range(0, len(metrics), per_block)]
         rows = len(order) + 1
         block_inches = rows * fs.row_height_inches(fs.label_lines(names)) + 0.9
         figure = fs.new_figure(0.4 + len(blocks) * block_inches)
         grid = figure.subplots(len(blocks), 1, squeeze=False)[:, 0]
         for axes, block in zip(grid, blocks):
             _rank_block(axes, rankings, block, order, names, labels)
-        fs.set_title(figure, f"System ranking by human {human} score (people) and by each metric; red: ordered "
-                             "against the people")
+        fs.set_title(
+            figure,
+            f"System ranking by human {human} score (people) and by each metric; red: ordered against the people",
+        )
         roomy = rows * fs.row_height_inches(2) / 1.15  # rows no tighter than two-line names need
         return fs.grow_to_fit(figure, extra={axes: roomy for axes in grid})
 

@@ -17,6 +17,7 @@ Methods: ``pearson``, ``spearman``, ``kendall_b``, ``kendall_c``, ``accuracy`` (
 acc_eq) and ``accuracy_tc`` (acc_eq after tie calibration; the calibrated epsilon is reported); see
 ``metrics_eval.stats`` for the definitions and sources.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,12 +107,14 @@ def system_means(frame, human, metric, *, human_weight=None):
     the captions that have both. Returns a DataFrame indexed by system with columns ``human`` and ``metric``."""
     data = frame.loc[frame[human].notna() & frame[metric].notna()]
     weights = data[human_weight].to_numpy(dtype=float) if human_weight else np.ones(len(data))
-    grouped = pd.DataFrame({
-        "system": data["system"].to_numpy(),
-        "hw": data[human].to_numpy(dtype=float) * weights,
-        "w": weights,
-        "metric": data[metric].to_numpy(dtype=float),
-    }).groupby("system", sort=True)
+    grouped = pd.DataFrame(
+        {
+            "system": data["system"].to_numpy(),
+            "hw": data[human].to_numpy(dtype=float) * weights,
+            "w": weights,
+            "metric": data[metric].to_numpy(dtype=float),
+        }
+    ).groupby("system", sort=True)
     sums = grouped.sum()
     return pd.DataFrame({"human": sums["hw"] / sums["w"], "metric": grouped["metric"].mean()})
 

@@ -1,4 +1,5 @@
 """Forms of the metric pages (thin: the choices come from the dataset; checks live in analysis.Parameters)."""
+
 from django import forms
 
 from . import correlation, text_metrics
@@ -11,18 +12,26 @@ class ReportForm(forms.Form):
     labels = forms.ChoiceField(label="Label set", required=False)
     metrics = forms.MultipleChoiceField(label="Metrics", required=False, widget=forms.CheckboxSelectMultiple)
     method = forms.ChoiceField(label="Method", choices=list(correlation.METHODS.items()), initial="pearson")
-    level = forms.ChoiceField(label="Level", choices=[("segment", "segment (captions)"), ("system", "system")],
-                              initial="segment")
-    group_by = forms.ChoiceField(label="Group by", initial="none", choices=[
-        ("none", "no grouping"), ("video", "video (systems' captions of one video)"), ("system", "system")])
+    level = forms.ChoiceField(
+        label="Level", choices=[("segment", "segment (captions)"), ("system", "system")], initial="segment"
+    )
+    group_by = forms.ChoiceField(
+        label="Group by",
+        initial="none",
+        choices=[("none", "no grouping"), ("video", "video (systems' captions of one video)"), ("system", "system")],
+    )
     resamples = forms.IntegerField(label="Bootstrap resamples", min_value=10, max_value=100_000, initial=1000)
-    seed = forms.IntegerField(label="Seed", min_value=0, max_value=2 ** 31 - 1, initial=0)
+    seed = forms.IntegerField(label="Seed", min_value=0, max_value=2**31 - 1, initial=0)
     confidence = forms.FloatField(label="Confidence", min_value=0.5, max_value=0.999, initial=0.95)
-    test = forms.ChoiceField(label="Significance test", required=False, initial="",
-                             choices=[("", "default (Williams for Pearson, else bootstrap)")] +
-                                     [(t, t) for t in TESTS])
+    test = forms.ChoiceField(
+        label="Significance test",
+        required=False,
+        initial="",
+        choices=[("", "default (Williams for Pearson, else bootstrap)")] + [(t, t) for t in TESTS],
+    )
     include_human = forms.BooleanField(
-        label="Include human systems (scored leave-one-out against the other references)", required=False)
+        label="Include human systems (scored leave-one-out against the other references)", required=False
+    )
 
     def __init__(self, data=None, *, label_sets=(), metric_names=()):
         if data is not None:  # a link may give only some parameters: show the others at their defaults
@@ -39,8 +48,10 @@ class ReportForm(forms.Form):
     def analysis_kwargs(self):
         """Parameters for analysis.Parameters (the initial values where the form was not submitted)."""
         data = self.cleaned_data if self.is_bound else {}
-        return {key: (data.get(key) if data.get(key) not in (None, "") else self.fields[key].initial)
-                for key in ("method", "level", "group_by", "resamples", "seed", "confidence", "test")}
+        return {
+            key: (data.get(key) if data.get(key) not in (None, "") else self.fields[key].initial)
+            for key in ("method", "level", "group_by", "resamples", "seed", "confidence", "test")
+        }
 
     def human_included(self):
         return bool(self.is_bound and self.cleaned_data.get("include_human"))
@@ -48,11 +59,14 @@ class ReportForm(forms.Form):
 
 class ComputeForm(forms.Form):
     metrics = forms.MultipleChoiceField(
-        label="Metrics to compute", widget=forms.CheckboxSelectMultiple,
+        label="Metrics to compute",
+        widget=forms.CheckboxSelectMultiple,
         choices=[(name, spec.label) for name, spec in text_metrics.TEXT_METRICS.items()],
-        initial=["bleu4", "meteor", "rouge_l", "cider"])
-    reference_sets = forms.MultipleChoiceField(label="Reference sets (all when none is chosen)", required=False,
-                                               widget=forms.CheckboxSelectMultiple)
+        initial=["bleu4", "meteor", "rouge_l", "cider"],
+    )
+    reference_sets = forms.MultipleChoiceField(
+        label="Reference sets (all when none is chosen)", required=False, widget=forms.CheckboxSelectMultiple
+    )
 
     def __init__(self, data=None, *, reference_sets=()):
         super().__init__(data)

@@ -15,6 +15,7 @@ same.
 Direct Assessment: the per-caption mean z and raw scores of a campaign (``assessment.results.caption_scores``)
 and the per-system scores (``system_scores``).
 """
+
 import numpy as np
 import pandas as pd
 
@@ -33,21 +34,23 @@ def factuality_scores(paragraphs, sentences, spans):
     ``spans``: [label_id, start, end]. Returns a DataFrame indexed by caption_id with the columns
     paragraph, sentence and word (NaN where a caption has no such label).
     """
-    paragraph = pd.Series(paragraphs["score"].to_numpy(dtype=float), index=paragraphs["caption_id"].to_numpy(),
-                          name="paragraph")
+    paragraph = pd.Series(
+        paragraphs["score"].to_numpy(dtype=float), index=paragraphs["caption_id"].to_numpy(), name="paragraph"
+    )
     marked = {}
     for label_id, start, end in spans[["label_id", "start", "end"]].itertuples(index=False):
         marked.setdefault(label_id, set()).update(range(start, end))
     rows = []
     for label_id, caption_id, error, tokens in sentences[["label_id", "caption_id", "error", "tokens"]].itertuples(
-            index=False):
+        index=False
+    ):
         inside = marked.get(label_id, ())
         words = [i for i, token in enumerate(tokens) if is_word(token)]
         rows.append((caption_id, bool(error), len(words), sum(1 for i in words if i in inside)))
     per_sentence = pd.DataFrame(rows, columns=["caption_id", "error", "words", "error_words"])
     per_caption = per_sentence.groupby("caption_id").agg(
-        sentences=("error", "size"), errors=("error", "sum"), words=("words", "sum"),
-        error_words=("error_words", "sum"))
+        sentences=("error", "size"), errors=("error", "sum"), words=("words", "sum"), error_words=("error_words", "sum")
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         sentence = 1.0 - per_caption["errors"] / per_caption["sentences"]
         word = 1.0 - per_caption["error_words"] / per_caption["words"].where(per_caption["words"] > 0)
@@ -75,8 +78,13 @@ def select_human_systems(frame, metrics, *, include=False, valid=()):
     """
     is_human = frame["is_human"].astype(bool).to_numpy() if "is_human" in frame else np.zeros(len(frame), bool)
     systems = sorted(frame.loc[is_human, "system"].unique()) if is_human.any() else []
-    description = {"systems": systems, "captions": int(is_human.sum()), "included": bool(include and systems),
-                   "metrics_with_them": [], "metrics_without_them": []}
+    description = {
+        "systems": systems,
+        "captions": int(is_human.sum()),
+        "included": bool(include and systems),
+        "metrics_with_them": [],
+        "metrics_without_them": [],
+    }
     if not include:
         frame = frame.loc[~is_human]
     elif systems:

@@ -2,6 +2,7 @@
 
 Every function here issues a fixed number of queries whatever the size of the dataset.
 """
+
 import pandas as pd
 from django.db.models import Count
 
@@ -19,9 +20,11 @@ class HumanScoresUnavailable(Exception):
 def captions(dataset):
     """[caption_id, video_id, system, is_human] in dataset order (videos, then systems); ``is_human``: the
     caption belongs to a human system (a set of human captions, e.g. made from a reference set)."""
-    rows = (Caption.objects.filter(video__dataset=dataset)
-            .order_by("video__position", "video__external_id", "system__position", "system__name")
-            .values_list("pk", "video__external_id", "system__name", "system__is_human"))
+    rows = (
+        Caption.objects.filter(video__dataset=dataset)
+        .order_by("video__position", "video__external_id", "system__position", "system__name")
+        .values_list("pk", "video__external_id", "system__name", "system__is_human")
+    )
     frame = pd.DataFrame(list(rows), columns=["caption_id", "video_id", "system", "is_human"])
     frame["is_human"] = frame["is_human"].astype(bool)
     return frame
@@ -30,8 +33,11 @@ def captions(dataset):
 def caption_texts(dataset):
     """{caption_id: text}, the caption's sentences joined by spaces."""
     texts = {}
-    for caption_id, text in (Sentence.objects.filter(caption__video__dataset=dataset)
-                             .order_by("caption_id", "index").values_list("caption_id", "text")):
+    for caption_id, text in (
+        Sentence.objects.filter(caption__video__dataset=dataset)
+        .order_by("caption_id", "index")
+        .values_list("caption_id", "text")
+    ):
         texts[caption_id] = f"{texts[caption_id]} {text}" if caption_id in texts else text
     return texts
 
@@ -43,7 +49,8 @@ def references(dataset, reference_sets=None):
         queryset = queryset.filter(reference_set__in=reference_sets)
     grouped = {}
     for video_id, text in queryset.order_by("video__position", "video__external_id", "reference_set").values_list(
-            "video__external_id", "text"):
+        "video__external_id", "text"
+    ):
         grouped.setdefault(video_id, []).append(text)
     return grouped
 
@@ -54,15 +61,20 @@ def references_with_sets(dataset, reference_sets=None):
     if reference_sets:
         queryset = queryset.filter(reference_set__in=reference_sets)
     grouped = {}
-    for video_id, reference_set, text in (queryset.order_by("video__position", "video__external_id", "reference_set")
-                                          .values_list("video__external_id", "reference_set", "text")):
+    for video_id, reference_set, text in queryset.order_by(
+        "video__position", "video__external_id", "reference_set"
+    ).values_list("video__external_id", "reference_set", "text"):
         grouped.setdefault(video_id, []).append((reference_set, text))
     return grouped
 
 
 def reference_sets(dataset):
-    return list(Reference.objects.filter(video__dataset=dataset).order_by("reference_set")
-                .values_list("reference_set", flat=True).distinct())
+    return list(
+        Reference.objects.filter(video__dataset=dataset)
+        .order_by("reference_set")
+        .values_list("reference_set", flat=True)
+        .distinct()
+    )
 
 
 def metrics(dataset):
@@ -72,8 +84,9 @@ def metrics(dataset):
 
 def metric_scores(dataset, names):
     """Wide DataFrame indexed by caption_id, one column per metric name (in the order given)."""
-    rows = (MetricScore.objects.filter(metric__dataset=dataset, metric__name__in=list(names))
-            .values_list("caption_id", "metric__name", "score"))
+    rows = MetricScore.objects.filter(metric__dataset=dataset, metric__name__in=list(names)).values_list(
+        "caption_id", "metric__name", "score"
+    )
     long = pd.DataFrame(list(rows), columns=["caption_id", "metric", "score"])
     wide = long.pivot(index="caption_id", columns="metric", values="score") if len(long) else pd.DataFrame()
     return wide.reindex(columns=list(names)).astype(float)
@@ -95,13 +108,26 @@ def label_set(dataset, name=None):
 
 def factuality(label_set_obj):
     """Per-caption paragraph / sentence / word scores of a label set (three queries)."""
-    paragraphs = pd.DataFrame(list(ParagraphLabel.objects.filter(label_set=label_set_obj)
-                                   .values_list("caption_id", "score")), columns=["caption_id", "score"])
-    sentences = pd.DataFrame(list(SentenceLabel.objects.filter(label_set=label_set_obj).values_list(
-        "pk", "sentence__caption_id", "error", "sentence__tokens")),
-        columns=["label_id", "caption_id", "error", "tokens"])
-    spans = pd.DataFrame(list(ErrorSpan.objects.filter(sentence_label__label_set=label_set_obj)
-                              .values_list("sentence_label_id", "start", "end")), columns=["label_id", "start", "end"])
+    paragraphs = pd.DataFrame(
+        list(ParagraphLabel.objects.filter(label_set=label_set_obj).values_list("caption_id", "score")),
+        columns=["caption_id", "score"],
+    )
+    sentences = pd.DataFrame(
+        list(
+            SentenceLabel.objects.filter(label_set=label_set_obj).values_list(
+                "pk", "sentence__caption_id", "error", "sentence__tokens"
+            )
+        ),
+        columns=["label_id", "caption_id", "error", "tokens"],
+    )
+    spans = pd.DataFrame(
+        list(
+            ErrorSpan.objects.filter(sentence_label__label_set=label_set_obj).values_list(
+                "sentence_label_id", "start", "end"
+            )
+        ),
+        columns=["label_id", "start", "end"],
+    )
     return human.factuality_scores(paragraphs, sentences, spans)
 
 
@@ -116,7 +142,8 @@ def da_campaign(name):
     except ImportError as exc:
         raise HumanScoresUnavailable(
             f"Direct Assessment results are not available in this installation ({exc}); they come with the "
-            "assessment app (assessment/results.py)") from None
+            "assessment app (assessment/results.py)"
+        ) from None
     campaign = Campaign.objects.select_related("dataset").filter(name=name).first()
     if campaign is None:
         raise HumanScoresUnavailable(f"no DA campaign named {name!r}")
@@ -124,12 +151,16 @@ def da_campaign(name):
 
 
 def pair_sets(dataset):
-    return list(CaptionPair.objects.filter(dataset=dataset).order_by("pair_set")
-                .values_list("pair_set", flat=True).distinct())
+    return list(
+        CaptionPair.objects.filter(dataset=dataset).order_by("pair_set").values_list("pair_set", flat=True).distinct()
+    )
 
 
 def caption_pairs(dataset, pair_set):
     """[video_id, correct_id, foil_id] of a pair set."""
-    rows = (CaptionPair.objects.filter(dataset=dataset, pair_set=pair_set).order_by("id")
-            .values_list("correct__video__external_id", "correct_id", "foil_id"))
+    rows = (
+        CaptionPair.objects.filter(dataset=dataset, pair_set=pair_set)
+        .order_by("id")
+        .values_list("correct__video__external_id", "correct_id", "foil_id")
+    )
     return pd.DataFrame(list(rows), columns=["video_id", "correct_id", "foil_id"])

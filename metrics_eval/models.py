@@ -5,6 +5,7 @@ is its score for one caption. A Report is one correlation analysis as it was com
 snapshot of the data it used (counts and hashes), the package versions and the result, so a researcher can cite
 it and anyone can check whether the data changed since.
 """
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
@@ -24,8 +25,11 @@ class Metric(models.Model):
         COMPUTED = "computed"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="metrics")
-    name = models.CharField(max_length=60, validators=[METRIC_NAME],
-                            help_text="Short name used on the command line and in the API, e.g. bleu4, emscore.")
+    name = models.CharField(
+        max_length=60,
+        validators=[METRIC_NAME],
+        help_text="Short name used on the command line and in the API, e.g. bleu4, emscore.",
+    )
     label = models.CharField(max_length=100, blank=True, help_text="Display name, e.g. CIDEr-D.")
     source = models.CharField(max_length=10, choices=Source.choices)
     version = models.CharField(max_length=200, blank=True, help_text="Implementation and version of the metric.")

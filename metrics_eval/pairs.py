@@ -6,6 +6,7 @@ at random; 0 counts ties as errors, as a strict ">" does). Pure functions over a
 ``video_id`` and, per metric, the columns ``<metric>:correct`` and ``<metric>:foil``. Confidence intervals
 resample videos, like the correlations.
 """
+
 import numpy as np
 import pandas as pd
 

@@ -4,6 +4,7 @@ with the snapshot of the data (counts and hashes), the parameters and the packag
 A report with the same parameters over identical data is reused rather than computed again (the data hash
 covers every caption key, human score and metric score, and each metric's version and parameters).
 """
+
 import hashlib
 import io
 import json
@@ -61,9 +62,16 @@ def _frame_digest(frame, columns):
 
 def _metric_info(metric_rows, names):
     by_name = {m.name: m for m in metric_rows}
-    return {name: {"label": by_name[name].display_name, "source": by_name[name].source,
-                   "version": by_name[name].version, "parameters": by_name[name].parameters,
-                   "origin": by_name[name].origin} for name in names}
+    return {
+        name: {
+            "label": by_name[name].display_name,
+            "source": by_name[name].source,
+            "version": by_name[name].version,
+            "parameters": by_name[name].parameters,
+            "origin": by_name[name].origin,
+        }
+        for name in names
+    }
 
 
 def snapshot(frame, humans, metrics, metric_info, extra=None):
@@ -76,18 +84,20 @@ def snapshot(frame, humans, metrics, metric_info, extra=None):
         "metric_definitions": _digest(json.dumps(metric_info, sort_keys=True, default=str)),
     }
     hashes["data"] = _digest(json.dumps(hashes, sort_keys=True))
-    return analysis.clean({
-        "counts": {
-            "captions": int(len(frame)),
-            "videos": int(frame["video_id"].nunique()) if len(frame) else 0,
-            "systems": int(frame["system"].nunique()) if len(frame) else 0,
-            "human": {h: int(frame[h].notna().sum()) for h in humans},
-            "scores": {m: int(frame[m].notna().sum()) for m in metrics},
-        },
-        "hashes": hashes,
-        "metrics": metric_info,
-        **(extra or {}),
-    })
+    return analysis.clean(
+        {
+            "counts": {
+                "captions": int(len(frame)),
+                "videos": int(frame["video_id"].nunique()) if len(frame) else 0,
+                "systems": int(frame["system"].nunique()) if len(frame) else 0,
+                "human": {h: int(frame[h].notna().sum()) for h in humans},
+                "scores": {m: int(frame[m].notna().sum()) for m in metrics},
+            },
+            "hashes": hashes,
+            "metrics": metric_info,
+            **(extra or {}),
+        }
+    )
 
 
 def _choose_metrics(metric_rows, names):
@@ -98,30 +108,40 @@ def _choose_metrics(metric_rows, names):
         return available
     unknown = [n for n in names if n not in available]
     if unknown:
-        raise ValueError(f"no scores for metric(s) {', '.join(unknown)} in this dataset"
-                         f" (it has: {', '.join(available) or 'none'})")
+        raise ValueError(
+            f"no scores for metric(s) {', '.join(unknown)} in this dataset (it has: {', '.join(available) or 'none'})"
+        )
     return list(names)
 
 
 def _store(kind, dataset, parameters, snap, result, user, campaign=""):
     parameters_hash = _digest(json.dumps(parameters, sort_keys=True))
-    existing = Report.objects.filter(kind=kind, dataset=dataset, parameters_hash=parameters_hash,
-                                     data_hash=snap["hashes"]["data"]).first()
+    existing = Report.objects.filter(
+        kind=kind, dataset=dataset, parameters_hash=parameters_hash, data_hash=snap["hashes"]["data"]
+    ).first()
     if existing is not None:
         return existing, False
     if callable(result):
         result = result()
-    report = Report.objects.create(kind=kind, dataset=dataset, campaign=campaign, parameters=parameters,
-                                   parameters_hash=parameters_hash, snapshot=snap, data_hash=snap["hashes"]["data"],
-                                   versions=versions(), result=result, created_by=user)
+    report = Report.objects.create(
+        kind=kind,
+        dataset=dataset,
+        campaign=campaign,
+        parameters=parameters,
+        parameters_hash=parameters_hash,
+        snapshot=snap,
+        data_hash=snap["hashes"]["data"],
+        versions=versions(),
+        result=result,
+        created_by=user,
+    )
     return report, True
 
 
 def _human_systems(frame, metric_rows, names, include_human):
     """The frame without (or, when asked, with valid scores of) the human systems' captions, and what was done;
     see human.select_human_systems."""
-    valid = {m.name for m in metric_rows
-             if (m.parameters or {}).get("human_captions") in services.HUMAN_SCORING_VALID}
+    valid = {m.name for m in metric_rows if (m.parameters or {}).get("human_captions") in services.HUMAN_SCORING_VALID}
     return human.select_human_systems(frame, names, include=include_human, valid=valid)
 
 
@@ -132,13 +152,20 @@ def describe_human_systems(description):
     systems = ", ".join(description["systems"])
     count = description["captions"]
     if not description["included"]:
-        return (f"Human system {systems} ({count} captions) left out: its captions are references and would be "
-                "scored against themselves (include it explicitly to score it leave-one-out).")
-    text = (f"Human system {systems} ({count} captions) included, scored leave-one-out against the other "
-            "references (never the reference a caption is)")
+        return (
+            f"Human system {systems} ({count} captions) left out: its captions are references and would be "
+            "scored against themselves (include it explicitly to score it leave-one-out)."
+        )
+    text = (
+        f"Human system {systems} ({count} captions) included, scored leave-one-out against the other "
+        "references (never the reference a caption is)"
+    )
     if description.get("metrics_without_them"):
-        text += ("; left out for " + ", ".join(description["metrics_without_them"])
-                 + " (its scores of human captions are not known to be leave-one-out or reference-free)")
+        text += (
+            "; left out for "
+            + ", ".join(description["metrics_without_them"])
+            + " (its scores of human captions are not known to be leave-one-out or reference-free)"
+        )
     return text + "."
 
 
@@ -147,28 +174,50 @@ def _with_human_systems(compute, description):
         result = compute()
         result["human_systems"] = description
         return result
+
     return run
 
 
-def factuality_report(dataset, *, label_set=None, metrics=None, params=None, user=None, progress=None,
-                      include_human=False):
+def factuality_report(
+    dataset, *, label_set=None, metrics=None, params=None, user=None, progress=None, include_human=False
+):
     """(report, created) for the correlation of the dataset's metrics with a factuality label set. Captions of
     human systems are left out unless ``include_human`` (then scored leave-one-out)."""
     params = params or analysis.Parameters()
     labels = loaders.label_set(dataset, label_set)
     metric_rows = loaders.metrics(dataset)
     names = _choose_metrics(metric_rows, metrics)
-    frame = human.analysis_frame(loaders.captions(dataset), loaders.factuality(labels),
-                                 loaders.metric_scores(dataset, names))
+    frame = human.analysis_frame(
+        loaders.captions(dataset), loaders.factuality(labels), loaders.metric_scores(dataset, names)
+    )
     frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
     humans = list(human.FACTUALITY_LEVELS)
-    parameters = {"kind": "factuality", "dataset": dataset.name, "label_set": labels.name, "metrics": names,
-                  "include_human": bool(include_human), **params.as_dict()}
-    snap = snapshot(frame, humans, names, _metric_info(metric_rows, names),
-                    {"label_set": {"name": labels.name, "origin": labels.origin, "source": labels.source},
-                     "human_systems": human_systems})
-    return _store(Report.Kind.FACTUALITY, dataset, parameters, snap, _with_human_systems(
-        lambda: analysis.analyse(frame, humans, names, params, progress=progress), human_systems), user)
+    parameters = {
+        "kind": "factuality",
+        "dataset": dataset.name,
+        "label_set": labels.name,
+        "metrics": names,
+        "include_human": bool(include_human),
+        **params.as_dict(),
+    }
+    snap = snapshot(
+        frame,
+        humans,
+        names,
+        _metric_info(metric_rows, names),
+        {
+            "label_set": {"name": labels.name, "origin": labels.origin, "source": labels.source},
+            "human_systems": human_systems,
+        },
+    )
+    return _store(
+        Report.Kind.FACTUALITY,
+        dataset,
+        parameters,
+        snap,
+        _with_human_systems(lambda: analysis.analyse(frame, humans, names, params, progress=progress), human_systems),
+        user,
+    )
 
 
 def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=None, include_human=False):
@@ -180,20 +229,44 @@ def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=N
     metric_rows = loaders.metrics(dataset)
     names = _choose_metrics(metric_rows, metrics)
     captions = loaders.captions(dataset)
-    frame = human.analysis_frame(captions, human.da_caption_scores(caption_scores, captions),
-                                 loaders.metric_scores(dataset, names))
+    frame = human.analysis_frame(
+        captions, human.da_caption_scores(caption_scores, captions), loaders.metric_scores(dataset, names)
+    )
     frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
     humans = list(human.DA_LEVELS)
     system_table = system_scores.set_index("system")
     human_system = {level: system_table[level].astype(float) for level in humans}
-    parameters = {"kind": "da", "dataset": dataset.name, "campaign": campaign.name, "metrics": names,
-                  "include_human": bool(include_human), **params.as_dict()}
-    snap = snapshot(frame, humans, names, _metric_info(metric_rows, names),
-                    {"campaign": campaign.name, "human_systems": human_systems, "system_scores": analysis.clean(
-                        system_scores.sort_values("system").to_dict(orient="records"))})
-    return _store(Report.Kind.DA, dataset, parameters, snap, _with_human_systems(
-        lambda: analysis.analyse(frame, humans, names, params, human_system=human_system, progress=progress),
-        human_systems), user, campaign=campaign.name)
+    parameters = {
+        "kind": "da",
+        "dataset": dataset.name,
+        "campaign": campaign.name,
+        "metrics": names,
+        "include_human": bool(include_human),
+        **params.as_dict(),
+    }
+    snap = snapshot(
+        frame,
+        humans,
+        names,
+        _metric_info(metric_rows, names),
+        {
+            "campaign": campaign.name,
+            "human_systems": human_systems,
+            "system_scores": analysis.clean(system_scores.sort_values("system").to_dict(orient="records")),
+        },
+    )
+    return _store(
+        Report.Kind.DA,
+        dataset,
+        parameters,
+        snap,
+        _with_human_systems(
+            lambda: analysis.analyse(frame, humans, names, params, human_system=human_system, progress=progress),
+            human_systems,
+        ),
+        user,
+        campaign=campaign.name,
+    )
 
 
 def pairs_frame(pairs, scores, names):
@@ -214,14 +287,25 @@ def pairs_report(dataset, pair_set, *, metrics=None, params=None, tie_credit=0.5
     metric_rows = loaders.metrics(dataset)
     names = _choose_metrics(metric_rows, metrics)
     frame = pairs_frame(pairs, loaders.metric_scores(dataset, names), names)
-    parameters = {"kind": "pairs", "dataset": dataset.name, "pair_set": pair_set, "metrics": names,
-                  "tie_credit": tie_credit, **params.as_dict()}
-    keyed = frame.assign(caption_id=pairs["correct_id"].astype(str) + "/" + pairs["foil_id"].astype(str),
-                         system="pair")
+    parameters = {
+        "kind": "pairs",
+        "dataset": dataset.name,
+        "pair_set": pair_set,
+        "metrics": names,
+        "tie_credit": tie_credit,
+        **params.as_dict(),
+    }
+    keyed = frame.assign(caption_id=pairs["correct_id"].astype(str) + "/" + pairs["foil_id"].astype(str), system="pair")
     columns = [c for c in frame.columns if ":" in c]
     snap = snapshot(keyed, [], columns, _metric_info(metric_rows, names), {"pair_set": pair_set})
-    return _store(Report.Kind.PAIRS, dataset, parameters, snap,
-                  lambda: analysis.analyse_pairs(frame, names, params, tie_credit), user)
+    return _store(
+        Report.Kind.PAIRS,
+        dataset,
+        parameters,
+        snap,
+        lambda: analysis.analyse_pairs(frame, names, params, tie_credit),
+        user,
+    )
 
 
 def pair_set_reports(dataset, *, params=None, user=None):
@@ -236,21 +320,33 @@ def pair_set_reports(dataset, *, params=None, user=None):
 def build_report(dataset, data, user=None, progress=None):
     """(report, created) for a request as the API and the correlate command take it: ``human`` (factuality, da or
     pairs), ``labels`` / ``campaign`` / ``pair_set``, ``metrics`` and the analysis parameters."""
-    params = analysis.Parameters(**{key: data[key] for key in (
-        "method", "level", "group_by", "resamples", "seed", "confidence", "alpha", "test")})
+    params = analysis.Parameters(
+        **{
+            key: data[key]
+            for key in ("method", "level", "group_by", "resamples", "seed", "confidence", "alpha", "test")
+        }
+    )
     metrics = data.get("metrics") or None
     include_human = bool(data.get("include_human"))
     if data["human"] == "da":
         if not data.get("campaign"):
             raise ValueError("human=da needs a campaign")
-        return da_report(data["campaign"], metrics=metrics, params=params, user=user, progress=progress,
-                         include_human=include_human)
+        return da_report(
+            data["campaign"], metrics=metrics, params=params, user=user, progress=progress, include_human=include_human
+        )
     if data["human"] == "pairs":
         if not data.get("pair_set"):
             raise ValueError("human=pairs needs a pair_set")
         return pairs_report(dataset, data["pair_set"], metrics=metrics, params=params, user=user)
-    return factuality_report(dataset, label_set=data.get("labels") or None, metrics=metrics, params=params,
-                             user=user, progress=progress, include_human=include_human)
+    return factuality_report(
+        dataset,
+        label_set=data.get("labels") or None,
+        metrics=metrics,
+        params=params,
+        user=user,
+        progress=progress,
+        include_human=include_human,
+    )
 
 
 def contract(report):
@@ -283,11 +379,18 @@ def table_rows(report):
     for metric, levels in result["metrics"].items():
         for level in result["humans"]:
             entry = levels.get(level, {})
-            low, high = (entry.get("ci") or [None, None])
+            low, high = entry.get("ci") or [None, None]
             yield {
-                "metric": metric, "label": labels.get(metric, metric), "human": level, "value": entry.get("r"),
-                "ci_low": low, "ci_high": high, "n": entry.get("n"), "groups": entry.get("groups"),
-                "epsilon": entry.get("epsilon"), "cluster": result["clusters"].get(level, {}).get(metric),
+                "metric": metric,
+                "label": labels.get(metric, metric),
+                "human": level,
+                "value": entry.get("r"),
+                "ci_low": low,
+                "ci_high": high,
+                "n": entry.get("n"),
+                "groups": entry.get("groups"),
+                "epsilon": entry.get("epsilon"),
+                "cluster": result["clusters"].get(level, {}).get(metric),
                 "best": metric in result["best"].get(level, []),
             }
 
@@ -295,13 +398,15 @@ def table_rows(report):
 def table_csv(report):
     parameters = report.result["parameters"]
     out = io.StringIO()
-    out.write(f"# CaptionEval report {report.pk}: {report.kind} on {report.dataset.name}; method "
-              f"{parameters['method']}, level {parameters['level']}, group by {parameters.get('group_by')}, "
-              f"{parameters['resamples']} resamples of videos (seed {parameters['seed']}), "
-              f"{round(100 * parameters['confidence'])}% CI, test {parameters['test']}; data "
-              f"{report.data_hash[:12]}"
-              + (f"; {describe_human_systems(report.result['human_systems'])}"
-                 if "human_systems" in report.result else "") + "\n")
+    out.write(
+        f"# CaptionEval report {report.pk}: {report.kind} on {report.dataset.name}; method "
+        f"{parameters['method']}, level {parameters['level']}, group by {parameters.get('group_by')}, "
+        f"{parameters['resamples']} resamples of videos (seed {parameters['seed']}), "
+        f"{round(100 * parameters['confidence'])}% CI, test {parameters['test']}; data "
+        f"{report.data_hash[:12]}"
+        + (f"; {describe_human_systems(report.result['human_systems'])}" if "human_systems" in report.result else "")
+        + "\n"
+    )
     fields = ["metric", "label", "human", "value", "ci_low", "ci_high", "n", "groups", "epsilon", "cluster", "best"]
     writer = spreadsheet_csv.DictWriter(out, fieldnames=fields)
     writer.writeheader()

@@ -17,6 +17,7 @@ Reading checks the file on its own (shape, fields, numbers) and returns rows wit
 them against a dataset (``check_scores`` / ``check_pairs``) is pure too, given the dataset's caption keys. Every
 problem is collected with its file, line and field, and nothing is written unless there are none.
 """
+
 import csv
 import io
 import json
@@ -24,8 +25,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from annotation_site.problems import FormatError, ProblemList
 from annotation_site import safe_json
+from annotation_site.problems import FormatError, ProblemList
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 KEY_FIELDS = ("video_id", "system")
@@ -99,13 +100,16 @@ def _check_record(record, line, filename, problems, *, metric=None):
     name = metric if metric is not None else record.get("metric")
     if metric is None:
         if not isinstance(name, str) or not NAME.match(name):
-            problems.add(filename, f"metric must be a name of letters, digits, '.', '_', '+', '-', not {name!r}",
-                         line=line, where="metric")
+            problems.add(
+                filename,
+                f"metric must be a name of letters, digits, '.', '_', '+', '-', not {name!r}",
+                line=line,
+                where="metric",
+            )
             bad = True
     score = _number(record.get("score"))
     if score is None:
-        problems.add(filename, f"score must be a finite number, not {record.get('score')!r}", line=line,
-                     where="score")
+        problems.add(filename, f"score must be a finite number, not {record.get('score')!r}", line=line, where="score")
         bad = True
     return None if bad else ScoreRow(name, values["video_id"], values["system"], score, line)
 
@@ -134,8 +138,7 @@ def _read_csv_scores(text, filename, problems, result):
         if not NAME.match(name):
             problems.add(filename, f"column {name!r} is not a valid metric name", line=1, where=name)
     if not long and not metric_columns:
-        problems.add(filename, "no metric columns: use video_id,system,metric,score or one column per metric",
-                     line=1)
+        problems.add(filename, "no metric columns: use video_id,system,metric,score or one column per metric", line=1)
     if problems:
         return
     for cells in reader:
@@ -190,8 +193,12 @@ def _read_json_scores(text, filename, problems, result):
         return
     metric = data.get("metric")
     if not isinstance(metric, str) or not NAME.match(metric):
-        problems.add(filename, f"metric must be a name of letters, digits, '.', '_', '+', '-', not {metric!r}",
-                     line=1, where="metric")
+        problems.add(
+            filename,
+            f"metric must be a name of letters, digits, '.', '_', '+', '-', not {metric!r}",
+            line=1,
+            where="metric",
+        )
         return
     version, parameters = data.get("version", ""), data.get("parameters", {})
     if not isinstance(version, str):
@@ -203,12 +210,18 @@ def _read_json_scores(text, filename, problems, result):
         return
     found = re.search(r'"scores"\s*:\s*\[', text)
     lines = _array_lines(text, found.end() - 1) if found else [None] * len(data["scores"])
-    result.described[metric] = {"version": version if isinstance(version, str) else "",
-                                "parameters": parameters if isinstance(parameters, dict) else {}}
+    result.described[metric] = {
+        "version": version if isinstance(version, str) else "",
+        "parameters": parameters if isinstance(parameters, dict) else {},
+    }
     for record, line in zip(data["scores"], lines):
         if isinstance(record, dict) and "metric" in record and record["metric"] != metric:
-            problems.add(filename, f"metric {record['metric']!r} differs from the file's metric {metric!r}",
-                         line=line, where="metric")
+            problems.add(
+                filename,
+                f"metric {record['metric']!r} differs from the file's metric {metric!r}",
+                line=line,
+                where="metric",
+            )
             continue
         row = _check_record(record, line, filename, problems, metric=metric)
         if row:
@@ -282,8 +295,12 @@ def check_scores(score_file, caption_ids, existing, *, replace=False, problems=N
         key = (row.metric, caption_id)
         if key in seen:
             first = f" (first on line {seen[key]})" if seen[key] else ""
-            problems.add(filename, f"a second {row.metric} score for {row.system} on {row.video_id}{first}",
-                         line=row.line, where="score")
+            problems.add(
+                filename,
+                f"a second {row.metric} score for {row.system} on {row.video_id}{first}",
+                line=row.line,
+                where="score",
+            )
             continue
         seen[key] = row.line
         scores.setdefault(row.metric, {})[caption_id] = row.score
@@ -291,8 +308,11 @@ def check_scores(score_file, caption_ids, existing, *, replace=False, problems=N
         source = existing.get(metric)
         if source and not replace:
             what = "is computed by the platform" if source == "computed" else "already has scores"
-            problems.add(filename, f"metric {metric!r} {what}: import under another name, or replace it "
-                                   f"(--replace / replace=true)", where="metric")
+            problems.add(
+                filename,
+                f"metric {metric!r} {what}: import under another name, or replace it (--replace / replace=true)",
+                where="metric",
+            )
     raise_sorted(problems)
     return scores
 
@@ -363,8 +383,12 @@ def check_pairs(rows, filename, caption_ids, problems=None):
         if None in ids:
             continue
         if tuple(ids) in seen:
-            problems.add(filename, f"the pair {row.correct} / {row.foil} on {row.video_id} appears twice"
-                                   f" (first on line {seen[tuple(ids)]})", line=row.line)
+            problems.add(
+                filename,
+                f"the pair {row.correct} / {row.foil} on {row.video_id} appears twice"
+                f" (first on line {seen[tuple(ids)]})",
+                line=row.line,
+            )
             continue
         seen[tuple(ids)] = row.line
         pairs.append(tuple(ids))

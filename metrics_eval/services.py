@@ -1,5 +1,6 @@
 """Operations on metric scores and caption pairs. Commands, the REST API, the pages and the Celery task are thin
 adapters over these functions (one code path per operation)."""
+
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -16,8 +17,10 @@ COMPUTE_STALE_AFTER = timedelta(hours=2)  # a computation without progress for t
 # How a metric scored the captions of human systems, recorded in Metric.parameters["human_captions"]. Computed
 # metrics score them leave-one-out; an imported metric may declare either value in its parameters.
 HUMAN_LEAVE_ONE_OUT = "leave-one-out"
-HUMAN_SCORING_VALID = {HUMAN_LEAVE_ONE_OUT: "scored leave-one-out against the other references",
-                       "reference-free": "scored without references"}
+HUMAN_SCORING_VALID = {
+    HUMAN_LEAVE_ONE_OUT: "scored leave-one-out against the other references",
+    "reference-free": "scored without references",
+}
 _BATCH = 2000
 
 
@@ -35,18 +38,26 @@ def store_scores(dataset, name, scores, *, source, label="", version="", paramet
     """Create or update the metric and replace all its scores by ``scores`` ({caption_id: score}), atomically."""
     with transaction.atomic():
         metric, _ = Metric.objects.update_or_create(
-            dataset=dataset, name=name,
-            defaults={"source": source, "label": label, "version": version, "parameters": parameters or {},
-                      "origin": origin})
+            dataset=dataset,
+            name=name,
+            defaults={
+                "source": source,
+                "label": label,
+                "version": version,
+                "parameters": parameters or {},
+                "origin": origin,
+            },
+        )
         MetricScore.objects.filter(metric=metric).delete()
         MetricScore.objects.bulk_create(
             [MetricScore(metric=metric, caption_id=caption_id, score=score) for caption_id, score in scores.items()],
-            batch_size=_BATCH)
+            batch_size=_BATCH,
+        )
     return metric
 
 
 def parse_names(text):
-    """"bleu4, meteor" -> ["bleu4", "meteor"] (order kept, duplicates dropped)."""
+    """ "bleu4, meteor" -> ["bleu4", "meteor"] (order kept, duplicates dropped)."""
     names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n and n.strip()]
     return list(dict.fromkeys(names))
 
@@ -61,8 +72,9 @@ def check_compute_request(dataset, names, reference_sets=None):
         raise MetricError(str(exc)) from None
     available = loaders.reference_sets(dataset)
     if not available:
-        raise MetricError(f"dataset {dataset.name} has no reference captions, so reference-based metrics cannot "
-                          "be computed")
+        raise MetricError(
+            f"dataset {dataset.name} has no reference captions, so reference-based metrics cannot be computed"
+        )
     unknown = [s for s in reference_sets or () if s not in available]
     if unknown:
         raise MetricError(f"unknown reference set(s) {', '.join(unknown)}; the dataset has {', '.join(available)}")
@@ -93,24 +105,42 @@ def compute_scores(dataset, names, *, reference_sets=None, progress=None):
     with transaction.atomic():
         for name in names:
             spec = text_metrics.TEXT_METRICS[name]
-            store_scores(dataset, name, results[name], source=Metric.Source.COMPUTED, label=spec.label,
-                         version=version,
-                         parameters={**spec.parameters, "tokenizer": text_metrics.TOKENIZER,
-                                     "reference_sets": used_sets, "human_captions": HUMAN_LEAVE_ONE_OUT})
+            store_scores(
+                dataset,
+                name,
+                results[name],
+                source=Metric.Source.COMPUTED,
+                label=spec.label,
+                version=version,
+                parameters={
+                    **spec.parameters,
+                    "tokenizer": text_metrics.TOKENIZER,
+                    "reference_sets": used_sets,
+                    "human_captions": HUMAN_LEAVE_ONE_OUT,
+                },
+            )
     scored = {name: len(results[name]) for name in names}
     unscored = [item for item in items if not text_metrics.references_used(item, references.get(item[2]) or [])]
-    return {"captions": len(items), "scored": scored,
-            "without_references": len(unscored),
-            "human": {"captions": human_captions, "references_left_out": left_out,
-                      "without_other_references": sum(1 for item in unscored if len(item) > 4)}}
+    return {
+        "captions": len(items),
+        "scored": scored,
+        "without_references": len(unscored),
+        "human": {
+            "captions": human_captions,
+            "references_left_out": left_out,
+            "without_other_references": sum(1 for item in unscored if len(item) > 4),
+        },
+    }
 
 
 class ComputeRunning(MetricError):
     """A computation of this dataset's metrics is already queued or running (``job``)."""
 
     def __init__(self, job):
-        super().__init__(f"metrics of this dataset are already being computed (job {job.pk}, {job.status}"
-                         f"{': ' + job.message if job.message else ''}); wait for it to finish")
+        super().__init__(
+            f"metrics of this dataset are already being computed (job {job.pk}, {job.status}"
+            f"{': ' + job.message if job.message else ''}); wait for it to finish"
+        )
         self.job = job
 
 
@@ -133,8 +163,9 @@ def start_compute_job(dataset, names, *, reference_sets=None, user=None):
         running = running_compute_job(dataset)
         if running is not None:
             raise ComputeRunning(running)
-        job = jobs.create_job(COMPUTE_KIND, scope=f"dataset:{dataset.pk}", user=user,
-                              message=f"waiting to start: {', '.join(names)}")
+        job = jobs.create_job(
+            COMPUTE_KIND, scope=f"dataset:{dataset.pk}", user=user, message=f"waiting to start: {', '.join(names)}"
+        )
         jobs.enqueue_off_request(job, compute_metric_scores, dataset.pk, names, list(reference_sets or []))
     job.refresh_from_db()
     return job
@@ -156,14 +187,19 @@ def import_scores(dataset, text, filename, *, replace=False, version=None):
     problems = score_import.ProblemList()
     score_file = score_import.read_scores(text, filename, problems)
     existing = dict(Metric.objects.filter(dataset=dataset).values_list("name", "source"))
-    scores = score_import.check_scores(score_file, caption_keys(dataset), existing, replace=replace,
-                                       problems=problems)
+    scores = score_import.check_scores(score_file, caption_keys(dataset), existing, replace=replace, problems=problems)
     with transaction.atomic():
         for name, values in scores.items():
             described = score_file.described.get(name, {})
-            store_scores(dataset, name, values, source=Metric.Source.IMPORTED,
-                         version=version or described.get("version", ""),
-                         parameters=described.get("parameters", {}), origin=filename)
+            store_scores(
+                dataset,
+                name,
+                values,
+                source=Metric.Source.IMPORTED,
+                version=version or described.get("version", ""),
+                parameters=described.get("parameters", {}),
+                origin=filename,
+            )
     return ImportResult({name: len(values) for name, values in scores.items()})
 
 
@@ -181,7 +217,8 @@ def import_pairs(dataset, text, filename, *, pair_set, replace=False):
         existing.delete()
         CaptionPair.objects.bulk_create(
             [CaptionPair(dataset=dataset, pair_set=pair_set, correct_id=a, foil_id=b) for a, b in pairs],
-            batch_size=_BATCH)
+            batch_size=_BATCH,
+        )
     return len(pairs)
 
 

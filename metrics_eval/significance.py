@@ -19,6 +19,7 @@
   metrics sorted by correlation; a metric starts a new cluster when a metric of the current cluster is
   significantly better than it.
 """
+
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -45,11 +46,10 @@ def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str =
         raise ValueError(f"alternative must be one of {ALTERNATIVES}")
     if n <= 3:
         return TestResult(float("nan"), float("nan"), None)
-    k = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
+    k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
     mean = (r12 + r13) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / np.sqrt(
-            2 * k * (n - 1) / (n - 3) + mean ** 2 * (1 - r23) ** 3)
+        t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / np.sqrt(2 * k * (n - 1) / (n - 3) + mean**2 * (1 - r23) ** 3)
     df = int(n - 3)
     if alternative == "greater":
         p = scipy_stats.t.sf(t, df)
@@ -67,14 +67,15 @@ def _zscore(values: npt.ArrayLike) -> np.ndarray:
 
 
 def _swap_masks(n_items: int, n_resamples: int, seed: int) -> tuple[np.ndarray, bool]:
-    if n_items <= 20 and 2 ** n_items <= n_resamples:
+    if n_items <= 20 and 2**n_items <= n_resamples:
         patterns = np.array(list(itertools.product((False, True), repeat=n_items)), dtype=bool)
         return patterns.reshape(-1, n_items), True
     return np.random.default_rng(seed).random((n_resamples, n_items)) < 0.5, False
 
 
-def grouped_statistic(method: str, group_codes: npt.ArrayLike | None,
-                      epsilon: float | None = None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+def grouped_statistic(
+    method: str, group_codes: npt.ArrayLike | None, epsilon: float | None = None
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A statistic over rows of item vectors: the mean over groups (``group_codes`` per item, or None for one
     group) of ``method`` between the human row and each metric row - what segment_correlation computes."""
     if group_codes is None:
@@ -91,17 +92,26 @@ def grouped_statistic(method: str, group_codes: npt.ArrayLike | None,
         cube_m[:, codes, position] = rows
         cube_h = np.full((n_groups, width), np.nan)
         cube_h[codes, position] = h
-        values = correlation.rowwise(method, np.broadcast_to(cube_h, cube_m.shape).reshape(-1, width),
-                                     cube_m.reshape(-1, width), epsilon).reshape(rows.shape[0], n_groups)
+        values = correlation.rowwise(
+            method, np.broadcast_to(cube_h, cube_m.shape).reshape(-1, width), cube_m.reshape(-1, width), epsilon
+        ).reshape(rows.shape[0], n_groups)
         with np.errstate(invalid="ignore"):
             return np.nanmean(np.where(np.isfinite(values), values, np.nan), axis=1)
 
     return statistic
 
 
-def permutation_test(h: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike, method: str = "pearson", *,
-                     group_codes: npt.ArrayLike | None = None, n_resamples: int = 1000, seed: int = 0,
-                     batch: int = 250) -> TestResult:
+def permutation_test(
+    h: npt.ArrayLike,
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    method: str = "pearson",
+    *,
+    group_codes: npt.ArrayLike | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    batch: int = 250,
+) -> TestResult:
     """PERM-BOTH p-value for "metric a correlates better with h than metric b" (one-sided), and the observed
     difference. Items are captions (segment level; ``group_codes`` for grouped correlations) or systems."""
     if method == "accuracy_tc":
@@ -115,7 +125,7 @@ def permutation_test(h: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike, metho
     masks, exact = _swap_masks(len(hk), n_resamples, seed)
     parts = []
     for start in range(0, len(masks), batch):
-        swap = masks[start:start + batch]
+        swap = masks[start : start + batch]
         first, second = np.where(swap, zb, za), np.where(swap, za, zb)
         parts.append(statistic(hk, first) - statistic(hk, second))
     null = np.concatenate(parts)
@@ -134,8 +144,9 @@ def paired_bootstrap_pvalue(samples_a: npt.ArrayLike, samples_b: npt.ArrayLike) 
     return float(np.mean(a[defined] - b[defined] <= 0))
 
 
-def significance_clusters(values: Mapping[str, float], better_pvalue: Callable[[str, str], float],
-                          alpha: float = 0.05) -> dict[str, int]:
+def significance_clusters(
+    values: Mapping[str, float], better_pvalue: Callable[[str, str], float], alpha: float = 0.05
+) -> dict[str, int]:
     """Ranks (1 = top cluster) of metrics given their correlations ``values`` (dict name -> value) and
     ``better_pvalue(x, y)``, the p-value of "x correlates better than y"."""
     order = sorted((name for name in values if np.isfinite(values[name])), key=lambda name: -values[name])

@@ -21,6 +21,7 @@ Definitions (the tests check each against SciPy or a hand-counted example):
   With ``epsilon`` > 0 the metric scores of a pair count as tied when they differ by at most epsilon
   (the tie calibration of Deutsch et al. 2023).
 """
+
 import functools
 from dataclasses import dataclass
 
@@ -197,8 +198,9 @@ def pair_counts_rows(h, m, epsilon=0.0):
     long_rows = np.flatnonzero(present.sum(axis=1) > SORTED_FROM)
     for row in long_rows:
         keep = present[row]
-        for key, value in zip(("con", "dis", "th", "tm", "thm"),
-                              _pair_counts_sorted(h[row, keep], m[row, keep], epsilon)):
+        for key, value in zip(
+            ("con", "dis", "th", "tm", "thm"), _pair_counts_sorted(h[row, keep], m[row, keep], epsilon)
+        ):
             counts[key][row] = value
     short = np.ones(rows, dtype=bool)
     short[long_rows] = False
@@ -222,8 +224,9 @@ def pair_counts_rows(h, m, epsilon=0.0):
         counts["con"][rs] += (untied & agree).sum(axis=(1, 2))
         counts["dis"][rs] += (untied & ~agree).sum(axis=(1, 2))
     classes = np.minimum(_distinct(h, present), _distinct(m, present))
-    return PairCounts(counts["con"], counts["dis"], counts["th"], counts["tm"], counts["thm"],
-                      present.sum(axis=1), classes)
+    return PairCounts(
+        counts["con"], counts["dis"], counts["th"], counts["tm"], counts["thm"], present.sum(axis=1), classes
+    )
 
 
 def tau_b(c):
@@ -247,6 +250,7 @@ def accuracy(c):
 
 
 # --- exact pair counts without comparing every pair (weighted: one column per resample) ----------------------
+
 
 def margin_thresholds(values: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """For sorted distinct ``values``: ``up[k]``, the first index u with values[u] - values[k] > epsilon, and
@@ -293,10 +297,9 @@ def weighted_inversions(r: np.ndarray, tau: np.ndarray, weights: np.ndarray, blo
     w = np.zeros((size, resamples), dtype=weights.dtype)
     w[:n] = weights
     upper = np.triu(np.ones((block, block), dtype=bool), 1)
-    inside = ((r.reshape(blocks, block)[:, :, None] >= tau.reshape(blocks, block)[:, None, :]) & upper)
+    inside = (r.reshape(blocks, block)[:, :, None] >= tau.reshape(blocks, block)[:, None, :]) & upper
     wb = w.reshape(blocks, block, resamples)
-    total = np.einsum("kjb,kjb->b", np.matmul(inside.astype(w.dtype).transpose(0, 2, 1), wb), wb,
-                      dtype=np.float64)
+    total = np.einsum("kjb,kjb->b", np.matmul(inside.astype(w.dtype).transpose(0, 2, 1), wb), wb, dtype=np.float64)
     position = np.arange(size)
     width = block
     while width < size:
@@ -305,8 +308,9 @@ def weighted_inversions(r: np.ndarray, tau: np.ndarray, weights: np.ndarray, blo
         left = order.reshape(runs, 2, width)[:, 0, :].ravel()
         right = position.reshape(runs, 2, width)[:, 1, :].ravel()  # contiguous: the weights are a view
         offsets = np.repeat(np.arange(runs, dtype=np.int64) * big, width)
-        below = (np.searchsorted(r[left] + offsets, tau[right] + offsets, side="left")
-                 - np.repeat(np.arange(runs) * width, width))
+        below = np.searchsorted(r[left] + offsets, tau[right] + offsets, side="left") - np.repeat(
+            np.arange(runs) * width, width
+        )
         np.clip(below, 0, width, out=below)  # left items with r < tau[j]
         prefix = np.zeros((runs, width + 1, resamples), dtype=w.dtype)
         np.cumsum(w[left].reshape(runs, width, resamples), axis=1, out=prefix[:, 1:])
@@ -343,8 +347,13 @@ def human_metric_order(rh: np.ndarray, r: np.ndarray, weights: np.ndarray) -> tu
     return order, ordered, prefix_sums(ordered)
 
 
-def level_discordant_weight(rh: np.ndarray, r: np.ndarray, tau: np.ndarray, weights: np.ndarray,
-                            sorted_weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def level_discordant_weight(
+    rh: np.ndarray,
+    r: np.ndarray,
+    tau: np.ndarray,
+    weights: np.ndarray,
+    sorted_weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """sum over pairs with rh[i] < rh[j] and r[i] >= tau[j] of weights[i] * weights[j], for every column of
     ``weights`` (items x resamples) at once; ``rh`` are dense ranks (0 .. levels - 1).
 
@@ -374,13 +383,19 @@ def level_discordant_weight(rh: np.ndarray, r: np.ndarray, tau: np.ndarray, weig
         below = start + np.searchsorted(r_sorted[start:end], tau_sorted[end:], side="left")
         for j0 in range(0, n - end, step):  # in bounded blocks
             j1 = min(n - end, j0 + step)
-            total -= np.einsum("jb,jb->b", np.take(prefix, below[j0:j1], axis=0), w[end + j0:end + j1],
-                               dtype=np.float64)
+            total -= np.einsum(
+                "jb,jb->b", np.take(prefix, below[j0:j1], axis=0), w[end + j0 : end + j1], dtype=np.float64
+            )
     return total
 
 
-def window_ties(weights: np.ndarray, rh: np.ndarray, m: np.ndarray, epsilon: float,
-                sorted_weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> list[np.ndarray]:
+def window_ties(
+    weights: np.ndarray,
+    rh: np.ndarray,
+    m: np.ndarray,
+    epsilon: float,
+    sorted_weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> list[np.ndarray]:
     """Pairs of distinct captions whose metric scores differ by at most epsilon - all of them ("tm") and those
     also tied in the human score ("thm") - weighted by the products of the captions' weights, per resample.
 
@@ -404,10 +419,11 @@ def window_ties(weights: np.ndarray, rh: np.ndarray, m: np.ndarray, epsilon: flo
         sorted_key = key[order]
         end = np.searchsorted(sorted_key, (groups * (len(values) + 1) + up[ranks])[order], side="left")
         # sum_k w_k (C[end_k] - C[k + 1])
-        out.append(np.einsum("ib,ib->b", ordered, np.take(cumulative, end, axis=0), dtype=np.float64)
-                   - np.einsum("ib,ib->b", ordered, cumulative[1:], dtype=np.float64))
+        out.append(
+            np.einsum("ib,ib->b", ordered, np.take(cumulative, end, axis=0), dtype=np.float64)
+            - np.einsum("ib,ib->b", ordered, cumulative[1:], dtype=np.float64)
+        )
     return out
-
 
 
 #: Above this many pairs, tie calibration searches epsilon on a random sample of pairs (see tie_calibration).
@@ -486,7 +502,7 @@ def _calibration_prefix(diff, gain, base):
     after = base + np.cumsum(net)
     before = np.concatenate([[base], after[:-1]])
     best = max(base, float(after.max()))
-    margin = max(1e-8, 8.0 * len(diff) * 2.0 ** -52)
+    margin = max(1e-8, 8.0 * len(diff) * 2.0**-52)
     reachable = np.flatnonzero(before + rises >= best - margin)
     last = int(reachable[-1]) if len(reachable) else -1
     if last >= len(net) - 1:

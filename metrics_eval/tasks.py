@@ -1,5 +1,6 @@
 """Celery tasks of metrics_eval. They take primary keys, re-check state and are safe to run twice (computing
 again replaces the same scores)."""
+
 from celery import shared_task
 
 from annotation_site.corpus.models import Dataset

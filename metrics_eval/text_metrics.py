@@ -22,6 +22,7 @@ evaluation server"; the package's ``COCOEvalCap`` does the same steps for a whol
      captions every video (ActivityNet-Fact, YouCook2-Fact) that is the IDF over the dataset's references.
      A system's mean per-caption CIDEr-D is its corpus CIDEr-D.
 """
+
 import shutil
 import subprocess
 import tempfile
@@ -49,14 +50,23 @@ class TextMetric:
 
 
 TEXT_METRICS = {
-    **{f"bleu{n}": TextMetric(f"bleu{n}", f"BLEU-{n}", "bleu",
-                              {"n": n, "reference_length": "closest", "per_caption": "sentence-level BLEU"})
-       for n in range(1, 5)},
+    **{
+        f"bleu{n}": TextMetric(
+            f"bleu{n}",
+            f"BLEU-{n}",
+            "bleu",
+            {"n": n, "reference_length": "closest", "per_caption": "sentence-level BLEU"},
+        )
+        for n in range(1, 5)
+    },
     "meteor": TextMetric("meteor", "METEOR", "meteor", {"jar": "meteor-1.5", "language": "en", "norm": True}),
     "rouge_l": TextMetric("rouge_l", "ROUGE-L", "rouge", {"beta": 1.2, "references": "max"}),
-    "cider": TextMetric("cider", "CIDEr-D", "cider",
-                        {"n": 4, "sigma": 6.0, "variant": "CIDEr-D",
-                         "idf": "references of the videos the system captioned"}),
+    "cider": TextMetric(
+        "cider",
+        "CIDEr-D",
+        "cider",
+        {"n": 4, "sigma": 6.0, "variant": "CIDEr-D", "idf": "references of the videos the system captioned"},
+    ),
 }
 FAMILY_LABELS = {"bleu": "BLEU", "meteor": "METEOR", "rouge": "ROUGE-L", "cider": "CIDEr-D"}
 TOKENIZER = "PTBTokenizer (Stanford CoreNLP 3.4.1, lower-cased, punctuation removed)"
@@ -92,15 +102,24 @@ def ptb_tokenize(captions):
     with tempfile.TemporaryDirectory(prefix="captioneval-ptb-") as folder:
         path = Path(folder) / "captions.txt"
         path.write_bytes(lines.encode())
-        run = subprocess.run(["java", "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines",
-                              "-lowerCase", str(path)], capture_output=True)
+        run = subprocess.run(
+            [
+                "java",
+                "-cp",
+                str(jar),
+                "edu.stanford.nlp.process.PTBTokenizer",
+                "-preserveLines",
+                "-lowerCase",
+                str(path),
+            ],
+            capture_output=True,
+        )
     output = run.stdout.decode().split("\n")
     if run.returncode != 0 or len(output) < len(keys):
         raise RuntimeError(f"the PTB tokenizer (Java) failed: {run.stderr.decode(errors='replace').strip()[-500:]}")
     tokenized = {}
     for key, line in zip(keys, output):
-        tokenized.setdefault(key, []).append(
-            " ".join(w for w in line.rstrip().split(" ") if w not in ptb.PUNCTUATIONS))
+        tokenized.setdefault(key, []).append(" ".join(w for w in line.rstrip().split(" ") if w not in ptb.PUNCTUATIONS))
     return tokenized
 
 
@@ -181,8 +200,11 @@ def self_references(system, text, references):
     caption *is*: the reference of the set the human system was made from (same name), or a reference with the
     same text (lower case, whitespace collapsed)."""
     own = normalise(text)
-    return frozenset(j for j, (reference_set, reference) in enumerate(references)
-                     if reference_set == system or normalise(reference) == own)
+    return frozenset(
+        j
+        for j, (reference_set, reference) in enumerate(references)
+        if reference_set == system or normalise(reference) == own
+    )
 
 
 def _close_meteor(meteor):

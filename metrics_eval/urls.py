@@ -1,4 +1,5 @@
 """Pages of this app (mounted at /metrics/ by annotation_site/urls.py)."""
+
 from django.urls import path
 
 from . import views

@@ -1,4 +1,5 @@
 """Metric pages (staff only). Thin: every operation is a service or report call; templates only display."""
+
 import json
 
 from django.contrib import messages
@@ -9,9 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation_site import uploads
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.models import LabelSet
-from annotation_site import uploads
 
 from . import analysis, charts, loaders, reports, services, text_metrics
 from .forms import ComputeForm, PairsImportForm, ReportForm, ScoreImportForm
@@ -26,8 +27,11 @@ def index(request):
     for dataset_id, name in Metric.objects.order_by("name").values_list("dataset_id", "name"):
         counts.setdefault(dataset_id, []).append(name)
     recent = Report.objects.select_related("dataset").order_by("-created_at")[:10]
-    return render(request, "metrics_eval/index.html", {
-        "datasets": [(d, counts.get(d.pk, [])) for d in datasets], "reports": recent})
+    return render(
+        request,
+        "metrics_eval/index.html",
+        {"datasets": [(d, counts.get(d.pk, [])) for d in datasets], "reports": recent},
+    )
 
 
 def _report_context(report):
@@ -40,8 +44,13 @@ def _report_context(report):
         cells = []
         for human in humans:
             entry = levels.get(human) or {}
-            cells.append({**entry, "best": metric in result["best"].get(human, []),
-                          "cluster": result["clusters"].get(human, {}).get(metric)})
+            cells.append(
+                {
+                    **entry,
+                    "best": metric in result["best"].get(human, []),
+                    "cluster": result["clusters"].get(human, {}).get(metric),
+                }
+            )
         rows.append({"metric": metric, "label": labels.get(metric, metric), "cells": cells})
     rankings = []
     systems = result.get("systems") or {}
@@ -52,38 +61,59 @@ def _report_context(report):
         order = next(iter(per_metric.values()))["order"]
         table = []
         for system in order:
-            table.append({
-                "system": system,
-                "human": systems["human"].get(human, {}).get(system),
-                "human_rank": next(iter(per_metric.values()))["human_rank"][system],
-                "metrics": [{"rank": per_metric[m]["metric_rank"].get(system),
-                             "score": systems["metrics"].get(m, {}).get(system),
-                             "inconsistent": system in per_metric[m]["inconsistent"]}
-                            if m in per_metric else None for m in result["metrics"]],
-            })
+            table.append(
+                {
+                    "system": system,
+                    "human": systems["human"].get(human, {}).get(system),
+                    "human_rank": next(iter(per_metric.values()))["human_rank"][system],
+                    "metrics": [
+                        {
+                            "rank": per_metric[m]["metric_rank"].get(system),
+                            "score": systems["metrics"].get(m, {}).get(system),
+                            "inconsistent": system in per_metric[m]["inconsistent"],
+                        }
+                        if m in per_metric
+                        else None
+                        for m in result["metrics"]
+                    ],
+                }
+            )
         inverted = {m: per_metric[m]["inverted_pairs"] for m in per_metric}
         rankings.append({"human": human, "rows": table, "inverted": inverted})
     parameters = result["parameters"]
     return {
-        "report": report, "result": result, "humans": humans, "rows": rows, "rankings": rankings,
+        "report": report,
+        "result": result,
+        "humans": humans,
+        "rows": rows,
+        "rankings": rankings,
         "metric_labels": [labels.get(m, m) for m in result["metrics"]],
-        "parameters": parameters, "confidence_percent": round(100 * parameters["confidence"]),
+        "parameters": parameters,
+        "confidence_percent": round(100 * parameters["confidence"]),
         "figures": ["correlations"] if report.kind == Report.Kind.PAIRS else list(charts.FIGURES),
-        "formats": list(charts.FORMATS), "method_label": charts.method_label(report),
+        "formats": list(charts.FORMATS),
+        "method_label": charts.method_label(report),
         "snapshot_json": json.dumps(report.snapshot, indent=2, sort_keys=True),
         "versions": sorted(report.versions.items()),
-        "human_systems": (reports.describe_human_systems(result["human_systems"])
-                          if "human_systems" in result else None),
+        "human_systems": (
+            reports.describe_human_systems(result["human_systems"]) if "human_systems" in result else None
+        ),
     }
 
 
 def _pairs_context(name, report):
     """A pair set's report as the dataset page shows it: one row per metric (no queries)."""
     parameters = report.result["parameters"]
-    return {"name": name, "report": report, "pairs": report.snapshot["counts"]["captions"],
-            "rows": list(reports.table_rows(report)), "resamples": parameters["resamples"],
-            "seed": parameters["seed"], "confidence_percent": round(100 * parameters["confidence"]),
-            "tie_credit": parameters.get("tie_credit")}
+    return {
+        "name": name,
+        "report": report,
+        "pairs": report.snapshot["counts"]["captions"],
+        "rows": list(reports.table_rows(report)),
+        "resamples": parameters["resamples"],
+        "seed": parameters["seed"],
+        "confidence_percent": round(100 * parameters["confidence"]),
+        "tie_credit": parameters.get("tie_credit"),
+    }
 
 
 @staff_member_required
@@ -93,17 +123,26 @@ def dataset_report(request, name):
     label_sets = list(LabelSet.objects.filter(dataset=dataset).order_by("name").values_list("name", flat=True))
     form = ReportForm(request.GET or None, label_sets=label_sets, metric_names=[m.name for m in metric_rows])
     context = {
-        "dataset": dataset, "metrics": metric_rows, "label_sets": label_sets, "form": form,
+        "dataset": dataset,
+        "metrics": metric_rows,
+        "label_sets": label_sets,
+        "form": form,
         "compute_form": ComputeForm(reference_sets=loaders.reference_sets(dataset)),
-        "import_form": ScoreImportForm(), "job": services.latest_compute_job(dataset),
-        "text_metrics": text_metrics.TEXT_METRICS, "problem": None, "pairs_form": PairsImportForm(),
-        "pair_reports": [], "pairs_problem": None,
+        "import_form": ScoreImportForm(),
+        "job": services.latest_compute_job(dataset),
+        "text_metrics": text_metrics.TEXT_METRICS,
+        "problem": None,
+        "pairs_form": PairsImportForm(),
+        "pair_reports": [],
+        "pairs_problem": None,
     }
     try:  # correct/foil pairs: with the resamples, seed and confidence of the analysis form
         kwargs = form.analysis_kwargs() if (not form.is_bound or form.is_valid()) else {}
         pair_params = analysis.Parameters(**{k: kwargs[k] for k in ("resamples", "seed", "confidence") if k in kwargs})
-        context["pair_reports"] = [_pairs_context(name, report) for name, report in reports.pair_set_reports(
-            dataset, params=pair_params, user=request.user)]
+        context["pair_reports"] = [
+            _pairs_context(name, report)
+            for name, report in reports.pair_set_reports(dataset, params=pair_params, user=request.user)
+        ]
     except (ValueError, loaders.HumanScoresUnavailable) as exc:
         context["pairs_problem"] = str(exc)
     if metric_rows and label_sets and (not form.is_bound or form.is_valid()):
@@ -111,8 +150,13 @@ def dataset_report(request, name):
         try:
             params = analysis.Parameters(**form.analysis_kwargs())
             report, _ = reports.factuality_report(
-                dataset, label_set=(form.cleaned_data.get("labels") if form.is_bound else None) or None,
-                metrics=chosen or None, params=params, user=request.user, include_human=form.human_included())
+                dataset,
+                label_set=(form.cleaned_data.get("labels") if form.is_bound else None) or None,
+                metrics=chosen or None,
+                params=params,
+                user=request.user,
+                include_human=form.human_included(),
+            )
         except (ValueError, loaders.HumanScoresUnavailable) as exc:
             context["problem"] = str(exc)
         else:
@@ -129,12 +173,16 @@ def compute(request, name):
         messages.error(request, "Choose the metrics to compute.")
         return redirect("metrics-dataset", name=name)
     try:
-        job = services.start_compute_job(dataset, form.cleaned_data["metrics"],
-                                         reference_sets=form.cleaned_data["reference_sets"], user=request.user)
+        job = services.start_compute_job(
+            dataset, form.cleaned_data["metrics"], reference_sets=form.cleaned_data["reference_sets"], user=request.user
+        )
     except services.ComputeRunning as exc:
-        messages.warning(request, f"Already computing metrics for this dataset (started "
-                                  f"{exc.job.created_at:%H:%M} UTC); this page shows its progress. Start again "
-                                  "once it has finished.")
+        messages.warning(
+            request,
+            f"Already computing metrics for this dataset (started "
+            f"{exc.job.created_at:%H:%M} UTC); this page shows its progress. Start again "
+            "once it has finished.",
+        )
         return redirect("metrics-dataset", name=name)
     except services.MetricError as exc:
         messages.error(request, str(exc))
@@ -159,8 +207,13 @@ def import_scores(request, name):
     upload = form.cleaned_data["file"]
     try:
         text = uploads.upload_text(upload)
-        result = services.import_scores(dataset, text, upload.name, replace=form.cleaned_data["replace"],
-                                        version=form.cleaned_data["version"] or None)
+        result = services.import_scores(
+            dataset,
+            text,
+            upload.name,
+            replace=form.cleaned_data["replace"],
+            version=form.cleaned_data["version"] or None,
+        )
     except uploads.UploadRefused as exc:
         messages.error(request, f"{exc}; nothing was imported.")
     except FormatError as exc:
@@ -180,8 +233,13 @@ def import_pairs(request, name):
         return redirect(reverse("metrics-dataset", args=[name]) + "#pairs")
     upload = form.cleaned_data["file"]
     try:
-        count = services.import_pairs(dataset, uploads.upload_text(upload), upload.name,
-                                      pair_set=form.cleaned_data["pair_set"], replace=form.cleaned_data["replace"])
+        count = services.import_pairs(
+            dataset,
+            uploads.upload_text(upload),
+            upload.name,
+            pair_set=form.cleaned_data["pair_set"],
+            replace=form.cleaned_data["replace"],
+        )
     except uploads.UploadRefused as exc:
         messages.error(request, f"{exc}; nothing was imported.")
     except FormatError as exc:
@@ -225,9 +283,17 @@ def report_csv(request, pk):
 @staff_member_required
 def report_json(request, pk):
     report = get_object_or_404(Report.objects.select_related("dataset"), pk=pk)
-    body = {"id": report.pk, "kind": report.kind, "dataset": report.dataset.name, "campaign": report.campaign,
-            "created_at": report.created_at.isoformat(), "parameters": report.parameters,
-            "snapshot": report.snapshot, "versions": report.versions, "result": report.result}
+    body = {
+        "id": report.pk,
+        "kind": report.kind,
+        "dataset": report.dataset.name,
+        "campaign": report.campaign,
+        "created_at": report.created_at.isoformat(),
+        "parameters": report.parameters,
+        "snapshot": report.snapshot,
+        "versions": report.versions,
+        "result": report.result,
+    }
     response = HttpResponse(json.dumps(body, indent=1), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="captioneval-report-{report.pk}.json"'
     return response

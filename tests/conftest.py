@@ -10,6 +10,7 @@
 - Personas for permission tests: ``staff_researcher``, ``annotator``, ``other_annotator``, ``crowd_worker``,
   ``outsider`` (each a ``Persona`` with ``user``, a logged-in page ``client`` and ``api`` client).
 """
+
 import os
 import shutil
 import tempfile
@@ -91,7 +92,9 @@ def celery_worker(django_db_setup, django_db_blocker):
     task_postrun.connect(close_connections, weak=False)
     app.control.purge()  # messages left by an interrupted earlier run point at rows of another test database
     with django_db_blocker.unblock():
-        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30) as worker:
+        with start_worker(
+            app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30
+        ) as worker:
             yield worker
     task_postrun.disconnect(close_connections)
 
@@ -104,9 +107,16 @@ def browser():
     with sync_playwright() as playwright:
         instance = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--autoplay-policy=no-user-gesture-required"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--autoplay-policy=no-user-gesture-required",
+            ],
         )
         yield instance
         instance.close()
@@ -121,6 +131,7 @@ def page(browser):
 
 
 # --- Personas: who uses the platform. Permission tests take these rather than making their own accounts. -------
+
 
 @dataclass
 class Persona:

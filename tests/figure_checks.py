@@ -5,6 +5,7 @@ axis labels, titles, legend entries, annotations, values in cells) and its real 
 make the printed figure hard to read: a width other than 8.5 cm, text under 7 pt, text outside the canvas or cut
 by its clip box, two texts overlapping, axes squeezed to nothing, scatter points too small or too pale.
 """
+
 from unittest import mock
 
 import numpy as np
@@ -56,15 +57,23 @@ def problems(figure):
         name = repr(text.get_text()[:40])
         if text.get_fontsize() < MIN_PT:
             out.append(f"{name} is {text.get_fontsize():.1f} pt")
-        if box.x0 < canvas.x0 - tolerance or box.y0 < canvas.y0 - tolerance or box.x1 > canvas.x1 + tolerance \
-                or box.y1 > canvas.y1 + tolerance:
+        if (
+            box.x0 < canvas.x0 - tolerance
+            or box.y0 < canvas.y0 - tolerance
+            or box.x1 > canvas.x1 + tolerance
+            or box.y1 > canvas.y1 + tolerance
+        ):
             out.append(f"{name} leaves the canvas: {box.extents.round(1)} vs {canvas.extents.round(1)}")
         clip = text.get_clip_box() if text.get_clip_on() else None
-        if clip is not None and (box.x0 < clip.x0 - tolerance or box.x1 > clip.x1 + tolerance
-                                 or box.y0 < clip.y0 - tolerance or box.y1 > clip.y1 + tolerance):
+        if clip is not None and (
+            box.x0 < clip.x0 - tolerance
+            or box.x1 > clip.x1 + tolerance
+            or box.y0 < clip.y0 - tolerance
+            or box.y1 > clip.y1 + tolerance
+        ):
             out.append(f"{name} is cut by its clip box")
     for i, (a, box_a) in enumerate(texts):
-        for b, box_b in texts[i + 1:]:
+        for b, box_b in texts[i + 1 :]:
             if _overlap(box_a, box_b, tolerance):
                 out.append(f"{a.get_text()[:30]!r} overlaps {b.get_text()[:30]!r}")
     for axes in figure.axes:

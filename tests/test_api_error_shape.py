@@ -1,6 +1,7 @@
 """One error shape for the APIs (issue #12, item 5): the factuality, DA and metrics APIs answer validation errors,
 permission errors and conflicts with the same JSON body ({"error": code, "detail": sentence, ...}; validation adds
 "fields"), keep the keys their clients read, and the OpenAPI schema documents it."""
+
 import pytest
 import yaml
 
@@ -23,11 +24,14 @@ def assert_shape(response, status, error):
     return body
 
 
-@pytest.mark.parametrize("url,data,field", [
-    ("/api/factuality/projects/", {"name": "p"}, "dataset"),
-    ("/api/da/campaigns/", {"name": "c"}, "dataset"),
-    ("/api/metrics/datasets/tiny/correlate/", {"metrics": "not a list"}, "metrics"),
-])
+@pytest.mark.parametrize(
+    "url,data,field",
+    [
+        ("/api/factuality/projects/", {"name": "p"}, "dataset"),
+        ("/api/da/campaigns/", {"name": "c"}, "dataset"),
+        ("/api/metrics/datasets/tiny/correlate/", {"metrics": "not a list"}, "metrics"),
+    ],
+)
 def test_validation_errors_have_the_same_shape_in_the_three_apis(api, url, data, field):
     make_dataset("tiny", n_videos=4)
     body = assert_shape(api.post(url, data, format="json"), 400, "invalid")
@@ -46,11 +50,17 @@ def test_conflicts_have_the_shape_and_keep_their_own_keys(api, db):
     campaign = small_campaign(make_dataset("full", n_videos=8), "full-da", workers_per_hit=1)
     for hit in campaign.hits.all():
         services.assign(campaign, services.worker_by_external_id(f"w{hit.pk}"))
-    assert_shape(api.post(f"/api/da/campaigns/{campaign.name}/assignments/", {"worker_id": "late"}, format="json"),
-                 409, "conflict")
+    assert_shape(
+        api.post(f"/api/da/campaigns/{campaign.name}/assignments/", {"worker_id": "late"}, format="json"),
+        409,
+        "conflict",
+    )
     # a refused campaign layout: a 400 of the campaign rules with its suggestions beside the shape
-    body = assert_shape(api.post("/api/da/campaigns/", {"name": "x", "dataset": "nope", "human_system": "h"},
-                                 format="json"), 400, "invalid")
+    body = assert_shape(
+        api.post("/api/da/campaigns/", {"name": "x", "dataset": "nope", "human_system": "h"}, format="json"),
+        400,
+        "invalid",
+    )
     assert body["detail"] == "no dataset named 'nope'"
 
 
@@ -62,9 +72,14 @@ def test_not_found_has_the_shape(api):
 def test_the_schema_documents_the_error_shape(api):
     schema = yaml.safe_load(api.get("/api/schema/").content)
     assert set(schema["components"]["schemas"]["Error"]["properties"]) == {"error", "detail", "fields"}
-    for path, method in (("/api/factuality/projects/", "post"), ("/api/da/campaigns/", "post"),
-                         ("/api/metrics/datasets/{name}/compute/", "post")):
+    for path, method in (
+        ("/api/factuality/projects/", "post"),
+        ("/api/da/campaigns/", "post"),
+        ("/api/metrics/datasets/{name}/compute/", "post"),
+    ):
         responses = schema["paths"][path][method]["responses"]
         for code in ("400", "403", "409"):
-            assert responses[code]["content"]["application/json"]["schema"] == {
-                "$ref": "#/components/schemas/Error"}, (path, code)
+            assert responses[code]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, (
+                path,
+                code,
+            )

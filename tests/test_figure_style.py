@@ -1,14 +1,20 @@
 """The shared figure style (annotation_site/figure_style.py) and the legibility checker every chart test uses
 (tests/figure_checks.py): the checker must catch each defect it is there for, and the label fitting must keep
 labels inside their width, on their number of lines, with both ends of a long name."""
+
 import pytest
 from matplotlib.figure import Figure
 
 from annotation_site import figure_style as fs
 from tests.figure_checks import problems
 
-NAMES = ["COOT_100m_finetuned_on_activitynet_captions_v2", "Vid2Seq (YT-Temporal-1B pretraining, full)",
-         "a" * 120, "short", "Ünïcödé-système → long name with spaces and / slashes / everywhere"]
+NAMES = [
+    "COOT_100m_finetuned_on_activitynet_captions_v2",
+    "Vid2Seq (YT-Temporal-1B pretraining, full)",
+    "a" * 120,
+    "short",
+    "Ünïcödé-système → long name with spaces and / slashes / everywhere",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -1,6 +1,7 @@
 """The README's commands are true (issue #9, item 5): it opens with the two commands of a fresh machine; every
 `manage.py` example runs in the project's environment (`.venv/bin/python`), names an existing command and
 passes that command's argument parser; the commands a new user looks for are documented."""
+
 import re
 import shlex
 
@@ -39,7 +40,7 @@ def test_every_manage_py_example_uses_the_projects_environment():
     assert not bare, bare
     # in the prose, a bare `python manage.py` only right after saying to activate the environment
     for match in re.finditer(r"`python manage\.py [^`]*`", README):
-        assert "activate" in README[max(0, match.start() - 60):match.start()], match.group(0)
+        assert "activate" in README[max(0, match.start() - 60) : match.start()], match.group(0)
 
 
 @pytest.mark.parametrize("line", manage_lines())
@@ -52,8 +53,9 @@ def test_every_example_names_a_command_and_parses(line):
     parser.parse_args(options)  # a wrong option or value exits (and fails the test)
 
 
-@pytest.mark.parametrize("command", ["da_qc", "da_replication", "caption_pairs", "da_assign", "load_demo",
-                                     "factuality_project"])
+@pytest.mark.parametrize(
+    "command", ["da_qc", "da_replication", "caption_pairs", "da_assign", "load_demo", "factuality_project"]
+)
 def test_the_commands_a_new_user_looks_for_are_documented(command):
     assert any(line.split()[2] == command for line in manage_lines()) or f"`{command}`" in README
 

@@ -7,6 +7,7 @@
 
 Judgments point at Annotator, never at User, so the same statistics cover every kind of annotator.
 """
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -19,11 +20,13 @@ class Annotator(models.Model):
         CROWD = "crowd"
         IMPORTED = "imported"
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-                                related_name="annotator")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="annotator"
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    provider = models.CharField(max_length=30, blank=True,
-                                help_text="Crowd provider (mturk, prolific, link) or source of imported labels.")
+    provider = models.CharField(
+        max_length=30, blank=True, help_text="Crowd provider (mturk, prolific, link) or source of imported labels."
+    )
     external_id = models.CharField(max_length=200, blank=True, help_text="The id the provider or file uses.")
     display_name = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -31,8 +34,11 @@ class Annotator(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["kind", "provider", "external_id"], condition=~Q(external_id=""),
-                                    name="annotator_unique_external_id"),
+            models.UniqueConstraint(
+                fields=["kind", "provider", "external_id"],
+                condition=~Q(external_id=""),
+                name="annotator_unique_external_id",
+            ),
             models.CheckConstraint(
                 condition=Q(user__isnull=False) | ~Q(external_id=""), name="annotator_has_account_or_external_id"
             ),

@@ -1,5 +1,6 @@
 """Annotator identity: finding the Annotator of an account, inviting people (and reissuing a lost invitation
 link), naming imported annotators."""
+
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -40,8 +41,10 @@ def invite(username, *, email="", display_name=""):
         annotator = Annotator.objects.filter(user=user).first()
         if annotator is None:
             annotator = Annotator.objects.create(
-                user=user, kind=Annotator.Kind.STAFF if user.is_staff else Annotator.Kind.INVITED,
-                display_name=display_name)
+                user=user,
+                kind=Annotator.Kind.STAFF if user.is_staff else Annotator.Kind.INVITED,
+                display_name=display_name,
+            )
     return annotator, created
 
 
@@ -81,8 +84,10 @@ def reissue_invitation(user):
     link stops working (the account gets a new unusable password, which changes what the token is made of).
     Refused for an account that has a password: its owner logs in, or resets a forgotten password."""
     if not awaits_activation(user):
-        raise InvitationError(f"{user.get_username()} has already set a password: they log in with it (a forgotten "
-                              "password is reset from the login page or by an administrator)")
+        raise InvitationError(
+            f"{user.get_username()} has already set a password: they log in with it (a forgotten "
+            "password is reset from the login page or by an administrator)"
+        )
     user.set_unusable_password()
     user.save(update_fields=["password"])
     return invitation_path(user)
@@ -91,20 +96,33 @@ def reissue_invitation(user):
 def invitation_path(user):
     """The one-time address at which an invited account sets its password (Django's password-reset token: it
     stops working once the password is set, or after PASSWORD_RESET_TIMEOUT)."""
-    return reverse("annotator-invitation", kwargs={
-        "uidb64": urlsafe_base64_encode(force_bytes(user.pk)), "token": default_token_generator.make_token(user),
-    })
+    return reverse(
+        "annotator-invitation",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": default_token_generator.make_token(user),
+        },
+    )
 
 
 def imported_annotators(provider, ids):
     """``{external id: Annotator}`` for annotators named in an imported file (created as needed; 2-3 queries)."""
     ids = sorted(set(ids))
-    found = {a.external_id: a for a in Annotator.objects.filter(kind=Annotator.Kind.IMPORTED, provider=provider,
-                                                                  external_id__in=ids)}
+    found = {
+        a.external_id: a
+        for a in Annotator.objects.filter(kind=Annotator.Kind.IMPORTED, provider=provider, external_id__in=ids)
+    }
     missing = [i for i in ids if i not in found]
     if missing:
-        Annotator.objects.bulk_create([Annotator(kind=Annotator.Kind.IMPORTED, provider=provider, external_id=i)
-                                       for i in missing])
-        found.update({a.external_id: a for a in Annotator.objects.filter(
-            kind=Annotator.Kind.IMPORTED, provider=provider, external_id__in=missing)})
+        Annotator.objects.bulk_create(
+            [Annotator(kind=Annotator.Kind.IMPORTED, provider=provider, external_id=i) for i in missing]
+        )
+        found.update(
+            {
+                a.external_id: a
+                for a in Annotator.objects.filter(
+                    kind=Annotator.Kind.IMPORTED, provider=provider, external_id__in=missing
+                )
+            }
+        )
     return found

@@ -1,4 +1,5 @@
 """Pages of the annotators app (mounted under /factuality/ by annotation_site/factuality/urls.py)."""
+
 from django.urls import path
 
 from . import views

@@ -1,4 +1,5 @@
 """Accepting an invitation: the invitee sets a password through a one-time link and is logged in."""
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.forms import SetPasswordForm
@@ -23,8 +24,12 @@ def accept_invitation(request, uidb64, token):
         form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("factuality-home")
-    return render(request, "annotators/accept_invitation.html",
-                  {"form": form, "valid": valid, "invitee": user if valid else None}, status=200 if valid else 400)
+    return render(
+        request,
+        "annotators/accept_invitation.html",
+        {"form": form, "valid": valid, "invitee": user if valid else None},
+        status=200 if valid else 400,
+    )
 
 
 def invitation_messages(request, invited):
@@ -35,7 +40,8 @@ def invitation_messages(request, invited):
         if entry.needs_link:
             link = request.build_absolute_uri(entry.link_path)
             what = "New account" if entry.created_account else "Not activated yet"
-            messages.info(request, f"{what} {user.get_username()}: send them this one-time link to set a "
-                                   f"password: {link}")
+            messages.info(
+                request, f"{what} {user.get_username()}: send them this one-time link to set a password: {link}"
+            )
         else:
             messages.success(request, f"Invited {user.get_username()} (their account is active: they log in).")

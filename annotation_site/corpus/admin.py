@@ -2,6 +2,7 @@
 services. Related rows are picked by id (``raw_id_fields``) and lists select their relations in the same query,
 so the pages stay fast on tables of many thousand rows. Sentence text and tokens are read-only here: error
 spans elsewhere point at token indices, so editing them would silently move every span."""
+
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected
 from django.contrib.admin.utils import unquote

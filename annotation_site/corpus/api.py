@@ -1,12 +1,12 @@
 """REST endpoints of the corpus: datasets (by name) and their videos."""
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 
-from annotation_site.safe_json import SafeJSONParser
-
 from annotation_site.api_errors import Conflict
+from annotation_site.safe_json import SafeJSONParser
 
 from . import services
 from .models import Dataset, Video
@@ -41,8 +41,21 @@ class VideoSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Video
-        fields = ["id", "dataset", "external_id", "url", "file", "kind", "playback_url", "thumbnail_url",
-                  "duration", "width", "height", "status", "processing_error"]
+        fields = [
+            "id",
+            "dataset",
+            "external_id",
+            "url",
+            "file",
+            "kind",
+            "playback_url",
+            "thumbnail_url",
+            "duration",
+            "width",
+            "height",
+            "status",
+            "processing_error",
+        ]
         read_only_fields = ["duration", "width", "height", "status", "processing_error"]
         validators = []  # uniqueness is checked by services.add_video, with a clearer message
 
@@ -66,8 +79,12 @@ class VideoViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.R
         ``?force_delete_judgments=true``."""
         force = self.request.query_params.get("force_delete_judgments", "").lower() in ("1", "true", "yes")
         try:
-            refuse_if_human_work(f"deleting video {instance.external_id!r}", videos=[instance], force=force,
-                                 force_hint="?force_delete_judgments=true")
+            refuse_if_human_work(
+                f"deleting video {instance.external_id!r}",
+                videos=[instance],
+                force=force,
+                force_hint="?force_delete_judgments=true",
+            )
         except HumanWorkAtRisk as exc:
             raise Conflict(str(exc)) from None
         instance.delete()

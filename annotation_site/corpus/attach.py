@@ -6,6 +6,7 @@ is computed first (every match, every video without a file, every ambiguous name
 storage and the rows updated in one transaction; probing (duration, thumbnail) runs as one Celery job whose
 progress the dataset page shows.
 """
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +41,8 @@ def plan_attach(dataset, folder, *, replace=False):
         if video.file and not replace:
             continue
         candidates = files.get(video.external_id) or (
-            files.get(video.external_id[2:]) if video.external_id.startswith("v_") else None)
+            files.get(video.external_id[2:]) if video.external_id.startswith("v_") else None
+        )
         if not candidates:
             plan.missing.append(video.external_id)
         elif len(candidates) > 1:
@@ -70,8 +72,7 @@ def attach(plan, *, progress=None):
         if progress:
             progress(video)
     with transaction.atomic():
-        Video.objects.bulk_update(updated, ["file", "url", "status", "duration", "width", "height",
-                                            "processing_error"])
+        Video.objects.bulk_update(updated, ["file", "url", "status", "duration", "width", "height", "processing_error"])
     return updated
 
 
@@ -85,7 +86,12 @@ def start_processing(dataset, video_ids, *, user=None):
     from .tasks import process_videos
 
     with transaction.atomic():
-        job = jobs.create_job(PROCESS_KIND, scope=f"dataset:{dataset.pk}", user=user, total=len(video_ids),
-                              message=f"{len(video_ids)} videos to process")
+        job = jobs.create_job(
+            PROCESS_KIND,
+            scope=f"dataset:{dataset.pk}",
+            user=user,
+            total=len(video_ids),
+            message=f"{len(video_ids)} videos to process",
+        )
         jobs.enqueue(job, process_videos, list(video_ids))
     return job

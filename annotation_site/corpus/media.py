@@ -6,6 +6,7 @@ looked up on each request rather than indexed once. Only video and image files a
 browser would run as a page. When media live on S3 this middleware steps aside: pages link to presigned S3
 URLs and S3 answers the Range requests itself.
 """
+
 import os
 from pathlib import PurePosixPath
 
@@ -26,8 +27,13 @@ class MediaFilesMiddleware(WhiteNoise):
         self.get_response = get_response
         self.prefix = settings.MEDIA_URL
         self.active = not settings.USE_S3
-        super().__init__(application=None, autorefresh=True, max_age=3600, allow_all_origins=False,
-                         add_headers_function=_media_headers)
+        super().__init__(
+            application=None,
+            autorefresh=True,
+            max_age=3600,
+            allow_all_origins=False,
+            add_headers_function=_media_headers,
+        )
         if self.active:
             os.makedirs(settings.MEDIA_ROOT, exist_ok=True)
             self.add_files(str(settings.MEDIA_ROOT), prefix=self.prefix)

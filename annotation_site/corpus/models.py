@@ -3,6 +3,7 @@
 A caption is one system's paragraph for one video; its sentences are stored once, with their tokens, so that
 every judgment elsewhere can point at words by token index ranges (start inclusive, end exclusive).
 """
+
 import re
 
 from django.core.validators import RegexValidator
@@ -23,8 +24,12 @@ DATASET_NAME = RegexValidator(
 
 
 class Dataset(models.Model):
-    name = models.CharField(max_length=100, unique=True, validators=[DATASET_NAME],
-                            help_text="Short unique name, used on the command line and in addresses.")
+    name = models.CharField(
+        max_length=100,
+        unique=True,
+        validators=[DATASET_NAME],
+        help_text="Short unique name, used on the command line and in addresses.",
+    )
     description = models.TextField(blank=True)
     source_format = models.CharField(max_length=20, blank=True, help_text="Format it was imported from.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -112,8 +117,11 @@ class Caption(models.Model):
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="captions")
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="captions")
     position = models.PositiveIntegerField(default=0, help_text="Order in the imported file (kept for export).")
-    prompt = models.TextField(blank=True, help_text="The prompt that produced the text, when there was one (FIFA's "
-                                                     "V2T responses); rating tasks show it beside the caption.")
+    prompt = models.TextField(
+        blank=True,
+        help_text="The prompt that produced the text, when there was one (FIFA's "
+        "V2T responses); rating tasks show it beside the caption.",
+    )
 
     class Meta:
         ordering = ["position", "id"]
@@ -165,9 +173,7 @@ class Reference(models.Model):
 
     class Meta:
         ordering = ["video", "reference_set"]
-        constraints = [
-            models.UniqueConstraint(fields=["video", "reference_set"], name="reference_unique_per_set")
-        ]
+        constraints = [models.UniqueConstraint(fields=["video", "reference_set"], name="reference_unique_per_set")]
 
     def __str__(self):
         return f"{self.reference_set}: {self.text[:60]}"

@@ -8,12 +8,15 @@ admin, the video API) asks ``refuse_if_human_work`` first: the refusal says what
 export it, and goes ahead only when the researcher asks for it explicitly (``--force-delete-judgments``,
 ``force_delete_judgments``).
 """
+
 from dataclasses import dataclass
 
 from django.db.models import Model
 
-FORCE_OPTION = ("--force-delete-judgments (API: force_delete_judgments=true; import page: the box "
-                "“Delete the human judgments on it too”)")
+FORCE_OPTION = (
+    "--force-delete-judgments (API: force_delete_judgments=true; import page: the box "
+    "“Delete the human judgments on it too”)"
+)
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,10 @@ class HumanWorkAtRisk(Exception):
 def describe_loss(what, found, *, force_hint=FORCE_OPTION):
     counts = ", ".join(f"{count} {work.label}" for work, count in found)
     exports = "; ".join(f"{work.label}: {work.export_hint}" for work, _ in found)
-    return (f"{what} would delete human work that cannot be made again: {counts}. Export it first ({exports}), "
-            f"then repeat with {force_hint} to delete it anyway.")
+    return (
+        f"{what} would delete human work that cannot be made again: {counts}. Export it first ({exports}), "
+        f"then repeat with {force_hint} to delete it anyway."
+    )
 
 
 def refuse_if_human_work(what, *, datasets=None, videos=None, force=False, force_hint=FORCE_OPTION):

@@ -1,4 +1,5 @@
 """Operations on the corpus (plain functions over the models; views, API and commands call these)."""
+
 import posixpath
 import re
 
@@ -47,9 +48,13 @@ def add_video(dataset, external_id, *, file=None, url=""):
         if Video.objects.filter(dataset=dataset, external_id=external_id).exists():
             raise ValidationError({"external_id": f"Dataset {dataset.name} already has a video {external_id!r}."})
         last = Video.objects.filter(dataset=dataset).aggregate(m=Max("position"))["m"]
-        video = Video(dataset=dataset, external_id=external_id, url=url,
-                      position=0 if last is None else last + 1,
-                      status=Video.Status.PENDING if file else Video.Status.EXTERNAL)
+        video = Video(
+            dataset=dataset,
+            external_id=external_id,
+            url=url,
+            position=0 if last is None else last + 1,
+            status=Video.Status.PENDING if file else Video.Status.EXTERNAL,
+        )
         if file:
             video.file.save(safe_filename(file.name), file, save=False)
         video.save()

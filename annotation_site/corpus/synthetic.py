@@ -3,6 +3,7 @@
 Uses the ffmpeg binary shipped in the imageio-ffmpeg wheel. Videos are WebM (VP8), which every Chromium
 build plays, with a silent audio track so players behave as with real clips.
 """
+
 import subprocess
 
 import imageio_ffmpeg
@@ -22,11 +23,34 @@ def make_video(path, *, seconds=3.0, pattern="testsrc2", size="320x180", rate=25
     if pattern in ("cellauto", "life"):
         source = f"{pattern}=size={size}:rate={rate},format=yuv420p"
     command = [
-        ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-        "-f", "lavfi", "-i", source,
-        "-f", "lavfi", "-i", "anullsrc=channel_layout=mono:sample_rate=22050",
-        "-t", f"{seconds:.3f}", "-c:v", "libvpx", "-b:v", "300k", "-deadline", "realtime", "-pix_fmt", "yuv420p",
-        "-c:a", "libvorbis", "-shortest", str(path),
+        ffmpeg_exe(),
+        "-nostdin",
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        source,
+        "-f",
+        "lavfi",
+        "-i",
+        "anullsrc=channel_layout=mono:sample_rate=22050",
+        "-t",
+        f"{seconds:.3f}",
+        "-c:v",
+        "libvpx",
+        "-b:v",
+        "300k",
+        "-deadline",
+        "realtime",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:a",
+        "libvorbis",
+        "-shortest",
+        str(path),
     ]
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     return path

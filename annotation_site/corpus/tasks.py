@@ -1,4 +1,5 @@
 """Celery tasks of the corpus. They take primary keys, re-check state and are safe to run twice."""
+
 from celery import shared_task
 
 from annotation_site.jobs import services as jobs
@@ -36,8 +37,11 @@ def process_videos(job_id, video_ids):
             video_processing.process_video(video)
             failed += video.status == Video.Status.FAILED
             jobs.report_progress(job_id, done, message=f"{video.external_id}: {video.status}")
-        jobs.mark_succeeded(job_id, {"processed": len(video_ids), "failed": failed},
-                            message=f"{len(video_ids) - failed} ready, {failed} failed")
+        jobs.mark_succeeded(
+            job_id,
+            {"processed": len(video_ids), "failed": failed},
+            message=f"{len(video_ids) - failed} ready, {failed} failed",
+        )
     except Exception as exc:  # recorded for the page; the task itself is not retried
         jobs.mark_failed(job_id, exc)
         raise

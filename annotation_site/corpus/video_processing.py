@@ -5,6 +5,7 @@ Only the ``ffmpeg`` binary of the imageio-ffmpeg wheel is available (no ffprobe)
 stream's ``WIDTHxHEIGHT``. ``process_video`` works on any Django storage: a file with a local path (the file
 system) is read in place, any other (S3) is first copied to a temporary file. Every ffmpeg call has a timeout.
 """
+
 import logging
 import os
 import re
@@ -108,11 +109,30 @@ def _decoded_duration(path):
 
 def make_thumbnail(path, at_seconds=0.0, *, width=THUMBNAIL_WIDTH):
     """A JPEG (bytes) of the frame at ``at_seconds``, scaled to ``width`` pixels wide (aspect ratio kept)."""
+
     def grab(seconds):
         result = _run(
-            ["-loglevel", "error", "-ss", f"{max(seconds, 0):.3f}", "-i", str(path), "-frames:v", "1",
-             "-vf", f"scale={width}:-2", "-c:v", "mjpeg", "-q:v", "4", "-f", "image2pipe", "-"],
-            THUMBNAIL_TIMEOUT, text=False,
+            [
+                "-loglevel",
+                "error",
+                "-ss",
+                f"{max(seconds, 0):.3f}",
+                "-i",
+                str(path),
+                "-frames:v",
+                "1",
+                "-vf",
+                f"scale={width}:-2",
+                "-c:v",
+                "mjpeg",
+                "-q:v",
+                "4",
+                "-f",
+                "image2pipe",
+                "-",
+            ],
+            THUMBNAIL_TIMEOUT,
+            text=False,
         )
         return result.stdout, _last_line(result.stderr.decode(errors="replace"))
 
@@ -167,8 +187,15 @@ def process_video(video):
     storage = video.thumbnail.storage
     old_thumbnail = video.thumbnail.name or ""
     video.thumbnail.save(f"{PurePosixPath(video.file.name).stem}.jpg", ContentFile(image), save=False)
-    stored = _update(video, duration=info.duration, width=info.width, height=info.height,
-                     thumbnail=video.thumbnail.name, status=Video.Status.READY, processing_error="")
+    stored = _update(
+        video,
+        duration=info.duration,
+        width=info.width,
+        height=info.height,
+        thumbnail=video.thumbnail.name,
+        status=Video.Status.READY,
+        processing_error="",
+    )
     if not stored:  # the video was deleted meanwhile
         _delete_quietly(storage, video.thumbnail.name)
     elif old_thumbnail != video.thumbnail.name:  # (a storage that overwrites may reuse the name)

@@ -13,6 +13,7 @@ one to a participant (taking a slot), releasing it, whether it is complete, and 
 Worker ids: a participant reaches the protocol as ``Participant.worker_key`` (``prolific:5f3c...``); the
 adapter creates its own worker / annotator with that external id.
 """
+
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -48,8 +49,13 @@ class QCOutcome:
             raise ValueError(f"unknown QC status {self.status!r}")
 
     def as_dict(self):
-        return {"test": self.test or None, "p_value": self.p_value, "n_pairs": self.n_pairs,
-                "threshold": self.threshold, "status": self.status}
+        return {
+            "test": self.test or None,
+            "p_value": self.p_value,
+            "n_pairs": self.n_pairs,
+            "threshold": self.threshold,
+            "status": self.status,
+        }
 
 
 @dataclass(frozen=True)
@@ -209,8 +215,10 @@ def find_target(name):
     if not found:
         raise AdapterError(f"no campaign or project named {name!r}")
     if len(found) > 1:
-        raise AdapterError(f"{name!r} names a target in several protocols ({', '.join(a.protocol for a, _ in found)}): "
-                           "give the protocol")
+        raise AdapterError(
+            f"{name!r} names a target in several protocols ({', '.join(a.protocol for a, _ in found)}): "
+            "give the protocol"
+        )
     return found[0]
 
 

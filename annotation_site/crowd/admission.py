@@ -8,6 +8,7 @@ hold more than the places opened.
 A participant holds one unfinished HIT of a study at a time (database constraint) and completes at most
 ``hits_per_participant``.
 """
+
 import logging
 from dataclasses import dataclass
 
@@ -72,8 +73,12 @@ def admit(study, params, *, participant=None):
         submission_id, unit_id = admission.submission_id, admission.unit_id
         submit_url = admission.extra.get("submit_url", "")
         requested_unit = admission.extra.get("unit", "")
-    fields = {"external_submission_id": submission_id, "external_unit_id": unit_id,
-              "unit_key": requested_unit[:100], "submit_url": submit_url}
+    fields = {
+        "external_submission_id": submission_id,
+        "external_unit_id": unit_id,
+        "unit_key": requested_unit[:100],
+        "submit_url": submit_url,
+    }
     for _ in range(2):
         if participant is None:  # a newcomer: nothing to look up
             try:
@@ -84,8 +89,9 @@ def admit(study, params, *, participant=None):
                     raise IntegrityError("the participant was created meanwhile")
                 with transaction.atomic():
                     participant = Participant.objects.create(namespace=namespace, platform_id=platform_id)
-                    return Participation.objects.create(study=study, participant=participant,
-                                                        last_seen_at=timezone.now(), **fields)
+                    return Participation.objects.create(
+                        study=study, participant=participant, last_seen_at=timezone.now(), **fields
+                    )
             except IntegrityError:  # the same newcomer arriving twice at once: the other request created them
                 participant = first_row(Participant.objects.filter(namespace=namespace, platform_id=platform_id))
                 if participant is None:
@@ -95,8 +101,9 @@ def admit(study, params, *, participant=None):
             return found
         try:
             with transaction.atomic():
-                return Participation.objects.create(study=study, participant=participant,
-                                                    last_seen_at=timezone.now(), **fields)
+                return Participation.objects.create(
+                    study=study, participant=participant, last_seen_at=timezone.now(), **fields
+                )
         except IntegrityError:  # the same person arriving twice at once: answer the other request's participation
             continue
     raise AdmissionRefused("unavailable", "Your arrival could not be recorded. Please reload the page.")
@@ -123,8 +130,7 @@ def _existing_participation(study, participant, submission_id):
                 raise AdmissionRefused("closed", "This submission was returned or timed out; it cannot be resumed.")
             known.study, known.participant = study, participant
             return known
-    current = next((p for p in mine if p.status in (Participation.Status.ADMITTED, Participation.Status.WORKING)),
-                   None)
+    current = next((p for p in mine if p.status in (Participation.Status.ADMITTED, Participation.Status.WORKING)), None)
     if current is not None:
         current.study, current.participant = study, participant
         return current
@@ -149,8 +155,9 @@ def participant_for_link(link, now=None):
         raise AdmissionRefused("invalid", "This link is not valid. Please ask the researcher for a new one.")
     if link.expires_at <= (now or timezone.now()):
         raise AdmissionRefused("expired", "This link has expired. Please ask the researcher for a new one.")
-    done = Participation.objects.filter(study=link.study, participant=link.participant,
-                                        status=Participation.Status.COMPLETED).count()
+    done = Participation.objects.filter(
+        study=link.study, participant=link.participant, status=Participation.Status.COMPLETED
+    ).count()
     if done >= link.max_hits:
         raise AdmissionRefused("done", "This link has been used: you have already completed its task.")
     return link.participant
@@ -178,7 +185,8 @@ def create_participant_links(study, platform_ids, *, expires_at, max_hits=1):
         for platform_id in platform_ids:
             participant, _ = Participant.objects.get_or_create(namespace=namespace, platform_id=platform_id)
             link, created = ParticipantLink.objects.get_or_create(
-                study=study, participant=participant, defaults={"expires_at": expires_at, "max_hits": max_hits})
+                study=study, participant=participant, defaults={"expires_at": expires_at, "max_hits": max_hits}
+            )
             if not created:
                 link.expires_at, link.max_hits, link.revoked = expires_at, max_hits, False
                 link.save(update_fields=["expires_at", "max_hits", "revoked"])
@@ -210,8 +218,9 @@ def take_slot(participation, *, now=None):
         unit_key = _unit_key(study, participation)
         # the protocol's assignment and the participation's new state commit together (one commit per Start)
         with transaction.atomic():
-            work = adapter.assign(target, participation.participant.worker_key, unit_key=unit_key,
-                                  finish_url=finish_url(participation))
+            work = adapter.assign(
+                target, participation.participant.worker_key, unit_key=unit_key, finish_url=finish_url(participation)
+            )
             updated = work is not None and rows.mark_working(participation, work, now)
     except Exception:
         Study.objects.filter(pk=study.pk, places_taken__gt=0).update(places_taken=F("places_taken") - 1)
@@ -251,8 +260,11 @@ def _unit_key(study, participation):
     if participation.unit_key:
         try:
             with transaction.atomic():
-                ExternalUnit.objects.get_or_create(study=study, external_id=participation.external_unit_id,
-                                                   defaults={"unit_key": participation.unit_key})
+                ExternalUnit.objects.get_or_create(
+                    study=study,
+                    external_id=participation.external_unit_id,
+                    defaults={"unit_key": participation.unit_key},
+                )
         except IntegrityError:
             pass  # that unit is published as another HIT already: the address's unit still decides
         return participation.unit_key
@@ -277,7 +289,8 @@ def finish(participation, now=None):
         if work is None or not work.completed:
             return None
         Participation.objects.filter(pk=participation.pk, status=Participation.Status.WORKING).update(
-            status=Participation.Status.COMPLETED, completed_at=now or timezone.now())
+            status=Participation.Status.COMPLETED, completed_at=now or timezone.now()
+        )
         participation.refresh_from_db()
     if participation.status != Participation.Status.COMPLETED:
         return None
@@ -302,7 +315,8 @@ def release(participation, reason, *, now=None, completed_too=False):
             if not given_back and current.status == Participation.Status.COMPLETED:
                 return False  # the protocol keeps finished work (e.g. submitted factuality answers)
         Participation.objects.filter(pk=current.pk).update(
-            status=Participation.Status.RELEASED, released_at=now or timezone.now(), release_reason=reason[:100])
+            status=Participation.Status.RELEASED, released_at=now or timezone.now(), release_reason=reason[:100]
+        )
         if current.work_key:
             Study.objects.filter(pk=study.pk, places_taken__gt=0).update(places_taken=F("places_taken") - 1)
     return True
@@ -313,8 +327,9 @@ def release_idle(now=None):
     activity counts too). Returns how many were released."""
     now = now or timezone.now()
     released = 0
-    candidates = (Participation.objects.filter(status=Participation.Status.WORKING, study__idle_minutes__gt=0)
-                  .select_related("study", "participant"))
+    candidates = Participation.objects.filter(
+        status=Participation.Status.WORKING, study__idle_minutes__gt=0
+    ).select_related("study", "participant")
     for participation in candidates.iterator():
         limit = now - timezone.timedelta(minutes=participation.study.idle_minutes)
         last = participation.last_seen_at or participation.started_at or participation.created_at
@@ -340,8 +355,7 @@ def apply_platform_status(study, submission_id, status):
         return "unknown submission"
     Participation.objects.filter(pk=participation.pk).update(platform_status=status[:30])
     if status in RELEASING_STATUSES:
-        done = release(participation, f"{status.lower()} on {study.provider}",
-                       completed_too=status == "REJECTED")
+        done = release(participation, f"{status.lower()} on {study.provider}", completed_too=status == "REJECTED")
         return "released" if done else "already settled"
     return "recorded"
 
@@ -357,7 +371,8 @@ def sync_submissions(study):
 
 def open_participations(study):
     return Participation.objects.filter(study=study).filter(
-        Q(status=Participation.Status.ADMITTED) | Q(status=Participation.Status.WORKING))
+        Q(status=Participation.Status.ADMITTED) | Q(status=Participation.Status.WORKING)
+    )
 
 
 def block(study, platform_ids, reason):
@@ -372,7 +387,8 @@ def block(study, platform_ids, reason):
             Participant.objects.filter(pk=participant.pk).update(blocked=True)
             blocked += 1
         provider.block(participant, reason)
-    for participation in open_participations(study).filter(participant__namespace=namespace,
-                                                            participant__platform_id__in=platform_ids):
+    for participation in open_participations(study).filter(
+        participant__namespace=namespace, participant__platform_id__in=platform_ids
+    ):
         release(participation, "blocked")
     return blocked

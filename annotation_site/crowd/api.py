@@ -5,6 +5,7 @@
 mturk-batch (GET), mturk-results, approve-reject, ledger (GET), export), ``payments/`` (GET the contract document;
 POST records it), ``dispatches/ID/resolve/`` (POST), ``codes/verify/`` (POST).
 """
+
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
@@ -18,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation_site import uploads
+
 from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, studies
 from .models import BonusScope, Dispatch, Participation, Policy, Provider, Study
 from .providers.base import AdmissionRefused
@@ -29,11 +31,37 @@ class StudySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = ["name", "provider", "protocol", "target_name", "status", "external_id", "title", "description",
-                  "reward", "currency", "estimated_minutes", "places", "places_taken", "hits_per_participant",
-                  "closes_at", "id_parameter", "idle_minutes", "consent_text", "instructions", "end_mode",
-                  "completion_url", "completion_code", "screened_out_code", "policy", "bonus_scope", "bonus_amount",
-                  "rejection_category", "rejection_message", "created_at"]
+        fields = [
+            "name",
+            "provider",
+            "protocol",
+            "target_name",
+            "status",
+            "external_id",
+            "title",
+            "description",
+            "reward",
+            "currency",
+            "estimated_minutes",
+            "places",
+            "places_taken",
+            "hits_per_participant",
+            "closes_at",
+            "id_parameter",
+            "idle_minutes",
+            "consent_text",
+            "instructions",
+            "end_mode",
+            "completion_url",
+            "completion_code",
+            "screened_out_code",
+            "policy",
+            "bonus_scope",
+            "bonus_amount",
+            "rejection_category",
+            "rejection_message",
+            "created_at",
+        ]
         read_only_fields = ["protocol", "target_name", "status", "external_id", "places_taken", "created_at"]
 
 
@@ -47,8 +75,12 @@ class StudyCreateSerializer(StudySerializer):
 
 
 def _detail(study, request=None):
-    return {**StudySerializer(study).data, "entry_url": studies.entry_url(study), "progress": studies.progress(study),
-            "ledger": payments.summary(study)}
+    return {
+        **StudySerializer(study).data,
+        "entry_url": studies.entry_url(study),
+        "progress": studies.progress(study),
+        "ledger": payments.summary(study),
+    }
 
 
 class StudyListView(APIView):
@@ -111,10 +143,15 @@ class StudyActionView(APIView):
             if action == "links":
                 ids = data.get("participant_ids") or []
                 made = admission.create_participant_links(
-                    study, [str(i) for i in ids], max_hits=int(data.get("max_hits", 1)),
-                    expires_at=timezone.now() + timedelta(days=int(data.get("days", 7))))
-                return Response({"links": [{"participant_id": i, "url": studies.participant_link_url(t)}
-                                           for i, t in made]}, status=status.HTTP_201_CREATED)
+                    study,
+                    [str(i) for i in ids],
+                    max_hits=int(data.get("max_hits", 1)),
+                    expires_at=timezone.now() + timedelta(days=int(data.get("days", 7))),
+                )
+                return Response(
+                    {"links": [{"participant_id": i, "url": studies.participant_link_url(t)} for i, t in made]},
+                    status=status.HTTP_201_CREATED,
+                )
             if action == "block":
                 ids = [str(i) for i in data.get("participant_ids") or []]
                 return Response({"blocked": admission.block(study, ids, str(data.get("reason") or "blocked"))})
@@ -122,13 +159,17 @@ class StudyActionView(APIView):
                 from .staff_views import start_payments_job
 
                 job = start_payments_job(study, request.user)
-                return Response({"job": str(job.pk), "status_url": reverse("job-detail", args=[job.pk])},
-                                status=status.HTTP_202_ACCEPTED)
+                return Response(
+                    {"job": str(job.pk), "status_url": reverse("job-detail", args=[job.pk])},
+                    status=status.HTTP_202_ACCEPTED,
+                )
             if action in ("mturk-results", "approve-reject"):
                 upload = request.FILES.get("file")
                 if upload is None:
-                    return Response({"detail": "send the results CSV as the multipart field 'file'"},
-                                    status=status.HTTP_400_BAD_REQUEST)
+                    return Response(
+                        {"detail": "send the results CSV as the multipart field 'file'"},
+                        status=status.HTTP_400_BAD_REQUEST,
+                    )
                 try:
                     text = uploads.upload_text(upload)
                 except uploads.UploadRefused as exc:
@@ -139,8 +180,9 @@ class StudyActionView(APIView):
             if action == "export":
                 return Response(exports.export_ledger(study), status=status.HTTP_201_CREATED)
         except mturk_formats.FormatError as exc:
-            return Response({"detail": str(exc).splitlines()[0], "problems": exc.problems},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": str(exc).splitlines()[0], "problems": exc.problems}, status=status.HTTP_400_BAD_REQUEST
+            )
         except (studies.StudyError, ProlificError, AdmissionRefused, ValueError, exports.ExportError) as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         except TransientError as exc:
@@ -149,16 +191,20 @@ class StudyActionView(APIView):
 
 
 class PaymentsView(APIView):
-    params = [OpenApiParameter("campaign", str, description="Campaign or project name"),
-              OpenApiParameter("protocol", str, required=False), OpenApiParameter("policy", str, enum=Policy.values),
-              OpenApiParameter("bonus_scope", str, enum=BonusScope.values, required=False),
-              OpenApiParameter("bonus_amount", str, required=False)]
+    params = [
+        OpenApiParameter("campaign", str, description="Campaign or project name"),
+        OpenApiParameter("protocol", str, required=False),
+        OpenApiParameter("policy", str, enum=Policy.values),
+        OpenApiParameter("bonus_scope", str, enum=BonusScope.values, required=False),
+        OpenApiParameter("bonus_amount", str, required=False),
+    ]
 
     def _plan(self, data):
         name = data.get("campaign") or ""
         try:
-            adapter, target = (adapters.resolve(data["protocol"], name) if data.get("protocol")
-                               else adapters.find_target(name))
+            adapter, target = (
+                adapters.resolve(data["protocol"], name) if data.get("protocol") else adapters.find_target(name)
+            )
         except adapters.AdapterError as exc:
             raise serializers.ValidationError({"campaign": str(exc)}) from None
         policy = data.get("policy") or Policy.APPROVE_PASSING
@@ -172,8 +218,14 @@ class PaymentsView(APIView):
         except InvalidOperation:
             raise serializers.ValidationError({"bonus_amount": "a decimal amount"}) from None
         study = payments.target_studies(target).exclude(provider=Provider.NONE).first()
-        decisions = payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount,
-                                     rejection_message=study.rejection_message if study else "")
+        decisions = payments.preview(
+            adapter,
+            target,
+            policy=policy,
+            bonus_scope=scope,
+            bonus_amount=amount,
+            rejection_message=study.rejection_message if study else "",
+        )
         return target, policy, decisions
 
     @extend_schema(parameters=params, responses={200: OpenApiTypes.OBJECT})
@@ -202,8 +254,10 @@ class ResolveDispatchView(APIView):
         """A person checked an in-doubt bonus batch on the platform: ``{"paid": true | false}``."""
         dispatch = get_object_or_404(Dispatch, pk=pk)
         if "paid" not in request.data:
-            return Response({"detail": "say whether the platform shows it paid: {\"paid\": true|false}"},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": 'say whether the platform shows it paid: {"paid": true|false}'},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         try:
             dispatch = payments.resolve_dispatch(dispatch, paid=bool(request.data["paid"]), user=request.user)
         except ValueError as exc:
@@ -218,8 +272,11 @@ class VerifyCodeView(APIView):
         study = get_object_or_404(Study, name=request.data.get("study", ""))
         code = str(request.data.get("code", ""))
         pid = str(request.data.get("participant_id", ""))
-        for p in Participation.objects.filter(study=study, participant__platform_id=pid).exclude(work_key="") \
-                .select_related("participant"):
+        for p in (
+            Participation.objects.filter(study=study, participant__platform_id=pid)
+            .exclude(work_key="")
+            .select_related("participant")
+        ):
             if links.verify_code(study.pk, p.work_key, p.participant.worker_key, code):
                 return Response({"valid": True, "hit": p.unit_label, "status": p.status})
         return Response({"valid": False})

@@ -1,4 +1,5 @@
 """REST endpoints of crowd work (mounted at /api/crowd/)."""
+
 from django.urls import path
 
 from . import api

@@ -1,5 +1,6 @@
 """Settings of crowd work, read from Django settings (which read them from the environment with
 django-environ). A credential that is needed but missing raises ``MissingCredential`` naming the variable."""
+
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -16,8 +17,9 @@ def require(name, what):
     """The value of setting ``name``; MissingCredential (naming the environment variable) when empty."""
     value = getattr(settings, name, "")
     if not value:
-        raise MissingCredential(f"{what} needs {name}: set the environment variable {name} "
-                                f"(or add it to .env); see docs/crowd.md")
+        raise MissingCredential(
+            f"{what} needs {name}: set the environment variable {name} (or add it to .env); see docs/crowd.md"
+        )
     return value
 
 

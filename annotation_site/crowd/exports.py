@@ -1,6 +1,7 @@
 """Large exports (ledgers, judgments, datasets) written to the configured S3 bucket, answered with a presigned
 download link that expires (``CROWD_EXPORT_EXPIRES`` seconds). Uses the media storage's S3 settings
 (``AWS_STORAGE_BUCKET_NAME``, ``AWS_ENDPOINT_URL_S3``, keys), so any S3-compatible server works."""
+
 import tempfile
 
 from django.conf import settings
@@ -19,8 +20,10 @@ class ExportError(Exception):
 
 def _storage():
     if not getattr(settings, "USE_S3", False):
-        raise ExportError("exports to S3 need AWS_STORAGE_BUCKET_NAME (and AWS_ENDPOINT_URL_S3 / keys for other "
-                          "servers than AWS): set the environment variable AWS_STORAGE_BUCKET_NAME")
+        raise ExportError(
+            "exports to S3 need AWS_STORAGE_BUCKET_NAME (and AWS_ENDPOINT_URL_S3 / keys for other "
+            "servers than AWS): set the environment variable AWS_STORAGE_BUCKET_NAME"
+        )
     return storages["default"]
 
 
@@ -49,4 +52,6 @@ def export_file(kind, name, chunks, content_type="text/csv"):
 def export_ledger(study):
     from .staff_views import LEDGER_COLUMNS, ledger_rows
 
-    return export_file("ledgers", f"{study.name}-ledger.csv", spreadsheet_csv.stream(LEDGER_COLUMNS, ledger_rows(study)))
+    return export_file(
+        "ledgers", f"{study.name}-ledger.csv", spreadsheet_csv.stream(LEDGER_COLUMNS, ledger_rows(study))
+    )

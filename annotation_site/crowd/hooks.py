@@ -6,6 +6,7 @@
 - ``frameable``: the decorator that lets the configured crowd origins frame a worker page (MTurk shows HITs in
   an iframe), re-exported here for protocol views.
 """
+
 from django.urls import reverse
 
 from . import links
@@ -14,14 +15,24 @@ from .participant_views import frameable  # noqa: F401  (re-exported for protoco
 
 
 def participation_for(protocol, work_key):
-    return (Participation.objects.select_related("study").filter(study__protocol=protocol, work_key=str(work_key))
-            .exclude(status=Participation.Status.RELEASED).order_by("-created_at").first())
+    return (
+        Participation.objects.select_related("study")
+        .filter(study__protocol=protocol, work_key=str(work_key))
+        .exclude(status=Participation.Status.RELEASED)
+        .order_by("-created_at")
+        .first()
+    )
 
 
 def finish_path(protocol, work_key):
     """One light query (the participation's id only): the rating page of every crowd arrival asks it."""
-    pk = (Participation.objects.filter(study__protocol=protocol, work_key=str(work_key))
-          .exclude(status=Participation.Status.RELEASED).order_by("-created_at").values_list("pk", flat=True).first())
+    pk = (
+        Participation.objects.filter(study__protocol=protocol, work_key=str(work_key))
+        .exclude(status=Participation.Status.RELEASED)
+        .order_by("-created_at")
+        .values_list("pk", flat=True)
+        .first()
+    )
     if pk is None:
         return None
     return reverse("crowd-finish", args=[links.participation_token(pk)])
@@ -31,8 +42,9 @@ def touch(protocol, work_key):
     """Record activity on crowd work (idle release counts from the last activity)."""
     from django.utils import timezone
 
-    Participation.objects.filter(study__protocol=protocol, work_key=str(work_key),
-                                 status=Participation.Status.WORKING).update(last_seen_at=timezone.now())
+    Participation.objects.filter(
+        study__protocol=protocol, work_key=str(work_key), status=Participation.Status.WORKING
+    ).update(last_seen_at=timezone.now())
 
 
 def default_entry_url(protocol, object_id, name, *, id_parameter="worker_id", query=""):
@@ -41,13 +53,24 @@ def default_entry_url(protocol, object_id, name, *, id_parameter="worker_id", qu
     their old "append your worker id" links here, so those links are capped like every entry link."""
     from .models import Provider, Study
 
-    study = Study.objects.filter(protocol=protocol, object_id=object_id, provider=Provider.LINK,
-                                 name__endswith="-entry").order_by("pk").first()
+    study = (
+        Study.objects.filter(protocol=protocol, object_id=object_id, provider=Provider.LINK, name__endswith="-entry")
+        .order_by("pk")
+        .first()
+    )
     if study is None:
         study, _ = Study.objects.get_or_create(
             name=f"{protocol}-{name}-entry"[:100],
-            defaults={"provider": Provider.LINK, "protocol": protocol, "object_id": object_id, "target_name": name,
-                      "status": Study.Status.PUBLISHED, "id_parameter": id_parameter, "hits_per_participant": 1,
-                      "title": f"{name}"})
+            defaults={
+                "provider": Provider.LINK,
+                "protocol": protocol,
+                "object_id": object_id,
+                "target_name": name,
+                "status": Study.Status.PUBLISHED,
+                "id_parameter": id_parameter,
+                "hits_per_participant": 1,
+                "title": f"{name}",
+            },
+        )
     url = reverse("crowd-entry", args=[links.entry_token(study)])
     return f"{url}?{query}" if query else url

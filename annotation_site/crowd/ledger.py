@@ -1,5 +1,6 @@
 """Moving ledger rows between states. Every move is a conditional UPDATE on the row's current state, so two
 runs working at once can never both send the same row: only one claims it (planned -> sent)."""
+
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -17,10 +18,12 @@ def claim(entries):
     """planned -> sent for each row (attempts + 1); returns the rows this run claimed, fresh from the database."""
     ids = [e.pk for e in entries]
     with transaction.atomic():
-        claimed = list(LedgerEntry.objects.select_for_update().filter(pk__in=ids, state=State.PLANNED)
-                       .values_list("pk", flat=True))
-        LedgerEntry.objects.filter(pk__in=claimed).update(state=State.SENT, sent_at=timezone.now(),
-                                                          attempts=F("attempts") + 1, error="")
+        claimed = list(
+            LedgerEntry.objects.select_for_update().filter(pk__in=ids, state=State.PLANNED).values_list("pk", flat=True)
+        )
+        LedgerEntry.objects.filter(pk__in=claimed).update(
+            state=State.SENT, sent_at=timezone.now(), attempts=F("attempts") + 1, error=""
+        )
     return list(LedgerEntry.objects.filter(pk__in=claimed).order_by("pk"))
 
 
@@ -35,7 +38,8 @@ def confirm(entries, note=""):
 def fail(entries, error):
     ids = [e.pk for e in entries]
     return LedgerEntry.objects.filter(pk__in=ids, state=State.SENT).update(
-        state=State.FAILED, settled_at=timezone.now(), error=str(error)[:2000])
+        state=State.FAILED, settled_at=timezone.now(), error=str(error)[:2000]
+    )
 
 
 def note(entries, error):

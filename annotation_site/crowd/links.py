@@ -9,6 +9,7 @@
 - Completion code: an HMAC of (study, protocol assignment, participant), so it is bound to that assignment and
   that participant and the researcher can verify it (``verify_code``); it is exported with the results.
 """
+
 import base64
 import hmac
 

@@ -10,6 +10,7 @@ Money rules (enforced by the database where a constraint can say it):
 - a row moves planned -> sent -> confirmed | failed and is never sent again once confirmed;
 - a row records the QC result (status, test, p-value, pairs, threshold) and the policy it came from.
 """
+
 import uuid
 from decimal import Decimal
 
@@ -18,8 +19,9 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
 
-STUDY_NAME = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
-                            "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).")
+STUDY_NAME = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", "Use letters, digits, '.', '_' and '-' (starting with a letter or digit)."
+)
 
 
 class Provider(models.TextChoices):
@@ -67,37 +69,51 @@ class Study(models.Model):
     title = models.CharField(max_length=200, blank=True)
     description = models.TextField(blank=True)
     # recruitment
-    reward = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"),
-                                 validators=[MinValueValidator(0)], help_text="Per HIT, in the currency.")
+    reward = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[MinValueValidator(0)],
+        help_text="Per HIT, in the currency.",
+    )
     currency = models.CharField(max_length=3, default="GBP")
     estimated_minutes = models.PositiveIntegerField(default=10)
     places = models.PositiveIntegerField(default=0, help_text="Slots open in total (0: HITs x workers per HIT).")
     places_taken = models.PositiveIntegerField(default=0, help_text="Slots held by active or completed work.")
     hits_per_participant = models.PositiveSmallIntegerField(default=1)
     closes_at = models.DateTimeField(null=True, blank=True)
-    id_parameter = models.CharField(max_length=50, default="participant_id",
-                                    help_text="Entry links: the query parameter carrying the platform's id.")
+    id_parameter = models.CharField(
+        max_length=50,
+        default="participant_id",
+        help_text="Entry links: the query parameter carrying the platform's id.",
+    )
     idle_minutes = models.PositiveIntegerField(default=30, help_text="Work untouched this long is released.")
     # worker experience
     consent_text = models.TextField(blank=True, help_text="Shown before the first HIT; empty: no consent step.")
     instructions = models.TextField(blank=True)
     end_mode = models.CharField(max_length=10, choices=EndMode, default=EndMode.CODE)
-    completion_url = models.URLField(blank=True, help_text="REDIRECT: where to send finished participants "
-                                     "('{code}' is replaced by the completion code).")
-    completion_code = models.CharField(max_length=40, blank=True,
-                                       help_text="Prolific: the study's 'completed' code (one per study).")
+    completion_url = models.URLField(
+        blank=True,
+        help_text="REDIRECT: where to send finished participants ('{code}' is replaced by the completion code).",
+    )
+    completion_code = models.CharField(
+        max_length=40, blank=True, help_text="Prolific: the study's 'completed' code (one per study)."
+    )
     screened_out_code = models.CharField(max_length=40, blank=True, help_text="Prolific: 'failed screening'.")
     # payments
     policy = models.CharField(max_length=20, choices=Policy, default=Policy.APPROVE_PASSING)
     bonus_scope = models.CharField(max_length=20, choices=BonusScope, default=BonusScope.NONE)
-    bonus_amount = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"),
-                                       validators=[MinValueValidator(0)])
+    bonus_amount = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+    )
     rejection_category = models.CharField(max_length=30, default="LOW_EFFORT")
     rejection_message = models.TextField(blank=True, help_text="Sent with every rejection (Prolific: 100+ chars).")
     replace_rejected = models.BooleanField(
-        default=True, help_text="A rejected HIT goes back to the pool for someone else.")
+        default=True, help_text="A rejected HIT goes back to the pool for someone else."
+    )
     payments_lease_until = models.DateTimeField(
-        null=True, blank=True, help_text="A payment run holds the study until then (one run at a time).")
+        null=True, blank=True, help_text="A payment run holds the study until then (one run at a time)."
+    )
     payments_lease_token = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -106,8 +122,9 @@ class Study(models.Model):
         verbose_name_plural = "studies"
         constraints = [
             models.CheckConstraint(condition=Q(provider__in=Provider.values), name="crowd_study_provider_valid"),
-            models.CheckConstraint(condition=Q(places_taken__lte=F("places")) | Q(places=0),
-                                   name="crowd_study_places_not_exceeded"),
+            models.CheckConstraint(
+                condition=Q(places_taken__lte=F("places")) | Q(places=0), name="crowd_study_places_not_exceeded"
+            ),
             models.CheckConstraint(condition=Q(hits_per_participant__gte=1), name="crowd_study_hits_positive"),
         ]
         indexes = [models.Index(fields=["protocol", "object_id"], name="crowd_study_target")]
@@ -151,8 +168,9 @@ class Participation(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participations")
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="participations")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ADMITTED)
-    external_submission_id = models.CharField(max_length=100, blank=True,
-                                              help_text="Prolific SESSION_ID (submission), MTurk AssignmentId.")
+    external_submission_id = models.CharField(
+        max_length=100, blank=True, help_text="Prolific SESSION_ID (submission), MTurk AssignmentId."
+    )
     external_unit_id = models.CharField(max_length=100, blank=True, help_text="MTurk HITId.")
     work_key = models.CharField(max_length=100, blank=True, help_text="The protocol's assignment id.")
     unit_key = models.CharField(max_length=100, blank=True, help_text="The protocol's HIT / video id.")
@@ -171,15 +189,23 @@ class Participation(models.Model):
     class Meta:
         ordering = ["study", "created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "external_submission_id"], condition=~Q(external_submission_id=""),
-                                    name="crowd_participation_unique_submission"),
-            models.UniqueConstraint(fields=["study", "work_key"], condition=~Q(work_key=""),
-                                    name="crowd_participation_unique_work"),
+            models.UniqueConstraint(
+                fields=["study", "external_submission_id"],
+                condition=~Q(external_submission_id=""),
+                name="crowd_participation_unique_submission",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "work_key"], condition=~Q(work_key=""), name="crowd_participation_unique_work"
+            ),
             # a participant holds at most one unfinished HIT of a study at a time
-            models.UniqueConstraint(fields=["study", "participant"], condition=Q(status__in=["admitted", "working"]),
-                                    name="crowd_participation_one_open"),
-            models.CheckConstraint(condition=~Q(status="working") | ~Q(work_key=""),
-                                   name="crowd_participation_working_has_work"),
+            models.UniqueConstraint(
+                fields=["study", "participant"],
+                condition=Q(status__in=["admitted", "working"]),
+                name="crowd_participation_one_open",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="working") | ~Q(work_key=""), name="crowd_participation_working_has_work"
+            ),
         ]
         indexes = [models.Index(fields=["study", "status", "last_seen_at"], name="crowd_participation_idle")]
 
@@ -205,8 +231,12 @@ class PracticeItem(models.Model):
         ordering = ["study", "position", "id"]
         constraints = [
             models.CheckConstraint(condition=Q(scale_max__gt=F("scale_min")), name="crowd_practice_scale_ordered"),
-            models.CheckConstraint(condition=Q(accept_min__lte=F("accept_max")) & Q(accept_min__gte=F("scale_min"))
-                                   & Q(accept_max__lte=F("scale_max")), name="crowd_practice_accept_in_scale"),
+            models.CheckConstraint(
+                condition=Q(accept_min__lte=F("accept_max"))
+                & Q(accept_min__gte=F("scale_min"))
+                & Q(accept_max__lte=F("scale_max")),
+                name="crowd_practice_accept_in_scale",
+            ),
         ]
 
 
@@ -305,8 +335,9 @@ class LedgerEntry(models.Model):
     protocol = models.CharField(max_length=30)
     object_id = models.PositiveBigIntegerField()
     assignment_key = models.CharField(max_length=100, help_text="The protocol's assignment id.")
-    participation = models.ForeignKey(Participation, on_delete=models.SET_NULL, null=True, blank=True,
-                                      related_name="ledger")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.SET_NULL, null=True, blank=True, related_name="ledger"
+    )
     worker_id = models.CharField(max_length=250)
     hit_id = models.CharField(max_length=200)
     submission_id = models.CharField(max_length=100, blank=True, help_text="The platform's id for the work.")
@@ -327,8 +358,9 @@ class LedgerEntry(models.Model):
     request_token = models.CharField(max_length=64, unique=True, help_text="Idempotency token sent with it.")
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)
@@ -337,15 +369,19 @@ class LedgerEntry(models.Model):
         ordering = ["study", "kind", "id"]
         verbose_name_plural = "ledger entries"
         constraints = [
-            models.UniqueConstraint(fields=["protocol", "object_id", "assignment_key", "kind"],
-                                    name="crowd_ledger_once_per_assignment_and_kind"),
+            models.UniqueConstraint(
+                fields=["protocol", "object_id", "assignment_key", "kind"],
+                name="crowd_ledger_once_per_assignment_and_kind",
+            ),
             models.CheckConstraint(
                 condition=(Q(kind="decision") & Q(action__in=["approve", "reject"]) & Q(amount__isnull=True))
                 | (Q(kind="bonus") & Q(action="bonus") & Q(amount__gt=0)),
-                name="crowd_ledger_kind_action_amount"),
+                name="crowd_ledger_kind_action_amount",
+            ),
             models.CheckConstraint(condition=~Q(action="reject") | ~Q(reason=""), name="crowd_ledger_reject_reason"),
-            models.CheckConstraint(condition=Q(state__in=["planned", "sent", "confirmed", "failed"]),
-                                   name="crowd_ledger_state_valid"),
+            models.CheckConstraint(
+                condition=Q(state__in=["planned", "sent", "confirmed", "failed"]), name="crowd_ledger_state_valid"
+            ),
         ]
         indexes = [models.Index(fields=["study", "state"], name="crowd_ledger_study_state")]
 

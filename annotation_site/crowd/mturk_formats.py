@@ -9,6 +9,7 @@ Formats (MTurk requester documentation; AWS closed MTurk on 2026-09-30, the form
   (a list holding one object of field -> value, as crowd-html-elements layouts write it);
 - upload: the same file with ``Approve`` = ``x`` or ``Reject`` = the reason to the worker, for submitted rows.
 """
+
 import csv
 import io
 import json
@@ -29,8 +30,10 @@ class FormatError(Exception):
     def __init__(self, problems, rows=None):
         self.problems = list(problems)
         self.rows = rows or []  # the rows that were read without a problem (so later checks can add theirs)
-        super().__init__(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} found, nothing was "
-                         "imported:\n" + "\n".join(self.problems))
+        super().__init__(
+            f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} found, nothing was "
+            "imported:\n" + "\n".join(self.problems)
+        )
 
 
 @dataclass
@@ -52,9 +55,11 @@ def external_question(url, frame_height=MAX_FRAME_HEIGHT):
     turkSubmitTo to it)."""
     if not url.startswith("https://"):
         raise ValueError("MTurk only frames https:// pages")
-    return (f'<ExternalQuestion xmlns="{EXTERNAL_QUESTION_NS}">'
-            f"<ExternalURL>{escape(url)}</ExternalURL><FrameHeight>{int(frame_height)}</FrameHeight>"
-            "</ExternalQuestion>")
+    return (
+        f'<ExternalQuestion xmlns="{EXTERNAL_QUESTION_NS}">'
+        f"<ExternalURL>{escape(url)}</ExternalURL><FrameHeight>{int(frame_height)}</FrameHeight>"
+        "</ExternalQuestion>"
+    )
 
 
 def batch_input_csv(rows, columns):
@@ -76,8 +81,9 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
 
     def problem(line, column, message):
         bad_lines.add(line)
-        problems.append(f"{filename}, line {line}, field '{column}': {message}" if column
-                        else f"{filename}, line {line}: {message}")
+        problems.append(
+            f"{filename}, line {line}, field '{column}': {message}" if column else f"{filename}, line {line}: {message}"
+        )
 
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -90,8 +96,12 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
         raise FormatError([f"{filename}, line 1: {exc}"]) from None
     missing = [c for c in REQUIRED_RESULT_COLUMNS if c not in header]
     if missing:
-        raise FormatError([f"{filename}, line 1: missing column{'s' if len(missing) > 1 else ''} "
-                           f"{', '.join(missing)} (is this an MTurk batch results file?)"])
+        raise FormatError(
+            [
+                f"{filename}, line 1: missing column{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)} (is this an MTurk batch results file?)"
+            ]
+        )
     duplicates = sorted({c for c in header if header.count(c) > 1})
     if duplicates:
         raise FormatError([f"{filename}, line 1: repeated column {', '.join(duplicates)}"])
@@ -132,7 +142,9 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
                     raise ValueError
             except ValueError:
                 problem(line, "WorkTimeInSeconds", f"{raw_seconds!r} is not a whole number of seconds")
-        answers = {k[len("Answer."):]: v for k, v in record.items() if k.startswith("Answer.") and k != "Answer.taskAnswers"}
+        answers = {
+            k[len("Answer.") :]: v for k, v in record.items() if k.startswith("Answer.") and k != "Answer.taskAnswers"
+        }
         task_answers = record.get("Answer.taskAnswers", "").strip()
         if task_answers:
             try:
@@ -142,8 +154,13 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
                 if not isinstance(decoded, dict):
                     raise ValueError("expected a list holding one object")
                 for key, value in decoded.items():
-                    answers[key] = value if isinstance(value, str) else json.dumps(value) if isinstance(
-                        value, (dict, list)) else str(value)
+                    answers[key] = (
+                        value
+                        if isinstance(value, str)
+                        else json.dumps(value)
+                        if isinstance(value, (dict, list))
+                        else str(value)
+                    )
             except ValueError as exc:
                 problem(line, "Answer.taskAnswers", f"not the JSON MTurk writes ({exc})")
         for name in answer_fields or ():
@@ -156,10 +173,20 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
         reject = record.get("Reject", "").strip()
         if approve and reject:
             problem(line, "Reject", "both Approve and Reject are filled")
-        rows.append(ResultRow(line=line, hit_id=record["HITId"].strip(), assignment_id=assignment,
-                              worker_id=record["WorkerId"].strip(), status=status, work_seconds=seconds,
-                              inputs={k[len("Input."):]: v for k, v in record.items() if k.startswith("Input.")},
-                              answers=answers, approve=bool(approve), reject=reject))
+        rows.append(
+            ResultRow(
+                line=line,
+                hit_id=record["HITId"].strip(),
+                assignment_id=assignment,
+                worker_id=record["WorkerId"].strip(),
+                status=status,
+                work_seconds=seconds,
+                inputs={k[len("Input.") :]: v for k, v in record.items() if k.startswith("Input.")},
+                answers=answers,
+                approve=bool(approve),
+                reject=reject,
+            )
+        )
     if problems:
         raise FormatError(problems, [r for r in rows if r.line not in bad_lines])
     if not rows:

@@ -2,6 +2,7 @@
 checks its answers), then, in one transaction, the protocol stores the answers (keyed by AssignmentId) and the
 crowd app records who did which HIT (a completed Participation per assignment). Importing the same file again
 changes nothing. The Approve/Reject file is written from the ledger's decisions."""
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -21,8 +22,13 @@ def import_results(study, text, *, filename="results.csv"):
         if not exc.rows:
             raise  # not a results file, or nothing readable: nothing more to check
         rows, problems = exc.rows, exc.problems
-    checked = [(line, f"{filename}, line {line}, field '{field}': {message}" if field
-                else f"{filename}, line {line}: {message}") for line, field, message in adapter.check_results(target, rows)]
+    checked = [
+        (
+            line,
+            f"{filename}, line {line}, field '{field}': {message}" if field else f"{filename}, line {line}: {message}",
+        )
+        for line, field, message in adapter.check_results(target, rows)
+    ]
     if problems or checked:
         merged = [(_line_of(p), p) for p in problems] + checked
         raise mturk_formats.FormatError([p for _, p in sorted(merged, key=lambda pair: pair[0])])
@@ -32,22 +38,39 @@ def import_results(study, text, *, filename="results.csv"):
         for worker in sorted({r.worker_id for r in rows}):
             participants[worker], _ = Participant.objects.get_or_create(namespace="mturk", platform_id=worker)
         keys = adapter.import_results(target, rows, {w: p.worker_key for w, p in participants.items()})
-        known = set(Participation.objects.filter(study=study, external_submission_id__in=[r.assignment_id for r in rows])
-                    .values_list("external_submission_id", flat=True))
+        known = set(
+            Participation.objects.filter(
+                study=study, external_submission_id__in=[r.assignment_id for r in rows]
+            ).values_list("external_submission_id", flat=True)
+        )
         created = []
         for row in rows:
             if row.assignment_id in known:
                 continue
             work = adapter.work(target, keys[row.assignment_id])
-            created.append(Participation(
-                study=study, participant=participants[row.worker_id], status=Participation.Status.COMPLETED,
-                external_submission_id=row.assignment_id, external_unit_id=row.hit_id, work_key=work.key,
-                unit_key=work.unit_key, unit_label=work.unit_label, platform_status=row.status, started_at=now,
-                completed_at=now, last_seen_at=now))
-            if not ExternalUnit.objects.filter(study=study, unit_key=work.unit_key).exists() and \
-                    not ExternalUnit.objects.filter(study=study, external_id=row.hit_id).exists():
-                ExternalUnit.objects.create(study=study, external_id=row.hit_id, unit_key=work.unit_key,
-                                            unit_label=work.unit_label)
+            created.append(
+                Participation(
+                    study=study,
+                    participant=participants[row.worker_id],
+                    status=Participation.Status.COMPLETED,
+                    external_submission_id=row.assignment_id,
+                    external_unit_id=row.hit_id,
+                    work_key=work.key,
+                    unit_key=work.unit_key,
+                    unit_label=work.unit_label,
+                    platform_status=row.status,
+                    started_at=now,
+                    completed_at=now,
+                    last_seen_at=now,
+                )
+            )
+            if (
+                not ExternalUnit.objects.filter(study=study, unit_key=work.unit_key).exists()
+                and not ExternalUnit.objects.filter(study=study, external_id=row.hit_id).exists()
+            ):
+                ExternalUnit.objects.create(
+                    study=study, external_id=row.hit_id, unit_key=work.unit_key, unit_label=work.unit_label
+                )
         Participation.objects.bulk_create(created)
     return {"rows": len(rows), "created": len(created), "unchanged": len(rows) - len(created)}
 

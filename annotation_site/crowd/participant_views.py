@@ -6,6 +6,7 @@ the browser does not send our cookies. So they carry no session: every address h
 or the participant's participation), and their POSTs are exempt from CSRF checks because the token in the
 address is the credential an attacker would need.
 """
+
 from functools import wraps
 
 from django.http import Http404, HttpResponseRedirect
@@ -34,19 +35,25 @@ REFUSALS = {
 
 def frameable(view):
     """Allow the configured crowd origins (and only them) to frame the page."""
+
     @wraps(view)
     def wrapped(request, *args, **kwargs):
         response = view(request, *args, **kwargs)
         origins = " ".join(config.setting("CROWD_FRAME_ORIGINS") or [])
         response["Content-Security-Policy"] = f"frame-ancestors 'self' {origins}".strip()
         return response
+
     return xframe_options_exempt(wrapped)
 
 
 def refused(request, exc, study=None):
     title, status = REFUSALS.get(exc.kind, REFUSALS["invalid"])
-    return render(request, "crowd/refused.html", {"title": title, "message": str(exc), "kind": exc.kind,
-                                                  "study": study}, status=status)
+    return render(
+        request,
+        "crowd/refused.html",
+        {"title": title, "message": str(exc), "kind": exc.kind, "study": study},
+        status=status,
+    )
 
 
 def _study(token):
@@ -95,8 +102,9 @@ def participant_link(request, token):
     """A per-participant link: it works for one participant, until it expires."""
     link = admission.link_for_token(token)
     if link is None:
-        return refused(request, AdmissionRefused("invalid", "This link is not valid. Please ask the researcher for a "
-                                                            "new one."))
+        return refused(
+            request, AdmissionRefused("invalid", "This link is not valid. Please ask the researcher for a new one.")
+        )
     try:
         participant = admission.participant_for_link(link)
         participation = admission.admit(link.study, {}, participant=participant)
@@ -126,8 +134,11 @@ def _home_page(request, participation, token=None):
     admission.touch(participation)
     context = {"study": study, "participation": participation, "token": token}
     if participation.status == Participation.Status.RELEASED:
-        return refused(request, AdmissionRefused("closed", "This task was released (returned, timed out or left "
-                                                           "idle too long)."), study)
+        return refused(
+            request,
+            AdmissionRefused("closed", "This task was released (returned, timed out or left idle too long)."),
+            study,
+        )
     if participation.status == Participation.Status.COMPLETED:
         return redirect("crowd-finish", token=token)
     if study.consent_text and participation.consented_at is None:
@@ -150,10 +161,17 @@ def _home_page(request, participation, token=None):
 def consent(request, token):
     participation = _participation(token)
     if request.POST.get("consent") != "yes":
-        return render(request, "crowd/refused.html", {
-            "title": "You did not consent", "kind": "no-consent", "study": participation.study,
-            "message": "You chose not to take part. You can close this page; on Prolific, please return the study."},
-            status=200)
+        return render(
+            request,
+            "crowd/refused.html",
+            {
+                "title": "You did not consent",
+                "kind": "no-consent",
+                "study": participation.study,
+                "message": "You chose not to take part. You can close this page; on Prolific, please return the study.",
+            },
+            status=200,
+        )
     Participation.objects.filter(pk=participation.pk, consented_at__isnull=True).update(consented_at=timezone.now())
     return _home(participation)
 
@@ -161,9 +179,18 @@ def consent(request, token):
 def practice_page(request, participation, items, token, *, answered=None):
     done = int(request.GET.get("step", 0) or 0) if answered is None else answered["step"]
     index = min(done, len(items) - 1)
-    return render(request, "crowd/practice.html", {
-        "study": participation.study, "token": token, "item": items[index], "number": index + 1, "total": len(items),
-        "answered": answered})
+    return render(
+        request,
+        "crowd/practice.html",
+        {
+            "study": participation.study,
+            "token": token,
+            "item": items[index],
+            "number": index + 1,
+            "total": len(items),
+            "answered": answered,
+        },
+    )
 
 
 @csrf_exempt
@@ -182,12 +209,14 @@ def practice(request, token):
         step = items.index(item) + 1
         if step >= len(items):
             Participation.objects.filter(pk=participation.pk, practice_done_at__isnull=True).update(
-                practice_done_at=timezone.now())
+                practice_done_at=timezone.now()
+            )
             return _home(participation)
         return HttpResponseRedirect(f"{request.path.rsplit('practice/', 1)[0]}?step={step}")
     right = item.accept_min <= value <= item.accept_max
-    return practice_page(request, participation, items, token,
-                         answered={"step": items.index(item), "value": value, "right": right})
+    return practice_page(
+        request, participation, items, token, answered={"step": items.index(item), "value": value, "right": right}
+    )
 
 
 @csrf_exempt
@@ -223,8 +252,9 @@ def finish(request, token):
     ending = admission.finish(participation)
     if ending is None:
         return _home(participation)
-    return render(request, "crowd/end.html", {"study": participation.study, "ending": ending,
-                                              "participation": participation})
+    return render(
+        request, "crowd/end.html", {"study": participation.study, "ending": ending, "participation": participation}
+    )
 
 
 def provider_name(study):

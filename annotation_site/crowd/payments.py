@@ -13,6 +13,7 @@ HIT, or per HIT of a worker who passed QC; a bonus is sent only after its assign
 
 Once a ledger row has been sent it is frozen: later QC changes never change a decision already on its way.
 """
+
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ log = logging.getLogger(__name__)
 DEFAULT_REJECTION = (
     "Your ratings did not pass the quality control hidden in this task: captions that we know to be wrong were "
     "not rated lower than the correct originals they were made from (a one-sided statistical test over your "
-    "ratings), so we cannot use this work.")
+    "ratings), so we cannot use this work."
+)
 
 
 @dataclass
@@ -48,9 +50,15 @@ class Decision:
     notes: list = field(default_factory=list)
 
     def as_dict(self):
-        return {"worker_id": self.worker_id, "hit_id": self.hit_id, "action": self.action, "reason": self.reason,
-                "bonus": None if self.bonus is None else f"{self.bonus:.2f}", "state": self.state,
-                "qc": self.qc.as_dict()}
+        return {
+            "worker_id": self.worker_id,
+            "hit_id": self.hit_id,
+            "action": self.action,
+            "reason": self.reason,
+            "bonus": None if self.bonus is None else f"{self.bonus:.2f}",
+            "state": self.state,
+            "qc": self.qc.as_dict(),
+        }
 
 
 def _qc_reason(qc):
@@ -94,17 +102,23 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
     """Every assignment's decision under the policy, with the ledger's state where a row exists (read only)."""
     rejection_message = rejection_message or DEFAULT_REJECTION
     records = adapter.assignments(target)
-    participations = {p.work_key: p for p in Participation.objects.filter(
-        study__protocol=target.protocol, study__object_id=target.object_id).exclude(work_key="")
-        .select_related("participant", "study")}
-    rows = {(e.assignment_key, e.kind): e for e in LedgerEntry.objects.filter(
-        protocol=target.protocol, object_id=target.object_id)}
+    participations = {
+        p.work_key: p
+        for p in Participation.objects.filter(study__protocol=target.protocol, study__object_id=target.object_id)
+        .exclude(work_key="")
+        .select_related("participant", "study")
+    }
+    rows = {
+        (e.assignment_key, e.kind): e
+        for e in LedgerEntry.objects.filter(protocol=target.protocol, object_id=target.object_id)
+    }
     decisions = []
     for record in sorted(records, key=lambda r: (r.worker_id, r.hit_id, r.key)):
         participation = participations.get(record.key)
         decided = rows.get((record.key, LedgerEntry.Kind.DECISION))
-        released = record.released or (participation is not None
-                                       and participation.status == Participation.Status.RELEASED)
+        released = record.released or (
+            participation is not None and participation.status == Participation.Status.RELEASED
+        )
         if released and (decided is None or decided.state == LedgerEntry.State.PLANNED):
             continue  # returned, timed out or abandoned: nothing to decide
         bonus_row = rows.get((record.key, LedgerEntry.Kind.BONUS))
@@ -115,10 +129,19 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
             action, reason = decide(record, policy, rejection_message)
             bonus = bonus_for(action, record.qc, bonus_scope, bonus_amount)
             state = "review" if action == "review" else LedgerEntry.State.PLANNED
-        decision = Decision(assignment_key=record.key, worker_id=record.worker_id, hit_id=record.hit_id,
-                            action=action, reason=reason, bonus=bonus, state=state, qc=record.qc,
-                            completed=record.completed, participation=participation,
-                            bonus_state=bonus_row.state if bonus_row is not None else "")
+        decision = Decision(
+            assignment_key=record.key,
+            worker_id=record.worker_id,
+            hit_id=record.hit_id,
+            action=action,
+            reason=reason,
+            bonus=bonus,
+            state=state,
+            qc=record.qc,
+            completed=record.completed,
+            participation=participation,
+            bonus_state=bonus_row.state if bonus_row is not None else "",
+        )
         decisions.append(decision)
     return decisions
 
@@ -126,11 +149,15 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
 def totals(decisions, reward=Decimal("0")):
     approved = [d for d in decisions if d.action == "approve"]
     bonuses = sum((d.bonus for d in decisions if d.bonus), Decimal("0"))
-    return {"assignments": len(decisions), "approve": len(approved),
-            "reject": sum(d.action == "reject" for d in decisions),
-            "review": sum(d.action == "review" for d in decisions),
-            "bonus_count": sum(1 for d in decisions if d.bonus), "bonus_total": bonuses,
-            "reward_total": reward * len(approved)}
+    return {
+        "assignments": len(decisions),
+        "approve": len(approved),
+        "reject": sum(d.action == "reject" for d in decisions),
+        "review": sum(d.action == "review" for d in decisions),
+        "bonus_count": sum(1 for d in decisions if d.bonus),
+        "bonus_total": bonuses,
+        "reward_total": reward * len(approved),
+    }
 
 
 def default_study(target):
@@ -140,9 +167,15 @@ def default_study(target):
     if study is None:
         study, _ = Study.objects.get_or_create(
             name=f"{target.protocol}-{target.name}-records"[:100],
-            defaults={"provider": Provider.NONE, "protocol": target.protocol, "object_id": target.object_id,
-                      "target_name": target.name, "status": Study.Status.CLOSED,
-                      "title": f"Decisions about {target.name}"})
+            defaults={
+                "provider": Provider.NONE,
+                "protocol": target.protocol,
+                "object_id": target.object_id,
+                "target_name": target.name,
+                "status": Study.Status.CLOSED,
+                "title": f"Decisions about {target.name}",
+            },
+        )
     return study
 
 
@@ -159,10 +192,20 @@ def record(target, decisions, *, policy, user=None, currency=None):
         if study is None:
             fallback = fallback or default_study(target)
             study = fallback
-        common = {"study": study, "participation": d.participation, "worker_id": d.worker_id, "hit_id": d.hit_id,
-                  "submission_id": d.participation.external_submission_id if d.participation else "",
-                  "policy": policy, "qc_status": d.qc.status, "qc_test": d.qc.test or "", "qc_p_value": d.qc.p_value,
-                  "qc_n_pairs": d.qc.n_pairs, "qc_threshold": d.qc.threshold, "created_by": user}
+        common = {
+            "study": study,
+            "participation": d.participation,
+            "worker_id": d.worker_id,
+            "hit_id": d.hit_id,
+            "submission_id": d.participation.external_submission_id if d.participation else "",
+            "policy": policy,
+            "qc_status": d.qc.status,
+            "qc_test": d.qc.test or "",
+            "qc_p_value": d.qc.p_value,
+            "qc_n_pairs": d.qc.n_pairs,
+            "qc_threshold": d.qc.threshold,
+            "created_by": user,
+        }
         key = {"protocol": target.protocol, "object_id": target.object_id, "assignment_key": d.assignment_key}
         planned = LedgerEntry.objects.select_for_update().filter(**key, state=LedgerEntry.State.PLANNED)
         if d.action == "review":
@@ -170,25 +213,42 @@ def record(target, decisions, *, policy, user=None, currency=None):
             continue
         existing = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.DECISION).first()
         if existing is None:
-            LedgerEntry.objects.create(**key, **common, kind=LedgerEntry.Kind.DECISION, action=d.action,
-                                       reason=d.reason, rejection_category=study.rejection_category
-                                       if d.action == "reject" else "", request_token=uuid.uuid4().hex)
+            LedgerEntry.objects.create(
+                **key,
+                **common,
+                kind=LedgerEntry.Kind.DECISION,
+                action=d.action,
+                reason=d.reason,
+                rejection_category=study.rejection_category if d.action == "reject" else "",
+                request_token=uuid.uuid4().hex,
+            )
             written += 1
         elif existing.state == LedgerEntry.State.PLANNED:
             LedgerEntry.objects.filter(pk=existing.pk, state=LedgerEntry.State.PLANNED).update(
-                **common, action=d.action, reason=d.reason,
-                rejection_category=study.rejection_category if d.action == "reject" else "")
+                **common,
+                action=d.action,
+                reason=d.reason,
+                rejection_category=study.rejection_category if d.action == "reject" else "",
+            )
             written += 1
         bonus = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.BONUS).first()
         if d.bonus:
             if bonus is None:
-                LedgerEntry.objects.create(**key, **common, kind=LedgerEntry.Kind.BONUS, action="bonus",
-                                           amount=d.bonus, currency=currency or study.currency,
-                                           reason="Bonus for your work", request_token=uuid.uuid4().hex)
+                LedgerEntry.objects.create(
+                    **key,
+                    **common,
+                    kind=LedgerEntry.Kind.BONUS,
+                    action="bonus",
+                    amount=d.bonus,
+                    currency=currency or study.currency,
+                    reason="Bonus for your work",
+                    request_token=uuid.uuid4().hex,
+                )
                 written += 1
             elif bonus.state == LedgerEntry.State.PLANNED:
-                LedgerEntry.objects.filter(pk=bonus.pk, state=LedgerEntry.State.PLANNED).update(**common,
-                                                                                                 amount=d.bonus)
+                LedgerEntry.objects.filter(pk=bonus.pk, state=LedgerEntry.State.PLANNED).update(
+                    **common, amount=d.bonus
+                )
         elif bonus is not None and bonus.state == LedgerEntry.State.PLANNED:
             bonus.delete()
     return written
@@ -214,17 +274,25 @@ def apply_study(study, provider=None):
         provider = provider or provider_for(study)
         rows = LedgerEntry.objects.filter(study=study).select_related("participation__participant")
         sent = list(rows.filter(state=LedgerEntry.State.SENT).order_by("pk"))
-        provider.reconcile([e for e in sent if e.kind == LedgerEntry.Kind.DECISION],
-                           [e for e in sent if e.kind == LedgerEntry.Kind.BONUS])
+        provider.reconcile(
+            [e for e in sent if e.kind == LedgerEntry.Kind.DECISION],
+            [e for e in sent if e.kind == LedgerEntry.Kind.BONUS],
+        )
         renew_lease(study, token)
         decisions = list(rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.DECISION).order_by("pk"))
         if decisions:
             provider.send(decisions, [])
         renew_lease(study, token)
-        approved = set(rows.filter(kind=LedgerEntry.Kind.DECISION, action=LedgerEntry.Action.APPROVE,
-                                   state=LedgerEntry.State.CONFIRMED).values_list("assignment_key", flat=True))
-        bonuses = [e for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
-                   if e.assignment_key in approved]
+        approved = set(
+            rows.filter(
+                kind=LedgerEntry.Kind.DECISION, action=LedgerEntry.Action.APPROVE, state=LedgerEntry.State.CONFIRMED
+            ).values_list("assignment_key", flat=True)
+        )
+        bonuses = [
+            e
+            for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
+            if e.assignment_key in approved
+        ]
         if bonuses:
             provider.send([], bonuses)
         replace_rejected(study)
@@ -262,10 +330,11 @@ def take_lease(study, now=None):
 
     now = now or timezone.now()
     token = uuid.uuid4().hex
-    taken = (Study.objects.filter(pk=study.pk)
-             .filter(Q(payments_lease_until__isnull=True) | Q(payments_lease_until__lte=now))
-             .update(payments_lease_until=now + timezone.timedelta(seconds=_lease_seconds()),
-                     payments_lease_token=token))
+    taken = (
+        Study.objects.filter(pk=study.pk)
+        .filter(Q(payments_lease_until__isnull=True) | Q(payments_lease_until__lte=now))
+        .update(payments_lease_until=now + timezone.timedelta(seconds=_lease_seconds()), payments_lease_token=token)
+    )
     return token if taken else None
 
 
@@ -273,12 +342,14 @@ def renew_lease(study, token):
     from django.utils import timezone
 
     Study.objects.filter(pk=study.pk, payments_lease_token=token).update(
-        payments_lease_until=timezone.now() + timezone.timedelta(seconds=_lease_seconds()))
+        payments_lease_until=timezone.now() + timezone.timedelta(seconds=_lease_seconds())
+    )
 
 
 def release_lease(study, token):
-    Study.objects.filter(pk=study.pk, payments_lease_token=token).update(payments_lease_until=None,
-                                                                         payments_lease_token="")
+    Study.objects.filter(pk=study.pk, payments_lease_token=token).update(
+        payments_lease_until=None, payments_lease_token=""
+    )
 
 
 def replace_rejected(study):
@@ -291,11 +362,13 @@ def replace_rejected(study):
 
     if not study.replace_rejected:
         return 0
-    rejected = (Participation.objects.filter(study=study, status=Participation.Status.COMPLETED,
-                                             ledger__kind=LedgerEntry.Kind.DECISION,
-                                             ledger__action=LedgerEntry.Action.REJECT,
-                                             ledger__state=LedgerEntry.State.CONFIRMED)
-                .select_related("study", "participant"))
+    rejected = Participation.objects.filter(
+        study=study,
+        status=Participation.Status.COMPLETED,
+        ledger__kind=LedgerEntry.Kind.DECISION,
+        ledger__action=LedgerEntry.Action.REJECT,
+        ledger__state=LedgerEntry.State.CONFIRMED,
+    ).select_related("study", "participant")
     return sum(admission.release(p, "rejected", completed_too=True) for p in rejected)
 
 
@@ -303,10 +376,14 @@ def summary(study):
     counts = {state: 0 for state in LedgerEntry.State.values}
     for state in LedgerEntry.objects.filter(study=study).values_list("state", flat=True):
         counts[state] += 1
-    return {"study": study.name, "states": counts,
-            "in_doubt": list(Dispatch.objects.filter(study=study, state=Dispatch.State.IN_DOUBT)
-                             .values_list("pk", flat=True)),
-            "unsettled": counts[LedgerEntry.State.SENT]}
+    return {
+        "study": study.name,
+        "states": counts,
+        "in_doubt": list(
+            Dispatch.objects.filter(study=study, state=Dispatch.State.IN_DOUBT).values_list("pk", flat=True)
+        ),
+        "unsettled": counts[LedgerEntry.State.SENT],
+    }
 
 
 @transaction.atomic

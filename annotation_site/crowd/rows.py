@@ -4,6 +4,7 @@ on a burst of arrivals the ORM's compilation of these joins cost more CPU than t
 study and participant) are querysets compiled once per connection (``annotation_site.prepared_queries``); a
 newcomer is created by one hand-written statement on PostgreSQL (a data-modifying WITH, which the ORM cannot
 write), whose rows become instances as the ORM makes them; Start's two updates are written by hand."""
+
 from functools import cache
 
 from django.db import connection
@@ -18,16 +19,25 @@ def _has_practice(study_ref):
     return Exists(PracticeItem.objects.filter(study_id=OuterRef(study_ref)))
 
 
-_STUDY = Prepared(lambda pk: Study.objects.filter(pk=pk).annotate(has_practice=_has_practice("pk")).order_by()[:1],
-                  pk=-914_270_031)
+_STUDY = Prepared(
+    lambda pk: Study.objects.filter(pk=pk).annotate(has_practice=_has_practice("pk")).order_by()[:1], pk=-914_270_031
+)
 _PARTICIPATION = Prepared(
-    lambda pk: Participation.objects.filter(pk=pk).select_related("study", "participant")
-    .annotate(has_practice=_has_practice("study_id")).order_by()[:1],
-    pk=-914_270_032)
+    lambda pk: (
+        Participation.objects.filter(pk=pk)
+        .select_related("study", "participant")
+        .annotate(has_practice=_has_practice("study_id"))
+        .order_by()[:1]
+    ),
+    pk=-914_270_032,
+)
 _PARTICIPANT = Prepared(
-    lambda namespace, platform_id: Participant.objects.filter(namespace=namespace, platform_id=platform_id)
-    .order_by()[:1],
-    namespace="prepared-sentinel:participant-namespace", platform_id="prepared-sentinel:participant-platform-id")
+    lambda namespace, platform_id: Participant.objects.filter(namespace=namespace, platform_id=platform_id).order_by()[
+        :1
+    ],
+    namespace="prepared-sentinel:participant-namespace",
+    platform_id="prepared-sentinel:participant-platform-id",
+)
 
 
 def study(pk):
@@ -60,8 +70,9 @@ def _layout(model, alias):
     for field in model._meta.concrete_fields:
         expression = field.get_col(alias)
         columns.append(f"{alias}.{qn(field.column)}")
-        converters.append((expression, connection.ops.get_db_converters(expression)
-                           + expression.get_db_converters(connection)))
+        converters.append(
+            (expression, connection.ops.get_db_converters(expression) + expression.get_db_converters(connection))
+        )
     return columns, converters
 
 
@@ -107,12 +118,14 @@ def _newcomer_sql(vendor, person_columns, own_columns):
     returning_person = ", ".join(qn(f.column) for f in Participant._meta.concrete_fields)
     returning_own = ", ".join(qn(f.column) for f in Participation._meta.concrete_fields)
     own_columns = [c for c in own_columns if c != qn("participant_id")]
-    sql = (f"WITH person AS (INSERT INTO {qn(Participant._meta.db_table)} ({', '.join(person_columns)}) "
-           f"VALUES ({', '.join(['%s'] * len(person_columns))}) ON CONFLICT ({qn('namespace')}, {qn('platform_id')}) "
-           f"DO NOTHING RETURNING {returning_person}), "
-           f"made AS (INSERT INTO {qn(Participation._meta.db_table)} ({qn('participant_id')}, {', '.join(own_columns)}) "
-           f"SELECT person.id, {', '.join(['%s'] * len(own_columns))} FROM person RETURNING {returning_own}) "
-           f"SELECT {', '.join(own_select + person_select)} FROM made JOIN person ON person.id = made.participant_id")
+    sql = (
+        f"WITH person AS (INSERT INTO {qn(Participant._meta.db_table)} ({', '.join(person_columns)}) "
+        f"VALUES ({', '.join(['%s'] * len(person_columns))}) ON CONFLICT ({qn('namespace')}, {qn('platform_id')}) "
+        f"DO NOTHING RETURNING {returning_person}), "
+        f"made AS (INSERT INTO {qn(Participation._meta.db_table)} ({qn('participant_id')}, {', '.join(own_columns)}) "
+        f"SELECT person.id, {', '.join(['%s'] * len(own_columns))} FROM person RETURNING {returning_own}) "
+        f"SELECT {', '.join(own_select + person_select)} FROM made JOIN person ON person.id = made.participant_id"
+    )
     return sql, own_converters, person_converters
 
 
@@ -129,8 +142,7 @@ def create_newcomer(study, namespace, platform_id, fields):
     person_columns, person_values = _insert_values(person)
     own_columns, own_values = _insert_values(own)
     keep = [i for i, c in enumerate(own_columns) if c != connection.ops.quote_name("participant_id")]
-    sql, own_converters, person_converters = _newcomer_sql(connection.vendor, tuple(person_columns),
-                                                           tuple(own_columns))
+    sql, own_converters, person_converters = _newcomer_sql(connection.vendor, tuple(person_columns), tuple(own_columns))
     params = person_values + [own_values[i] for i in keep]
     if connection.in_atomic_block:  # a savepoint, so that an IntegrityError leaves the caller's transaction usable
         with transaction.atomic():
@@ -139,9 +151,9 @@ def create_newcomer(study, namespace, platform_id, fields):
         row = _fetch_one(sql, params)
     if row is None:
         return None
-    made = _instance(Participation, row[:len(own_converters)], own_converters)
+    made = _instance(Participation, row[: len(own_converters)], own_converters)
     made.study = study
-    made.participant = _instance(Participant, row[len(own_converters):], person_converters)
+    made.participant = _instance(Participant, row[len(own_converters) :], person_converters)
     return made
 
 
@@ -155,8 +167,7 @@ def take_place(study):
     """Count one more place taken in ``study``, within its cap when it has one (``places``); False when full.
     One UPDATE written by hand (every Start runs it)."""
     qn = connection.ops.quote_name
-    sql = (f"UPDATE {qn(Study._meta.db_table)} SET {qn('places_taken')} = {qn('places_taken')} + 1 "
-           f"WHERE id = %s")
+    sql = f"UPDATE {qn(Study._meta.db_table)} SET {qn('places_taken')} = {qn('places_taken')} + 1 WHERE id = %s"
     params = [study.pk]
     if study.places:
         sql += f" AND {qn('places_taken')} < %s"
@@ -169,9 +180,21 @@ def mark_working(participation, work, now):
     concurrent Start). One UPDATE written by hand."""
     qn = connection.ops.quote_name
     when = connection.ops.adapt_datetimefield_value(now)
-    return _execute(
-        f"UPDATE {qn(Participation._meta.db_table)} SET {qn('status')} = %s, {qn('work_key')} = %s, "
-        f"{qn('unit_key')} = %s, {qn('unit_label')} = %s, {qn('started_at')} = %s, {qn('last_seen_at')} = %s "
-        f"WHERE id = %s AND {qn('status')} = %s",
-        [Participation.Status.WORKING, work.key, work.unit_key, work.unit_label, when, when,
-         participation.pk, Participation.Status.ADMITTED]) > 0
+    return (
+        _execute(
+            f"UPDATE {qn(Participation._meta.db_table)} SET {qn('status')} = %s, {qn('work_key')} = %s, "
+            f"{qn('unit_key')} = %s, {qn('unit_label')} = %s, {qn('started_at')} = %s, {qn('last_seen_at')} = %s "
+            f"WHERE id = %s AND {qn('status')} = %s",
+            [
+                Participation.Status.WORKING,
+                work.key,
+                work.unit_key,
+                work.unit_label,
+                when,
+                when,
+                participation.pk,
+                Participation.Status.ADMITTED,
+            ],
+        )
+        > 0
+    )

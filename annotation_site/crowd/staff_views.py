@@ -1,22 +1,21 @@
 """Researchers' pages of crowd work: studies (progress, participants, actions), per-participant links, the MTurk
 batch file, the payment preview (every decision and the money before anything is sent), the ledger download
 and the worker page. Thin: services do the work."""
+
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation_site import spreadsheet_csv
+from annotation_site import spreadsheet_csv, uploads
 from annotation_site.jobs import services as jobs
-from annotation_site import uploads
-
-from django.core.exceptions import ValidationError
 
 from . import adapters, admission, mturk_formats, mturk_import, payments, studies
 from .models import BonusScope, Dispatch, LedgerEntry, Participant, Participation, Policy, Provider, Study
@@ -27,8 +26,15 @@ from .providers.prolific_client import ProlificError, TransientError
 @staff_member_required
 def study_list(request):
     rows = Study.objects.annotate(n=Count("participations")).order_by("-created_at")
-    return render(request, "crowd/study_list.html", {"studies": rows, "protocols": sorted(adapters.registered()),
-                                                     "providers": [p for p in Provider.choices if p[0] != "none"]})
+    return render(
+        request,
+        "crowd/study_list.html",
+        {
+            "studies": rows,
+            "protocols": sorted(adapters.registered()),
+            "providers": [p for p in Provider.choices if p[0] != "none"],
+        },
+    )
 
 
 @staff_member_required
@@ -38,9 +44,14 @@ def study_create(request):
     data = request.POST
     try:
         reward = _decimal(data.get("reward"), "0")
-        study = studies.create_study(data.get("protocol", ""), data.get("target", "").strip(),
-                                     name=data.get("name", "").strip(), provider=data.get("provider", ""),
-                                     reward=reward, completion_code=data.get("completion_code", "").strip())
+        study = studies.create_study(
+            data.get("protocol", ""),
+            data.get("target", "").strip(),
+            name=data.get("name", "").strip(),
+            provider=data.get("provider", ""),
+            reward=reward,
+            completion_code=data.get("completion_code", "").strip(),
+        )
     except (studies.StudyError, ValidationError) as exc:
         messages.error(request, "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
         return redirect("crowd-studies")
@@ -70,22 +81,32 @@ def mturk_file(request, name):
         result = mturk_import.import_results(study, text, filename=upload.name)
     except mturk_formats.FormatError as exc:
         return render(request, "crowd/import_problems.html", {"study": study, "problems": exc.problems}, status=400)
-    messages.success(request, f"{result['rows']} assignments read: {result['created']} new, {result['unchanged']} "
-                              "already imported.")
+    messages.success(
+        request, f"{result['rows']} assignments read: {result['created']} new, {result['unchanged']} already imported."
+    )
     return redirect("crowd-study", name=name)
 
 
 @staff_member_required
 def study_detail(request, name):
     study = get_object_or_404(Study, name=name)
-    participations = (Participation.objects.filter(study=study).select_related("participant")
-                      .order_by("-created_at")[:300])
-    return render(request, "crowd/study_detail.html", {
-        "study": study, "progress": studies.progress(study), "participations": participations,
-        "entry_url": studies.entry_url(study), "ledger": payments.summary(study),
-        "dispatches": Dispatch.objects.filter(study=study).exclude(state=Dispatch.State.DONE),
-        "links": request.session.pop(f"crowd-links-{study.pk}", None),
-        "job": jobs.latest_job(f"crowd-study:{study.pk}", "crowd-payments")})
+    participations = (
+        Participation.objects.filter(study=study).select_related("participant").order_by("-created_at")[:300]
+    )
+    return render(
+        request,
+        "crowd/study_detail.html",
+        {
+            "study": study,
+            "progress": studies.progress(study),
+            "participations": participations,
+            "entry_url": studies.entry_url(study),
+            "ledger": payments.summary(study),
+            "dispatches": Dispatch.objects.filter(study=study).exclude(state=Dispatch.State.DONE),
+            "links": request.session.pop(f"crowd-links-{study.pk}", None),
+            "job": jobs.latest_job(f"crowd-study:{study.pk}", "crowd-payments"),
+        },
+    )
 
 
 ACTIONS = ("publish", "pause", "close", "sync", "release-idle", "apply-payments", "add-places")
@@ -130,8 +151,13 @@ def start_payments_job(study, user=None):
 
     from .tasks import apply_payments
 
-    job = jobs.create_job("crowd-payments", scope=f"crowd-study:{study.pk}", total=1, message="waiting for a worker",
-                          user=user if user is not None and user.is_authenticated else None)
+    job = jobs.create_job(
+        "crowd-payments",
+        scope=f"crowd-study:{study.pk}",
+        total=1,
+        message="waiting for a worker",
+        user=user if user is not None and user.is_authenticated else None,
+    )
     transaction.on_commit(lambda: apply_payments.delay(study.pk, str(job.pk)))
     return job
 
@@ -143,8 +169,12 @@ def study_links(request, name):
     ids = [i.strip() for i in request.POST.get("ids", "").replace(",", "\n").splitlines() if i.strip()]
     days = int(request.POST.get("days") or 7)
     try:
-        made = admission.create_participant_links(study, ids, expires_at=timezone.now() + timedelta(days=days),
-                                                  max_hits=int(request.POST.get("max_hits") or 1))
+        made = admission.create_participant_links(
+            study,
+            ids,
+            expires_at=timezone.now() + timedelta(days=days),
+            max_hits=int(request.POST.get("max_hits") or 1),
+        )
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect("crowd-study", name=name)
@@ -182,8 +212,14 @@ def payments_preview(request, protocol, target):
         policy = Policy.APPROVE_PASSING
     scope = data.get("bonus_scope") or (study.bonus_scope if study else BonusScope.NONE)
     amount = _decimal(data.get("bonus_amount"), str(study.bonus_amount) if study else "0")
-    decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=amount,
-                                 rejection_message=study.rejection_message if study else "")
+    decisions = payments.preview(
+        adapter,
+        resolved,
+        policy=policy,
+        bonus_scope=scope,
+        bonus_amount=amount,
+        rejection_message=study.rejection_message if study else "",
+    )
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":
             messages.error(request, "Tick the confirmation box to record these decisions.")
@@ -195,45 +231,100 @@ def payments_preview(request, protocol, target):
                     start_payments_job(s, request.user)
                 messages.info(request, "Sending started.")
         return redirect(f"{request.path}?policy={policy}&bonus_scope={scope}&bonus_amount={amount}")
-    return render(request, "crowd/payments.html", {
-        "target": resolved, "decisions": decisions, "totals": payments.totals(
-            decisions, study.reward if study else Decimal("0")), "policy": policy, "policies": Policy.choices,
-        "bonus_scope": scope, "scopes": BonusScope.choices, "bonus_amount": amount, "study": study,
-        "currency": study.currency if study else ""})
+    return render(
+        request,
+        "crowd/payments.html",
+        {
+            "target": resolved,
+            "decisions": decisions,
+            "totals": payments.totals(decisions, study.reward if study else Decimal("0")),
+            "policy": policy,
+            "policies": Policy.choices,
+            "bonus_scope": scope,
+            "scopes": BonusScope.choices,
+            "bonus_amount": amount,
+            "study": study,
+            "currency": study.currency if study else "",
+        },
+    )
 
 
 @staff_member_required
 def ledger_csv(request, name):
     study = get_object_or_404(Study, name=name)
-    response = HttpResponse(spreadsheet_csv.rows_to_text(LEDGER_COLUMNS, ledger_rows(study)),
-                            content_type="text/csv; charset=utf-8")
+    response = HttpResponse(
+        spreadsheet_csv.rows_to_text(LEDGER_COLUMNS, ledger_rows(study)), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{name}-ledger.csv"'
     return response
 
 
-LEDGER_COLUMNS = ["worker_id", "hit_id", "assignment", "submission_id", "kind", "action", "amount", "currency",
-                  "state", "policy", "qc_status", "qc_test", "qc_p_value", "qc_n_pairs", "qc_threshold", "reason",
-                  "error", "completion_code", "created_at", "sent_at", "settled_at"]
+LEDGER_COLUMNS = [
+    "worker_id",
+    "hit_id",
+    "assignment",
+    "submission_id",
+    "kind",
+    "action",
+    "amount",
+    "currency",
+    "state",
+    "policy",
+    "qc_status",
+    "qc_test",
+    "qc_p_value",
+    "qc_n_pairs",
+    "qc_threshold",
+    "reason",
+    "error",
+    "completion_code",
+    "created_at",
+    "sent_at",
+    "settled_at",
+]
 
 
 def ledger_rows(study):
     from . import links
 
     for e in LedgerEntry.objects.filter(study=study).select_related("participation__participant").order_by("pk"):
-        code = links.completion_code(study.pk, e.participation.work_key, e.participation.participant.worker_key) \
-            if e.participation_id else ""
-        yield [e.worker_id, e.hit_id, e.assignment_key, e.submission_id, e.kind, e.action,
-               "" if e.amount is None else f"{e.amount:.2f}", e.currency, e.state, e.policy, e.qc_status, e.qc_test,
-               e.qc_p_value, e.qc_n_pairs, e.qc_threshold, e.reason, e.error, code, e.created_at.isoformat(),
-               e.sent_at.isoformat() if e.sent_at else "", e.settled_at.isoformat() if e.settled_at else ""]
+        code = (
+            links.completion_code(study.pk, e.participation.work_key, e.participation.participant.worker_key)
+            if e.participation_id
+            else ""
+        )
+        yield [
+            e.worker_id,
+            e.hit_id,
+            e.assignment_key,
+            e.submission_id,
+            e.kind,
+            e.action,
+            "" if e.amount is None else f"{e.amount:.2f}",
+            e.currency,
+            e.state,
+            e.policy,
+            e.qc_status,
+            e.qc_test,
+            e.qc_p_value,
+            e.qc_n_pairs,
+            e.qc_threshold,
+            e.reason,
+            e.error,
+            code,
+            e.created_at.isoformat(),
+            e.sent_at.isoformat() if e.sent_at else "",
+            e.settled_at.isoformat() if e.settled_at else "",
+        ]
 
 
 @staff_member_required
 def worker_page(request, pk):
     """One participant: their HITs in every study, the QC each came with, and every ledger row."""
     participant = get_object_or_404(Participant, pk=pk)
-    participations = list(Participation.objects.filter(participant=participant).select_related("study")
-                          .order_by("created_at"))
+    participations = list(
+        Participation.objects.filter(participant=participant).select_related("study").order_by("created_at")
+    )
     qc = {}
     for study in {p.study for p in participations}:
         try:
@@ -246,5 +337,6 @@ def worker_page(request, pk):
     rows = [{"participation": p, "qc": qc.get((p.study_id, p.work_key))} for p in participations]
     ledger = LedgerEntry.objects.filter(participation__participant=participant).order_by("created_at")
     paid = sum((e.amount for e in ledger if e.kind == "bonus" and e.state == "confirmed"), Decimal("0"))
-    return render(request, "crowd/worker.html", {"participant": participant, "rows": rows, "ledger": ledger,
-                                                 "bonus_paid": paid})
+    return render(
+        request, "crowd/worker.html", {"participant": participant, "rows": rows, "ledger": ledger, "bonus_paid": paid}
+    )

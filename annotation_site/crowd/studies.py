@@ -1,5 +1,6 @@
 """Studies: creating one for a campaign or project, publishing, pausing, adding places, closing, participant
 links, and the MTurk batch files of a study. Commands, the API and the pages call these."""
+
 from decimal import Decimal
 
 from django.db import transaction
@@ -19,23 +20,31 @@ def create_study(protocol, target_name, *, name, provider, **fields):
     if provider not in Provider.values:
         raise StudyError(f"unknown provider {provider!r} (one of {', '.join(Provider.values)})")
     try:
-        adapter, target = (adapters.resolve(protocol, target_name) if protocol
-                           else adapters.find_target(target_name))
+        adapter, target = adapters.resolve(protocol, target_name) if protocol else adapters.find_target(target_name)
     except adapters.AdapterError as exc:
         raise StudyError(str(exc)) from None
     if Study.objects.filter(name=name).exists():
         raise StudyError(f"a study named {name!r} exists already")
     description = adapter.describe(target)
-    defaults = {"title": description.title, "description": description.description,
-                "estimated_minutes": description.estimated_minutes}
+    defaults = {
+        "title": description.title,
+        "description": description.description,
+        "estimated_minutes": description.estimated_minutes,
+    }
     if provider == Provider.MTURK:
         defaults["end_mode"] = "submit"
         defaults["currency"] = "USD"
     if provider == Provider.PROLIFIC:
         defaults["end_mode"] = "redirect"
     defaults.update({k: v for k, v in fields.items() if v is not None})
-    study = Study(name=name, provider=provider, protocol=target.protocol, object_id=target.object_id,
-                  target_name=target.name, **defaults)
+    study = Study(
+        name=name,
+        provider=provider,
+        protocol=target.protocol,
+        object_id=target.object_id,
+        target_name=target.name,
+        **defaults,
+    )
     study.full_clean()
     study.save()
     return study
@@ -106,11 +115,21 @@ def mturk_batch(study):
     XML of the first HIT, for an MTurk batch of this study."""
     adapter, target = adapters.study_target(study)
     units = adapter.describe(target).units
-    rows = [{"hit_id": unit.key, "hit_label": unit.label, "assignments": unit.capacity,
-             "hit_url": unit_url(study, unit.key)} for unit in units]
+    rows = [
+        {
+            "hit_id": unit.key,
+            "hit_label": unit.label,
+            "assignments": unit.capacity,
+            "hit_url": unit_url(study, unit.key),
+        }
+        for unit in units
+    ]
     csv_text = mturk_formats.batch_input_csv(rows, ["hit_id", "hit_label", "assignments", "hit_url"])
-    xml = mturk_formats.external_question(rows[0]["hit_url"]) if rows and rows[0]["hit_url"].startswith("https://") \
+    xml = (
+        mturk_formats.external_question(rows[0]["hit_url"])
+        if rows and rows[0]["hit_url"].startswith("https://")
         else ""
+    )
     return csv_text, xml
 
 
@@ -124,8 +143,9 @@ def publish_mturk_hits(study):
         known = ExternalUnit.objects.filter(study=study, unit_key=unit.key).first()
         if known is None:
             hit_id = provider.create_hit(unit, unit_url(study, unit.key), unit.capacity)
-            known, _ = ExternalUnit.objects.get_or_create(study=study, unit_key=unit.key,
-                                                          defaults={"unit_label": unit.label, "external_id": hit_id})
+            known, _ = ExternalUnit.objects.get_or_create(
+                study=study, unit_key=unit.key, defaults={"unit_label": unit.label, "external_id": hit_id}
+            )
         out.append((unit.key, known.external_id))
     return out
 
@@ -139,4 +159,3 @@ def progress(study):
 
 def money(amount):
     return f"{Decimal(amount):.2f}"
-

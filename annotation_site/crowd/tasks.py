@@ -1,6 +1,7 @@
 """Celery tasks of crowd work. They take primary keys, and are safe to run twice or at once: the payment engine
 claims each ledger row with a conditional UPDATE and reconciles rows left ``sent`` with the platform before
 anything is sent again (see payments.py, providers/)."""
+
 from celery import shared_task
 
 from annotation_site.jobs import services as jobs
@@ -27,18 +28,23 @@ def apply_payments(self, study_id, job_id=None):
     if result.get("busy"):
         # another run holds the study's payment lease (or a crashed one did): try again when it ends
         if job_id:
-            jobs.mark_running(job_id, total=1, message="another payment run holds this study; trying again in "
-                                                        f"{result['retry_in']} s")
+            jobs.mark_running(
+                job_id, total=1, message=f"another payment run holds this study; trying again in {result['retry_in']} s"
+            )
         if self.request.is_eager:
             return result
         raise self.retry(countdown=result["retry_in"], max_retries=None)
     if job_id:
         states = result["states"]
         jobs.report_progress(job_id, 1)
-        jobs.mark_succeeded(job_id, result, message=f"{states['confirmed']} confirmed, {states['sent']} waiting for the "
-                                                    f"platform, {states['failed']} failed")
+        jobs.mark_succeeded(
+            job_id,
+            result,
+            message=f"{states['confirmed']} confirmed, {states['sent']} waiting for the "
+            f"platform, {states['failed']} failed",
+        )
     if result["unsettled"] and not self.request.is_eager:
-        raise self.retry(countdown=min(60 * 2 ** self.request.retries, 3600))
+        raise self.retry(countdown=min(60 * 2**self.request.retries, 3600))
     return result
 
 

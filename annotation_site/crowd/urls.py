@@ -1,4 +1,5 @@
 """Pages of crowd work (mounted at /crowd/ by annotation_site/urls.py)."""
+
 from django.urls import path
 
 from . import participant_views as p

@@ -1,4 +1,5 @@
 """The Prolific webhook endpoint (no session, no CSRF: the HMAC signature is the credential)."""
+
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST

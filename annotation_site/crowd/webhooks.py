@@ -5,6 +5,7 @@ base64(HMAC-SHA256(secret, X-Prolific-Request-Timestamp + raw body)) with the wo
 (``PROLIFIC_WEBHOOK_SECRET``), and the timestamp within ``PROLIFIC_WEBHOOK_TOLERANCE`` seconds of now (a replayed
 old request is refused). Each event is stored once under its ``X-Event-ID`` (a redelivery answers 200 and
 changes nothing)."""
+
 import base64
 import hashlib
 import hmac
@@ -62,8 +63,9 @@ def receive(headers, body, now=None):
     event_type = str(payload.get("event_type", ""))[:100]
     try:
         with transaction.atomic():
-            event = WebhookEvent.objects.create(provider=Provider.PROLIFIC, event_id=event_id[:200],
-                                                event_type=event_type, payload=payload)
+            event = WebhookEvent.objects.create(
+                provider=Provider.PROLIFIC, event_id=event_id[:200], event_type=event_type, payload=payload
+            )
     except IntegrityError:
         return False, "duplicate event: nothing done"
     outcome = apply(event_type, payload)

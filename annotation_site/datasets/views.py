@@ -1,4 +1,5 @@
 """Dataset pages. Thin: every operation is a service call; templates only display."""
+
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
@@ -16,9 +17,15 @@ from annotation_site.factuality.exports import attachment
 from annotation_site.factuality.models import Project
 from annotation_site.interchange import formats
 from annotation_site.interchange.bundle import FormatError
-from annotation_site.interchange.services import (PROJECT_FACTVC_FILENAME, ImportRefused, NothingToExport,
-                                                  default_label_set, export_bundle, import_upload,
-                                                  project_factvc_text)
+from annotation_site.interchange.services import (
+    PROJECT_FACTVC_FILENAME,
+    ImportRefused,
+    NothingToExport,
+    default_label_set,
+    export_bundle,
+    import_upload,
+    project_factvc_text,
+)
 from annotation_site.jobs.services import latest_job
 
 from . import charts
@@ -45,18 +52,22 @@ def dataset_detail(request, name):
     label_set = _label_set(dataset, request)
     videos = Paginator(dataset.videos.order_by("position", "external_id"), 50).get_page(request.GET.get("page"))
     summary = labels.system_summary(label_set) if label_set else None
-    return render(request, "datasets/dataset_detail.html", {
-        "dataset": dataset,
-        "systems": dataset.systems.order_by("position", "name"),
-        "videos": videos,
-        "label_sets": labels.label_sets(dataset),
-        "label_set": label_set,
-        "summary": summary,
-        "label_chart": charts.label_summary_chart(summary) if summary else None,
-        "formats": formats.FORMATS,
-        "processing_job": latest_job(f"dataset:{dataset.pk}", attach.PROCESS_KIND),
-        "unprocessed": attach.videos_to_process(dataset).count(),
-    })
+    return render(
+        request,
+        "datasets/dataset_detail.html",
+        {
+            "dataset": dataset,
+            "systems": dataset.systems.order_by("position", "name"),
+            "videos": videos,
+            "label_sets": labels.label_sets(dataset),
+            "label_set": label_set,
+            "summary": summary,
+            "label_chart": charts.label_summary_chart(summary) if summary else None,
+            "formats": formats.FORMATS,
+            "processing_job": latest_job(f"dataset:{dataset.pk}", attach.PROCESS_KIND),
+            "unprocessed": attach.videos_to_process(dataset).count(),
+        },
+    )
 
 
 @staff_member_required
@@ -76,13 +87,17 @@ def process_videos(request, name):
 def video_detail(request, name, external_id):
     video = get_object_or_404(Video.objects.select_related("dataset"), dataset__name=name, external_id=external_id)
     label_set = _label_set(video.dataset, request)
-    return render(request, "datasets/video_detail.html", {
-        "video": video,
-        "dataset": video.dataset,
-        "label_set": label_set,
-        "captions": labels.video_captions(video, label_set),
-        "references": video.references.all(),
-    })
+    return render(
+        request,
+        "datasets/video_detail.html",
+        {
+            "video": video,
+            "dataset": video.dataset,
+            "label_set": label_set,
+            "captions": labels.video_captions(video, label_set),
+            "references": video.references.all(),
+        },
+    )
 
 
 @staff_member_required
@@ -99,8 +114,10 @@ def import_dataset(request):
         else:
             for warning in result.warnings:
                 messages.warning(request, warning)
-            messages.success(request, f"Imported {result.dataset.name}: " +
-                             ", ".join(f"{n} {what}" for what, n in result.counts.items()))
+            messages.success(
+                request,
+                f"Imported {result.dataset.name}: " + ", ".join(f"{n} {what}" for what, n in result.counts.items()),
+            )
             return redirect("dataset-detail", name=result.dataset.name)
     return render(request, "datasets/import.html", {"form": form, "problems": problems})
 
@@ -114,8 +131,9 @@ def export_dataset(request, name, fmt):
     if fmt == "factvc" and label_set is None:
         messages.error(request, "This dataset has no factuality labels to export in the FactVC format.")
         return redirect("dataset-detail", name=name)
-    response = HttpResponse(formats.render(fmt, export_bundle(dataset, label_set=label_set)),
-                            content_type=formats.content_type(fmt))
+    response = HttpResponse(
+        formats.render(fmt, export_bundle(dataset, label_set=label_set)), content_type=formats.content_type(fmt)
+    )
     response["Content-Disposition"] = f'attachment; filename="{formats.filename(fmt, dataset.name)}"'
     return response
 
@@ -126,8 +144,12 @@ def add_video(request, name):
     form = VideoAddForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            video = corpus.add_video(dataset, form.cleaned_data["external_id"], file=form.cleaned_data.get("file"),
-                                     url=form.cleaned_data.get("url") or "")
+            video = corpus.add_video(
+                dataset,
+                form.cleaned_data["external_id"],
+                file=form.cleaned_data.get("file"),
+                url=form.cleaned_data.get("url") or "",
+            )
         except ValidationError as exc:
             form.add_error(None, exc)  # a dict of field errors goes to those fields, a message to the form
         else:

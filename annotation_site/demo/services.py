@@ -12,11 +12,12 @@ checks that no app imports it), so the corpus imports neither. A step gets the n
 callback, and returns one line for the command's output (a step that cannot run on a tiny demo says why instead
 of failing).
 """
+
 import logging
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 from django.core.files import File
@@ -48,71 +49,109 @@ VIDEO_SIZE = "320x180"
 CONTENT = {
     "testsrc2": {
         "reference": "a test card with a colour gradient fills the screen . a white counter in the middle counts "
-                     "up the frames while a small square moves across the picture .",
-        "ClipTrans": (5, ["a colourful test card is shown on the screen .",
-                          "a counter in the middle of the picture counts up .",
-                          "a small square moves across the screen ."]),
-        "FrameLSTM": (3, ["a colourful test card is shown .",
-                          "[a man] reads the numbers [out loud] ."]),
-        "RetrievalBaseline": (2, ["a [tv presenter] stands in front of a colourful wall .",
-                                  "numbers appear on the screen .",
-                                  "the [audience] [claps] at the end ."]),
+        "up the frames while a small square moves across the picture .",
+        "ClipTrans": (
+            5,
+            [
+                "a colourful test card is shown on the screen .",
+                "a counter in the middle of the picture counts up .",
+                "a small square moves across the screen .",
+            ],
+        ),
+        "FrameLSTM": (3, ["a colourful test card is shown .", "[a man] reads the numbers [out loud] ."]),
+        "RetrievalBaseline": (
+            2,
+            [
+                "a [tv presenter] stands in front of a colourful wall .",
+                "numbers appear on the screen .",
+                "the [audience] [claps] at the end .",
+            ],
+        ),
     },
     "smptebars": {
         "reference": "the screen shows seven vertical colour bars from grey to blue . a row of short bars and a "
-                     "black band run along the bottom . nothing moves .",
-        "ClipTrans": (4, ["seven vertical colour bars fill the screen .",
-                          "the bars do not move .",
-                          "a row of [white] bars runs along the bottom ."]),
-        "FrameLSTM": (3, ["colour bars are shown on a [computer] screen .",
-                          "the picture stays still ."]),
-        "RetrievalBaseline": (1, ["a [rainbow] appears over [a field] .",
-                                  "the [camera] [pans] to the [left] .",
-                                  "the [sun] [sets] behind the hills ."]),
+        "black band run along the bottom . nothing moves .",
+        "ClipTrans": (
+            4,
+            [
+                "seven vertical colour bars fill the screen .",
+                "the bars do not move .",
+                "a row of [white] bars runs along the bottom .",
+            ],
+        ),
+        "FrameLSTM": (3, ["colour bars are shown on a [computer] screen .", "the picture stays still ."]),
+        "RetrievalBaseline": (
+            1,
+            [
+                "a [rainbow] appears over [a field] .",
+                "the [camera] [pans] to the [left] .",
+                "the [sun] [sets] behind the hills .",
+            ],
+        ),
     },
     "mandelbrot": {
         "reference": "a colourful fractal is drawn on a black background . the picture slowly zooms into the "
-                     "edge of the shape as new spirals appear .",
-        "ClipTrans": (4, ["a colourful fractal pattern appears on a black background .",
-                          "the view zooms [out] of the pattern .",
-                          "spirals keep appearing at the edge ."]),
-        "FrameLSTM": (3, ["a [flower] opens on a black background .",
-                          "the colours change slowly ."]),
-        "RetrievalBaseline": (2, ["a [jellyfish] swims in the [dark] [sea] .",
-                                  "its colours glow against the black background ."]),
+        "edge of the shape as new spirals appear .",
+        "ClipTrans": (
+            4,
+            [
+                "a colourful fractal pattern appears on a black background .",
+                "the view zooms [out] of the pattern .",
+                "spirals keep appearing at the edge .",
+            ],
+        ),
+        "FrameLSTM": (3, ["a [flower] opens on a black background .", "the colours change slowly ."]),
+        "RetrievalBaseline": (
+            2,
+            ["a [jellyfish] swims in the [dark] [sea] .", "its colours glow against the black background ."],
+        ),
     },
     "rgbtestsrc": {
         "reference": "three wide vertical stripes fill the screen : red on the left , green in the middle and "
-                     "blue on the right . the picture does not change .",
-        "ClipTrans": (5, ["three vertical stripes fill the screen .",
-                          "they are red , green and blue .",
-                          "the picture does not change ."]),
-        "FrameLSTM": (2, ["[four] vertical stripes are shown .",
-                          "the stripes [move] from left to right ."]),
-        "RetrievalBaseline": (1, ["a [flag] [waves] in the [wind] .",
-                                  "[people] [walk] past it ."]),
+        "blue on the right . the picture does not change .",
+        "ClipTrans": (
+            5,
+            [
+                "three vertical stripes fill the screen .",
+                "they are red , green and blue .",
+                "the picture does not change .",
+            ],
+        ),
+        "FrameLSTM": (2, ["[four] vertical stripes are shown .", "the stripes [move] from left to right ."]),
+        "RetrievalBaseline": (1, ["a [flag] [waves] in the [wind] .", "[people] [walk] past it ."]),
     },
     "cellauto": {
         "reference": "white cells on a black background form a triangle pattern that grows row by row as the "
-                     "picture scrolls upwards .",
-        "ClipTrans": (4, ["a pattern of white cells on a black background grows row by row .",
-                          "the pattern scrolls [down] ."]),
-        "FrameLSTM": (3, ["small white squares appear on a black screen .",
-                          "[a hand] [draws] more squares .",
-                          "the squares form triangles ."]),
-        "RetrievalBaseline": (2, ["[snow] falls on a dark [street] .",
-                                  "white dots fill the screen ."]),
+        "picture scrolls upwards .",
+        "ClipTrans": (
+            4,
+            ["a pattern of white cells on a black background grows row by row .", "the pattern scrolls [down] ."],
+        ),
+        "FrameLSTM": (
+            3,
+            [
+                "small white squares appear on a black screen .",
+                "[a hand] [draws] more squares .",
+                "the squares form triangles .",
+            ],
+        ),
+        "RetrievalBaseline": (2, ["[snow] falls on a dark [street] .", "white dots fill the screen ."]),
     },
     "life": {
         "reference": "white cells on a black background change from frame to frame following the game of life . "
-                     "groups of cells grow , move and disappear .",
-        "ClipTrans": (5, ["white cells on a black background change every frame .",
-                          "groups of cells grow and disappear ."]),
-        "FrameLSTM": (3, ["white dots move around a black screen .",
-                          "the dots [form] [letters] .",
-                          "some of the dots disappear ."]),
-        "RetrievalBaseline": (1, ["[stars] [twinkle] in the [night sky] .",
-                                  "a [shooting star] [crosses] the screen ."]),
+        "groups of cells grow , move and disappear .",
+        "ClipTrans": (
+            5,
+            ["white cells on a black background change every frame .", "groups of cells grow and disappear ."],
+        ),
+        "FrameLSTM": (
+            3,
+            ["white dots move around a black screen .", "the dots [form] [letters] .", "some of the dots disappear ."],
+        ),
+        "RetrievalBaseline": (
+            1,
+            ["[stars] [twinkle] in the [night sky] .", "a [shooting star] [crosses] the screen ."],
+        ),
     },
 }
 
@@ -171,8 +210,16 @@ def build_bundle(videos):
             sentences = []
             for i, line in enumerate(lines):
                 tokens, spans = parse_bracketed(line)
-                sentences.append(SentenceData(text=" ".join(tokens), tokens=tokens, spans=spans, error=bool(spans),
-                                              start=round(i * step, 2), end=round((i + 1) * step, 2)))
+                sentences.append(
+                    SentenceData(
+                        text=" ".join(tokens),
+                        tokens=tokens,
+                        spans=spans,
+                        error=bool(spans),
+                        start=round(i * step, 2),
+                        end=round((i + 1) * step, 2),
+                    )
+                )
             bundle.captions.append(CaptionData(video.video_id, system, sentences, paragraph_score=score))
     return bundle
 
@@ -195,13 +242,20 @@ def load_demo(*, n_videos=4, replace=False, progress=None, steps=True):
         paths = {}
         for i, video in enumerate(videos):
             paths[video.video_id] = synthetic.make_video(
-                Path(folder) / f"{video.video_id}.webm", seconds=video.seconds, pattern=video.pattern,
-                size=VIDEO_SIZE)
+                Path(folder) / f"{video.video_id}.webm", seconds=video.seconds, pattern=video.pattern, size=VIDEO_SIZE
+            )
             report(i + 1, total, f"made {video.video_id} ({video.pattern}, {video.seconds:.1f} s)")
         with transaction.atomic():
-            result = import_bundle(build_bundle(videos), name=DEMO_NAME, source_format="demo", replace=replace,
-                                   label_set_name=LABEL_SET, label_source="load_demo", description=DEMO_DESCRIPTION,
-                                   force_delete_judgments=replace)  # --replace: recreate the demo with its work
+            result = import_bundle(
+                build_bundle(videos),
+                name=DEMO_NAME,
+                source_format="demo",
+                replace=replace,
+                label_set_name=LABEL_SET,
+                label_source="load_demo",
+                description=DEMO_DESCRIPTION,
+                force_delete_judgments=replace,
+            )  # --replace: recreate the demo with its work
             rows = result.dataset.videos.order_by("position")
             for i, row in enumerate(rows):
                 _attach(row, paths[row.external_id])

@@ -1,5 +1,6 @@
 """Django admin of factuality labels: browsing label sets and single labels; related rows by id, relations
 selected in the list query, so the pages stay fast on large label sets."""
+
 from django.contrib import admin
 
 from .models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
@@ -9,8 +10,10 @@ class LabelSetFilter(admin.RelatedFieldListFilter):
     """Filter by label set; its choices name the dataset too, read in one query."""
 
     def field_choices(self, field, request, model_admin):
-        return [(label_set.pk, str(label_set))
-                for label_set in LabelSet.objects.select_related("dataset").order_by("dataset__name", "name")]
+        return [
+            (label_set.pk, str(label_set))
+            for label_set in LabelSet.objects.select_related("dataset").order_by("dataset__name", "name")
+        ]
 
 
 @admin.register(LabelSet)
@@ -42,7 +45,7 @@ class ErrorSpanInline(admin.TabularInline):
     def words(self, span):
         if span.pk is None:
             return ""
-        return " ".join(span.sentence_label.sentence.tokens[span.start:span.end])
+        return " ".join(span.sentence_label.sentence.tokens[span.start : span.end])
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("sentence_label__sentence")
@@ -73,8 +76,17 @@ class ErrorSpanAdmin(admin.ModelAdmin):
 
 # --- projects and judgments ---------------------------------------------------------------------------------
 from .models import (  # noqa: E402
-    Aggregation, Assignment, CaptionRating, ParagraphJudgment, Project, ProjectMember, ProjectVideo, ScaleAnchor,
-    SentenceJudgment, SpanJudgment, Submission,
+    Aggregation,
+    Assignment,
+    CaptionRating,
+    ParagraphJudgment,
+    Project,
+    ProjectMember,
+    ProjectVideo,
+    ScaleAnchor,
+    SentenceJudgment,
+    SpanJudgment,
+    Submission,
 )
 
 
@@ -123,8 +135,17 @@ class SpanJudgmentInline(admin.TabularInline):
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ("id", "assignment", "annotator", "is_current", "source", "time_spent", "video_played",
-                    "confirmed_incomplete", "created_at")
+    list_display = (
+        "id",
+        "assignment",
+        "annotator",
+        "is_current",
+        "source",
+        "time_spent",
+        "video_played",
+        "confirmed_incomplete",
+        "created_at",
+    )
     list_select_related = ("assignment", "annotator__user")
     list_filter = ("is_current", "source", "confirmed_incomplete", "assignment__project")
     search_fields = ("client_uuid",)
@@ -152,7 +173,16 @@ class CaptionRatingAdmin(admin.ModelAdmin):
 
 @admin.register(Aggregation)
 class AggregationAdmin(admin.ModelAdmin):
-    list_display = ("id", "project", "label_set", "ties", "captions", "sentences", "spans", "errors_without_spans",
-                    "created_at")
+    list_display = (
+        "id",
+        "project",
+        "label_set",
+        "ties",
+        "captions",
+        "sentences",
+        "spans",
+        "errors_without_spans",
+        "created_at",
+    )
     list_select_related = ("project", "label_set")
     raw_id_fields = ("project", "label_set", "created_by")

@@ -17,6 +17,7 @@ Aggregated spans are the maximal runs of consecutive majority tokens.
 
 The functions here are pure (DataFrames in, plain values out); ``write_label_set`` stores the result.
 """
+
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -119,31 +120,49 @@ def write_label_set(project, result, *, name=None, created_by=None):
     name = name or project.name
     with transaction.atomic():
         label_set = LabelSet.objects.select_for_update().filter(dataset=project.dataset, name=name).first()
-        if label_set is not None and (label_set.origin != LabelSet.Origin.AGGREGATED
-                                      or not label_set.aggregations.filter(project=project).exists()):
-            raise LabelSetNameTaken(f"dataset {project.dataset.name} already has a label set {name!r} "
-                                    "that does not come from this project")
+        if label_set is not None and (
+            label_set.origin != LabelSet.Origin.AGGREGATED
+            or not label_set.aggregations.filter(project=project).exists()
+        ):
+            raise LabelSetNameTaken(
+                f"dataset {project.dataset.name} already has a label set {name!r} that does not come from this project"
+            )
         if label_set is None:
-            label_set = LabelSet.objects.create(dataset=project.dataset, name=name,
-                                                origin=LabelSet.Origin.AGGREGATED,
-                                                source=f"factuality project {project.name}")
+            label_set = LabelSet.objects.create(
+                dataset=project.dataset,
+                name=name,
+                origin=LabelSet.Origin.AGGREGATED,
+                source=f"factuality project {project.name}",
+            )
         else:
             ParagraphLabel.objects.filter(label_set=label_set).delete()
             SentenceLabel.objects.filter(label_set=label_set).delete()  # spans go with them
-        ParagraphLabel.objects.bulk_create([ParagraphLabel(label_set=label_set, caption_id=c, score=s)
-                                            for c, s in sorted(result.paragraphs.items())], batch_size=2000)
+        ParagraphLabel.objects.bulk_create(
+            [ParagraphLabel(label_set=label_set, caption_id=c, score=s) for c, s in sorted(result.paragraphs.items())],
+            batch_size=2000,
+        )
         labels = SentenceLabel.objects.bulk_create(
             [SentenceLabel(label_set=label_set, sentence_id=s, error=e) for s, e in sorted(result.sentences.items())],
-            batch_size=2000)
-        spans = [ErrorSpan(sentence_label=label, start=start, end=end)
-                 for label in labels for start, end in result.spans.get(label.sentence_id, [])]
+            batch_size=2000,
+        )
+        spans = [
+            ErrorSpan(sentence_label=label, start=start, end=end)
+            for label in labels
+            for start, end in result.spans.get(label.sentence_id, [])
+        ]
         ErrorSpan.objects.bulk_create(spans, batch_size=2000)
         label_set.source = f"factuality project {project.name} (median / majority, ties: {result.ties})"
         label_set.save(update_fields=["source"])
-        run = Aggregation.objects.create(project=project, label_set=label_set, ties=result.ties,
-                                         captions=len(result.paragraphs), sentences=len(result.sentences),
-                                         spans=len(spans), errors_without_spans=result.errors_without_spans,
-                                         created_by=created_by)
+        run = Aggregation.objects.create(
+            project=project,
+            label_set=label_set,
+            ties=result.ties,
+            captions=len(result.paragraphs),
+            sentences=len(result.sentences),
+            spans=len(spans),
+            errors_without_spans=result.errors_without_spans,
+            created_by=created_by,
+        )
         if project.label_set_id != label_set.pk:
             project.label_set = label_set
             project.save(update_fields=["label_set"])

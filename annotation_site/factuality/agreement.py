@@ -11,6 +11,7 @@ Factuality (ActivityNet-Fact, three levels):
 
 Rating projects: alpha (ordinal, interval), Fleiss' kappa, mean pairwise Kendall tau and Spearman rho.
 """
+
 import pandas as pd
 
 from . import frames, statistics
@@ -35,8 +36,13 @@ def word_frame(sentence_frame, token_frame, word_units="tokens", marks=None):
 
 def _sentence_labels(sentence_frame):
     first = sentence_frame.drop_duplicates(["sentence_id", "annotator_id"])
-    return pd.DataFrame({"unit": first["sentence_id"].astype(int), "annotator": first["annotator_id"].astype(int),
-                         "value": first["error"].astype(int)})
+    return pd.DataFrame(
+        {
+            "unit": first["sentence_id"].astype(int),
+            "annotator": first["annotator_id"].astype(int),
+            "value": first["error"].astype(int),
+        }
+    )
 
 
 def annotator_agreement(paragraph_frame, sentence_frame, result, marks=None):
@@ -45,7 +51,8 @@ def annotator_agreement(paragraph_frame, sentence_frame, result, marks=None):
     the majority's marked tokens."""
     rows: dict = {}
     for caption_id, annotator_id, score in paragraph_frame[["caption_id", "annotator_id", "score"]].itertuples(
-            index=False, name=None):
+        index=False, name=None
+    ):
         final = result.paragraphs.get(int(caption_id))
         entry = rows.setdefault(int(annotator_id), _empty_row(int(annotator_id)))
         entry["paragraphs"] += 1
@@ -63,39 +70,62 @@ def annotator_agreement(paragraph_frame, sentence_frame, result, marks=None):
     for annotator_id in sorted(rows):
         e = rows[annotator_id]
         marked_or_final = e["_tp"] + e["_fp"] + e["_fn"]
-        out.append({
-            "annotator_id": annotator_id, "paragraphs": e["paragraphs"], "sentences": e["sentences"],
-            "paragraph_exact": e["_exact"] / e["paragraphs"] if e["paragraphs"] else None,
-            "paragraph_mean_abs_diff": e["_abs"] / e["paragraphs"] if e["paragraphs"] else None,
-            "sentence_agreement": e["_agree"] / e["sentences"] if e["sentences"] else None,
-            "word_f1": (2 * e["_tp"] / (2 * e["_tp"] + e["_fp"] + e["_fn"])) if marked_or_final else None,
-        })
+        out.append(
+            {
+                "annotator_id": annotator_id,
+                "paragraphs": e["paragraphs"],
+                "sentences": e["sentences"],
+                "paragraph_exact": e["_exact"] / e["paragraphs"] if e["paragraphs"] else None,
+                "paragraph_mean_abs_diff": e["_abs"] / e["paragraphs"] if e["paragraphs"] else None,
+                "sentence_agreement": e["_agree"] / e["sentences"] if e["sentences"] else None,
+                "word_f1": (2 * e["_tp"] / (2 * e["_tp"] + e["_fp"] + e["_fn"])) if marked_or_final else None,
+            }
+        )
     return out
 
 
 def _empty_row(annotator_id):
-    return {"annotator_id": annotator_id, "paragraphs": 0, "sentences": 0, "_exact": 0, "_abs": 0, "_agree": 0,
-            "_tp": 0, "_fp": 0, "_fn": 0}
+    return {
+        "annotator_id": annotator_id,
+        "paragraphs": 0,
+        "sentences": 0,
+        "_exact": 0,
+        "_abs": 0,
+        "_agree": 0,
+        "_tp": 0,
+        "_fp": 0,
+        "_fn": 0,
+    }
 
 
-def system_distributions(paragraph_frame, sentence_frame, token_frame, caption_frame, scale=range(1, 6),
-                         marks=None):
+def system_distributions(paragraph_frame, sentence_frame, token_frame, caption_frame, scale=range(1, 6), marks=None):
     """Per system (raw judgments of every annotator): how many paragraph scores of each value, the mean score,
     the share of sentence judgments that flag an error and the share of judged words inside spans."""
     system_of = dict(caption_frame[["caption_id", "system"]].itertuples(index=False, name=None))
     out = {}
     for system in caption_frame["system"].drop_duplicates():
-        out[system] = {"system": system, "counts": {v: 0 for v in scale}, "scores": 0, "sum": 0,
-                       "sentences": 0, "error_sentences": 0, "words": 0, "error_words": 0}
+        out[system] = {
+            "system": system,
+            "counts": {v: 0 for v in scale},
+            "scores": 0,
+            "sum": 0,
+            "sentences": 0,
+            "error_sentences": 0,
+            "words": 0,
+            "error_words": 0,
+        }
     for caption_id, score in paragraph_frame[["caption_id", "score"]].itertuples(index=False, name=None):
         row = out[system_of[int(caption_id)]]
         row["counts"][int(score)] = row["counts"].get(int(score), 0) + 1
         row["scores"] += 1
         row["sum"] += int(score)
     if "caption_id" in token_frame:
-        tokens_of = {int(s): (int(c), t) for s, c, t in zip(token_frame["sentence_id"].tolist(),
-                                                              token_frame["caption_id"].tolist(),
-                                                              token_frame["tokens"].tolist())}
+        tokens_of = {
+            int(s): (int(c), t)
+            for s, c, t in zip(
+                token_frame["sentence_id"].tolist(), token_frame["caption_id"].tolist(), token_frame["tokens"].tolist()
+            )
+        }
         for (sentence_id, _), (error, marked) in (marks or token_marks(sentence_frame)).items():
             caption_id, tokens = tokens_of[sentence_id]
             row = out[system_of[caption_id]]
@@ -112,39 +142,60 @@ def system_distributions(paragraph_frame, sentence_frame, token_frame, caption_f
     return list(out.values())
 
 
-def factuality_report(paragraph_frame, sentence_frame, token_frame, caption_frame, *, ties="error",
-                      word_units="tokens", min_units=statistics.MIN_UNITS):
+def factuality_report(
+    paragraph_frame,
+    sentence_frame,
+    token_frame,
+    caption_frame,
+    *,
+    ties="error",
+    word_units="tokens",
+    min_units=statistics.MIN_UNITS,
+):
     """The whole report of a factuality project as plain values (JSON-ready but for annotator ids)."""
     if word_units not in WORD_UNITS:
         raise ValueError(f"word_units must be one of {WORD_UNITS}")
-    paragraphs = paragraph_frame.rename(columns={"caption_id": "unit", "annotator_id": "annotator",
-                                                 "score": "value"})
-    ordinal = statistics.krippendorff_alpha(paragraphs, level="ordinal", value_domain=range(1, 6),
-                                            min_units=min_units)
-    interval = statistics.krippendorff_alpha(paragraphs, level="interval", value_domain=range(1, 6),
-                                             min_units=min_units)
-    sentence = statistics.krippendorff_alpha(_sentence_labels(sentence_frame), level="nominal",
-                                             value_domain=[0, 1], min_units=min_units)
+    paragraphs = paragraph_frame.rename(columns={"caption_id": "unit", "annotator_id": "annotator", "score": "value"})
+    ordinal = statistics.krippendorff_alpha(paragraphs, level="ordinal", value_domain=range(1, 6), min_units=min_units)
+    interval = statistics.krippendorff_alpha(
+        paragraphs, level="interval", value_domain=range(1, 6), min_units=min_units
+    )
+    sentence = statistics.krippendorff_alpha(
+        _sentence_labels(sentence_frame), level="nominal", value_domain=[0, 1], min_units=min_units
+    )
     marks = token_marks(sentence_frame)  # read once, used by every level below
-    word = statistics.krippendorff_alpha(word_frame(sentence_frame, token_frame, word_units, marks),
-                                         level="nominal", value_domain=[0, 1], min_units=min_units)
+    word = statistics.krippendorff_alpha(
+        word_frame(sentence_frame, token_frame, word_units, marks),
+        level="nominal",
+        value_domain=[0, 1],
+        min_units=min_units,
+    )
     result = aggregate(paragraph_frame, sentence_frame, ties, marks=marks)
     return {
         "parameters": {"ties": ties, "word_units": word_units, "min_units": min_units},
-        "paragraph": {"ordinal": ordinal.alpha, "interval": interval.alpha, "units": ordinal.units,
-                      "annotators": ordinal.annotators, "warnings": ordinal.warnings},
-        "sentence": {"nominal": sentence.alpha, "units": sentence.units, "annotators": sentence.annotators,
-                     "warnings": sentence.warnings},
-        "word": {"nominal": word.alpha, "units": word.units, "annotators": word.annotators,
-                 "warnings": word.warnings},
+        "paragraph": {
+            "ordinal": ordinal.alpha,
+            "interval": interval.alpha,
+            "units": ordinal.units,
+            "annotators": ordinal.annotators,
+            "warnings": ordinal.warnings,
+        },
+        "sentence": {
+            "nominal": sentence.alpha,
+            "units": sentence.units,
+            "annotators": sentence.annotators,
+            "warnings": sentence.warnings,
+        },
+        "word": {"nominal": word.alpha, "units": word.units, "annotators": word.annotators, "warnings": word.warnings},
         "annotators": annotator_agreement(paragraph_frame, sentence_frame, result, marks),
         "systems": system_distributions(paragraph_frame, sentence_frame, token_frame, caption_frame, marks=marks),
         "errors_without_spans": result.errors_without_spans,
     }
 
 
-def rating_report(rating_frame, caption_frame, scale, *, min_units=statistics.MIN_UNITS, kendall_variant="b",
-                  min_common=3):
+def rating_report(
+    rating_frame, caption_frame, scale, *, min_units=statistics.MIN_UNITS, kendall_variant="b", min_common=3
+):
     """The report of a rating project: alpha (ordinal, interval), Fleiss' kappa (the scale points as
     categories), mean pairwise Kendall tau / Spearman rho, and the distribution of ratings per system."""
     values = [v for v, _ in scale]
@@ -155,22 +206,38 @@ def rating_report(rating_frame, caption_frame, scale, *, min_units=statistics.MI
     pairwise = statistics.pairwise_correlation(long, kendall_variant=kendall_variant, min_common=min_common)
     warnings = list(ordinal.warnings)
     if fleiss.dropped:
-        warnings.append(f"Fleiss' kappa uses the {fleiss.units} captions with {fleiss.raters} ratings; "
-                        f"{fleiss.dropped} with another number of ratings were left out")
-    systems = system_distributions(rating_frame[["caption_id", "annotator_id", "score"]],
-                                   frames_empty_sentences(), pd.DataFrame(), caption_frame, scale=values)
+        warnings.append(
+            f"Fleiss' kappa uses the {fleiss.units} captions with {fleiss.raters} ratings; "
+            f"{fleiss.dropped} with another number of ratings were left out"
+        )
+    systems = system_distributions(
+        rating_frame[["caption_id", "annotator_id", "score"]],
+        frames_empty_sentences(),
+        pd.DataFrame(),
+        caption_frame,
+        scale=values,
+    )
     for row in systems:
-        for key in ("sentences", "error_sentences", "words", "error_words", "sentence_error_share",
-                    "word_error_share"):
+        for key in ("sentences", "error_sentences", "words", "error_words", "sentence_error_share", "word_error_share"):
             row.pop(key)
     return {
         "parameters": {"min_units": min_units, "kendall_variant": kendall_variant, "min_common": min_common},
-        "rating": {"ordinal": ordinal.alpha, "interval": interval.alpha, "units": ordinal.units,
-                   "annotators": ordinal.annotators, "fleiss_kappa": fleiss.kappa, "fleiss_units": fleiss.units,
-                   "fleiss_raters": fleiss.raters, "kendall_tau": pairwise.kendall_tau,
-                   "spearman_rho": pairwise.spearman_rho, "pairs": pairwise.pairs, "warnings": warnings},
-        "annotators": annotator_agreement(rating_frame, frames_empty_sentences(),
-                                          aggregate(rating_frame, frames_empty_sentences())),
+        "rating": {
+            "ordinal": ordinal.alpha,
+            "interval": interval.alpha,
+            "units": ordinal.units,
+            "annotators": ordinal.annotators,
+            "fleiss_kappa": fleiss.kappa,
+            "fleiss_units": fleiss.units,
+            "fleiss_raters": fleiss.raters,
+            "kendall_tau": pairwise.kendall_tau,
+            "spearman_rho": pairwise.spearman_rho,
+            "pairs": pairwise.pairs,
+            "warnings": warnings,
+        },
+        "annotators": annotator_agreement(
+            rating_frame, frames_empty_sentences(), aggregate(rating_frame, frames_empty_sentences())
+        ),
         "systems": systems,
     }
 
@@ -186,8 +253,9 @@ def project_report(project, **parameters):
         from .projects import scale_of
 
         return rating_report(frames.ratings(project), captions, scale_of(project), **parameters)
-    return factuality_report(frames.paragraphs(project), frames.sentences(project), frames.tokens(project),
-                             captions, **parameters)
+    return factuality_report(
+        frames.paragraphs(project), frames.sentences(project), frames.tokens(project), captions, **parameters
+    )
 
 
 def command_summary(report):
@@ -209,10 +277,10 @@ def project_systems(project):
         from .projects import scale_of
 
         values = [v for v, _ in scale_of(project)]
-        return system_distributions(frames.ratings(project), frames_empty_sentences(), pd.DataFrame(), captions,
-                                    scale=values)
-    return system_distributions(frames.paragraphs(project), frames.sentences(project), frames.tokens(project),
-                                captions)
+        return system_distributions(
+            frames.ratings(project), frames_empty_sentences(), pd.DataFrame(), captions, scale=values
+        )
+    return system_distributions(frames.paragraphs(project), frames.sentences(project), frames.tokens(project), captions)
 
 
 def jsonable(value):

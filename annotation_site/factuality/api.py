@@ -1,5 +1,6 @@
 """REST endpoints (DRF) of factuality projects. Annotator endpoints (next video, draft, submit) need a login
 and serve only the annotator's own assignments; every researcher endpoint is staff-only (the default)."""
+
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -12,16 +13,22 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation_site import uploads
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
-from annotation_site import uploads
 from annotation_site.workflow import api as workflow_api
-from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, validation_errors, with_progress
+from annotation_site.workflow.api import (
+    apply_changes,
+    create_and_invite,
+    format_problems,
+    validation_errors,
+    with_progress,
+)
 from annotation_site.workflow.downloads import anonymise_requested, attachment
 
-from . import agreement, aggregation, exports, judgments, projects, raw_labels
+from . import aggregation, agreement, exports, judgments, projects, raw_labels
 from .assignment import ProjectClosed, assignment_for, next_assignment, presented_captions
 from .models import Project
 
@@ -34,9 +41,24 @@ class ProjectSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Project
-        fields = ["name", "dataset", "kind", "status", "description", "annotators_per_video", "shuffle_systems",
-                  "question", "scale_min", "scale_max", "rationale", "label_set", "systems", "human_systems",
-                  "created_at", "closed_at"]
+        fields = [
+            "name",
+            "dataset",
+            "kind",
+            "status",
+            "description",
+            "annotators_per_video",
+            "shuffle_systems",
+            "question",
+            "scale_min",
+            "scale_max",
+            "rationale",
+            "label_set",
+            "systems",
+            "human_systems",
+            "created_at",
+            "closed_at",
+        ]
 
     def get_systems(self, project) -> list[str]:
         return [s.name for s in project.systems.all() if not s.is_human]
@@ -49,9 +71,12 @@ class ProjectCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     dataset = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=Project.Kind.values, default=Project.Kind.FACTUALITY)
-    systems = serializers.ListField(child=serializers.CharField(), required=False,
-                                    help_text="System names; default: every system that is not human (human "
-                                              "caption sets are judged only when named).")
+    systems = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="System names; default: every system that is not human (human "
+        "caption sets are judged only when named).",
+    )
     videos = serializers.ListField(child=serializers.CharField(), required=False)
     annotators_per_video = serializers.IntegerField(default=3, min_value=1, max_value=50)
     shuffle_systems = serializers.BooleanField(default=True)
@@ -71,15 +96,19 @@ class ProjectUpdateSerializer(serializers.Serializer):
     annotators_per_video = serializers.IntegerField(required=False, min_value=1, max_value=50)
     question = serializers.CharField(required=False, allow_blank=True)
     rationale = serializers.ChoiceField(choices=Project.Rationale.choices, required=False)
-    anchors = serializers.DictField(child=serializers.CharField(), required=False,
-                                    help_text="Rating projects: {scale value: anchor label}.")
+    anchors = serializers.DictField(
+        child=serializers.CharField(), required=False, help_text="Rating projects: {scale value: anchor label}."
+    )
 
 
 class ProjectListView(APIView):
     @extend_schema(responses=ProjectSerializer(many=True))
     def get(self, request):
-        return Response(ProjectSerializer(Project.objects.select_related("dataset", "label_set")
-                                          .prefetch_related("systems"), many=True).data)
+        return Response(
+            ProjectSerializer(
+                Project.objects.select_related("dataset", "label_set").prefetch_related("systems"), many=True
+            ).data
+        )
 
     @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
     def post(self, request):
@@ -89,9 +118,14 @@ class ProjectListView(APIView):
         dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
         usernames = values.pop("annotators")
         return create_and_invite(
-            request, usernames, create=lambda: projects.create_project(
-                projects.ProjectSpec(dataset=dataset, usernames=[], **values), created_by=request.user),
-            invite=projects.invite_to_project, serialize=lambda project: ProjectSerializer(project).data)
+            request,
+            usernames,
+            create=lambda: projects.create_project(
+                projects.ProjectSpec(dataset=dataset, usernames=[], **values), created_by=request.user
+            ),
+            invite=projects.invite_to_project,
+            serialize=lambda project: ProjectSerializer(project).data,
+        )
 
 
 class ProjectDetailView(APIView):
@@ -113,8 +147,13 @@ class ProjectDetailView(APIView):
                 values["anchors"] = {int(k): v for k, v in values["anchors"].items()}
             except ValueError:
                 return Response({"anchors": "keys must be scale values"}, status=400)
-        return apply_changes(project, values, update=lambda **changes: projects.update_project(project, **changes),
-                             set_status=projects.set_status, body=lambda: ProjectSerializer(project).data)
+        return apply_changes(
+            project,
+            values,
+            update=lambda **changes: projects.update_project(project, **changes),
+            set_status=projects.set_status,
+            body=lambda: ProjectSerializer(project).data,
+        )
 
 
 class InviteView(workflow_api.InviteView):
@@ -139,33 +178,48 @@ class ReissueView(APIView):
 
 
 class AggregateView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("ties", enum=list(aggregation.TIES))], request=None,
-                   responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[OpenApiParameter("ties", enum=list(aggregation.TIES))], request=None, responses=OpenApiTypes.OBJECT
+    )
     def post(self, request, name):
         project = get_object_or_404(Project, name=name, kind=Project.Kind.FACTUALITY)
         ties = request.data.get("ties") or request.query_params.get("ties") or "error"
         try:
-            run = aggregation.write_label_set(project, aggregation.aggregate_project(project, ties=ties),
-                                              created_by=request.user)
+            run = aggregation.write_label_set(
+                project, aggregation.aggregate_project(project, ties=ties), created_by=request.user
+            )
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=400)
         except aggregation.LabelSetNameTaken as exc:
             return Response({"detail": str(exc)}, status=409)
-        return Response({"label_set": run.label_set.name, "ties": run.ties, "captions": run.captions,
-                         "sentences": run.sentences, "spans": run.spans,
-                         "errors_without_spans": run.errors_without_spans})
+        return Response(
+            {
+                "label_set": run.label_set.name,
+                "ties": run.ties,
+                "captions": run.captions,
+                "sentences": run.sentences,
+                "spans": run.spans,
+                "errors_without_spans": run.errors_without_spans,
+            }
+        )
 
 
 class AgreementView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("word_units", enum=["tokens", "words"]),
-                               OpenApiParameter("ties", enum=list(aggregation.TIES))],
-                   responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("word_units", enum=["tokens", "words"]),
+            OpenApiParameter("ties", enum=list(aggregation.TIES)),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request, name):
         project = get_object_or_404(Project, name=name)
         parameters = {}
         if not project.is_rating:
-            parameters = {"word_units": request.query_params.get("word_units", "tokens"),
-                          "ties": request.query_params.get("ties", "error")}
+            parameters = {
+                "word_units": request.query_params.get("word_units", "tokens"),
+                "ties": request.query_params.get("ties", "error"),
+            }
         try:
             report = agreement.project_report(project, **parameters)
         except ValueError as exc:
@@ -180,12 +234,19 @@ class LabelsView(APIView):
     def get(self, request, name):
         project = get_object_or_404(Project, name=name)
         anonymise = anonymise_requested(request.query_params)
-        return attachment(raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project),
-                          "application/x-ndjson")
+        return attachment(
+            raw_labels.export_lines(project, anonymise=anonymise), exports.raw_filename(project), "application/x-ndjson"
+        )
 
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}, "dataset": {"type": "string"}}}},
-        responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}, "dataset": {"type": "string"}},
+            }
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
     def post(self, request, name):
         upload = request.FILES.get("file")
         project = Project.objects.filter(name=name).first()
@@ -194,8 +255,9 @@ class LabelsView(APIView):
             return Response({"detail": "send the file (and the dataset, for a new project)"}, status=400)
         dataset = get_object_or_404(Dataset, name=dataset_name)
         try:
-            project, counts = raw_labels.import_lines(uploads.upload_text(upload), project_name=name,
-                                                      dataset=dataset, filename=upload.name)
+            project, counts = raw_labels.import_lines(
+                uploads.upload_text(upload), project_name=name, dataset=dataset, filename=upload.name
+            )
         except uploads.UploadRefused as exc:
             return Response({"detail": f"{exc}; nothing was imported"}, status=400)
         except FormatError as exc:
@@ -204,6 +266,7 @@ class LabelsView(APIView):
 
 
 # --- annotator endpoints ----------------------------------------------------------------------------------
+
 
 class NextVideoView(APIView):
     permission_classes = [IsAuthenticated]
@@ -263,29 +326,55 @@ class DraftView(_AssignmentView):
 
 
 class SubmitView(_AssignmentView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT,
-                                                          400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={
+            201: OpenApiTypes.OBJECT,
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiTypes.OBJECT,
+            409: OpenApiTypes.OBJECT,
+        },
+    )
     def post(self, request, pk):
         found = self.assignment(request, pk)
         data = request.data if isinstance(request.data, dict) else {}
         try:
             result = judgments.submit(
-                found, presented_captions(found), data.get("answer"), client_uuid=data.get("submission_uuid"),
-                confirm=bool(data.get("confirm")), time_spent=data.get("time_spent", 0),
-                video_played=data.get("video_played"), watched_seconds=data.get("watched_seconds"))
+                found,
+                presented_captions(found),
+                data.get("answer"),
+                client_uuid=data.get("submission_uuid"),
+                confirm=bool(data.get("confirm")),
+                time_spent=data.get("time_spent", 0),
+                video_played=data.get("video_played"),
+                watched_seconds=data.get("watched_seconds"),
+            )
         except judgments.AnswerInvalid as exc:
-            return Response({"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]},
-                            status=400)
+            return Response(
+                {"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]}, status=400
+            )
         except judgments.NeedsConfirmation as exc:
-            return Response({"detail": "please confirm", "needs_confirmation": True,
-                             "problems": [p.as_dict() for p in exc.problems]}, status=409)
+            return Response(
+                {
+                    "detail": "please confirm",
+                    "needs_confirmation": True,
+                    "problems": [p.as_dict() for p in exc.problems],
+                },
+                status=409,
+            )
         except (ProjectClosed, judgments.SubmissionConflict) as exc:
             return Response({"detail": str(exc)}, status=409)
         submission = result.submission
-        return Response({"submission_uuid": str(submission.client_uuid), "stored_at": submission.created_at.isoformat(),
-                         "current": submission.is_current, "confirmed_incomplete": submission.confirmed_incomplete,
-                         "created": result.created},
-                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+        return Response(
+            {
+                "submission_uuid": str(submission.client_uuid),
+                "stored_at": submission.created_at.isoformat(),
+                "current": submission.is_current,
+                "confirmed_incomplete": submission.confirmed_incomplete,
+                "created": result.created,
+            },
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
 
 
 class TokenDraftView(_TokenAssignment, DraftView):
@@ -295,7 +384,14 @@ class TokenDraftView(_TokenAssignment, DraftView):
 
 
 class TokenSubmitView(_TokenAssignment, SubmitView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT,
-                                                          400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={
+            201: OpenApiTypes.OBJECT,
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiTypes.OBJECT,
+            409: OpenApiTypes.OBJECT,
+        },
+    )
     def post(self, request, token):
         return SubmitView.post(self, request, token)

@@ -12,10 +12,13 @@ class FactualityConfig(AppConfig):
         from .models import Submission
 
         register_human_work(
-            "factuality answers", Submission, dataset_path="assignment__project__dataset",
+            "factuality answers",
+            Submission,
+            dataset_path="assignment__project__dataset",
             video_path="assignment__project_video__video",
             export_hint="manage.py factuality_labels --project NAME --export FILE, or the project page's raw-labels "
-                        "download")
+            "download",
+        )
 
         from annotation_site.crowd import adapters
 

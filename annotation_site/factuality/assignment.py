@@ -11,6 +11,7 @@ arriving at once can never both take the last slot. On SQLite (no row locks) the
 the settings serialise writers, which gives the same guarantee (the loop is ``workflow.slots.claim``, shared with
 the judgment tasks). The unique constraint (video, annotator) is the last line of defence.
 """
+
 import random
 import secrets
 import string
@@ -35,8 +36,11 @@ def _after_lock():
 
 
 def open_assignment(project, annotator):
-    return (Assignment.objects.filter(project=project, annotator=annotator, status=Assignment.Status.OPEN)
-            .order_by("created_at", "id").first())
+    return (
+        Assignment.objects.filter(project=project, annotator=annotator, status=Assignment.Status.OPEN)
+        .order_by("created_at", "id")
+        .first()
+    )
 
 
 def next_assignment(project, annotator):
@@ -47,38 +51,54 @@ def next_assignment(project, annotator):
     if project.status != Project.Status.OPEN:
         raise ProjectClosed(f"project {project.name} is closed")
     with transaction.atomic():
-        member = (ProjectMember.objects.select_for_update(of=("self",))
-                  .filter(project=project, annotator=annotator).order_by("pk").first())
+        member = (
+            ProjectMember.objects.select_for_update(of=("self",))
+            .filter(project=project, annotator=annotator)
+            .order_by("pk")
+            .first()
+        )
         if member is None:
             raise PermissionDenied("you are not invited to this project")
         current = open_assignment(project, annotator)
         if current is not None:
             return current
-        free = (ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
-                .exclude(assignments__annotator=annotator).order_by("position", "id").values_list("pk", flat=True))
+        free = (
+            ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
+            .exclude(assignments__annotator=annotator)
+            .order_by("position", "id")
+            .values_list("pk", flat=True)
+        )
 
         def take(pk):
-            return (ProjectVideo.objects.filter(pk=pk, assigned__lt=project.annotators_per_video)
-                    .update(assigned=F("assigned") + 1))
+            return ProjectVideo.objects.filter(pk=pk, assigned__lt=project.annotators_per_video).update(
+                assigned=F("assigned") + 1
+            )
 
         claimed = slots.claim(free, take, after_lock=lambda: _after_lock())
         if claimed is not None:
-            return Assignment.objects.create(project=project, project_video_id=claimed, annotator=annotator,
-                                             shuffle_seed=secrets.randbits(62))
+            return Assignment.objects.create(
+                project=project, project_video_id=claimed, annotator=annotator, shuffle_seed=secrets.randbits(62)
+            )
     return None
 
 
 def assignable_count(project, annotator):
     """Videos this annotator could still be handed (one query)."""
-    return (ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
-            .exclude(assignments__annotator=annotator).count())
+    return (
+        ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
+        .exclude(assignments__annotator=annotator)
+        .count()
+    )
 
 
 def position_of(assignment):
     """("video 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
     (theirs plus the videos still open to them). Two queries."""
-    mine = list(Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
-                .order_by("created_at", "id").values_list("pk", flat=True))
+    mine = list(
+        Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)
+    )
     number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
     return number, len(mine) + assignable_count(assignment.project, assignment.annotator)
 
@@ -117,22 +137,34 @@ def assignment_for(annotator, pk):
 
 
 # compiled once per database connection (annotation_site.prepared_queries): every submission reads these
-_ASSIGNMENT = Prepared(lambda pk, annotator_id: Assignment.objects.select_related(
-    "project__dataset", "project_video__video").filter(pk=pk, annotator_id=annotator_id).order_by()[:1],
-    pk=-914_270_011, annotator_id=-914_270_012)
-_CAPTIONS = Prepared(lambda video_id, project_id: Caption.objects.filter(
-    video_id=video_id, system__in=Project.objects.filter(pk=project_id).values("systems"))
-    .select_related("system").order_by("system__position", "system__name", "pk"),
-    video_id=-914_270_013, project_id=-914_270_014)
+_ASSIGNMENT = Prepared(
+    lambda pk, annotator_id: (
+        Assignment.objects.select_related("project__dataset", "project_video__video")
+        .filter(pk=pk, annotator_id=annotator_id)
+        .order_by()[:1]
+    ),
+    pk=-914_270_011,
+    annotator_id=-914_270_012,
+)
+_CAPTIONS = Prepared(
+    lambda video_id, project_id: (
+        Caption.objects.filter(video_id=video_id, system__in=Project.objects.filter(pk=project_id).values("systems"))
+        .select_related("system")
+        .order_by("system__position", "system__name", "pk")
+    ),
+    video_id=-914_270_013,
+    project_id=-914_270_014,
+)
 
 
 def release(assignment):
     """Give an unsubmitted video back (its slot returns to the pool)."""
     with transaction.atomic():
-        if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.OPEN,
-                                     submissions__isnull=True).delete()[0]:
+        if Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.OPEN, submissions__isnull=True
+        ).delete()[0]:
             ProjectVideo.objects.filter(pk=assignment.project_video_id, assigned__gt=0).update(
-                assigned=F("assigned") - 1)
+                assigned=F("assigned") - 1
+            )
             return True
     return False
-

@@ -6,6 +6,7 @@ the number of systems, long names wrapped and shortened in the middle).
 figure as SVG text, deterministic (fixed hash salt, no date: the same data gives the same bytes) with text kept as
 text, small and readable by screen readers and search.
 """
+
 from matplotlib.colors import LinearSegmentedColormap
 
 from annotation_site import figure_style as fs
@@ -42,8 +43,16 @@ def score_distribution_figure(systems, scale, *, title="Paragraph scores per sys
             for row in systems:
                 total = sum(row["counts"].values())
                 shares.append(row["counts"].get(value, 0) / total if total else 0)
-            axes.barh(rows, shares, left=left, height=0.75, color=_colour(index, len(values)), label=str(value),
-                      edgecolor="white", linewidth=0.5)
+            axes.barh(
+                rows,
+                shares,
+                left=left,
+                height=0.75,
+                color=_colour(index, len(values)),
+                label=str(value),
+                edgecolor="white",
+                linewidth=0.5,
+            )
             left = [a + b for a, b in zip(left, shares)]
         axes.set_yticks(rows, names)
         axes.set_ylim(len(names) - 0.5, -0.5)

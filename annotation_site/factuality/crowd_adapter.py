@@ -15,6 +15,7 @@
   refuse the file; a missing score or unmarked flagged sentence is stored as incomplete); stored once under a
   UUID derived from the AssignmentId.
 """
+
 import json
 import secrets
 import uuid
@@ -63,19 +64,26 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
         else:
             title = "Find the factual errors in video captions"
             scale = {"kind": "likert", "min": 1, "max": 5}
-        return Description(title=title, description=project.description or title,
-                           units=[Unit(str(v.pk), v.video.external_id, project.annotators_per_video) for v in videos],
-                           estimated_minutes=max(2, 2 * n_systems), scale=scale,
-                           statement=project.question or "How factual is this caption?")
+        return Description(
+            title=title,
+            description=project.description or title,
+            units=[Unit(str(v.pk), v.video.external_id, project.annotators_per_video) for v in videos],
+            estimated_minutes=max(2, 2 * n_systems),
+            scale=scale,
+            statement=project.question or "How factual is this caption?",
+        )
 
     def _work(self, assignment, *, last=None):
         from .crowd_links import assignment_token
 
-        return Work(key=str(assignment.pk), unit_key=str(assignment.project_video_id),
-                    unit_label=assignment.project_video.video.external_id,
-                    url=reverse("factuality-annotate-token", args=[assignment_token(assignment)]),
-                    completed=assignment.status == Assignment.Status.SUBMITTED,
-                    last_activity=last or assignment.draft_saved_at or assignment.created_at)
+        return Work(
+            key=str(assignment.pk),
+            unit_key=str(assignment.project_video_id),
+            unit_label=assignment.project_video.video.external_id,
+            url=reverse("factuality-annotate-token", args=[assignment_token(assignment)]),
+            completed=assignment.status == Assignment.Status.SUBMITTED,
+            last_activity=last or assignment.draft_saved_at or assignment.created_at,
+        )
 
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
         project = self._target(target)
@@ -92,14 +100,24 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
         from annotation_site.corpus.models import Caption
 
         project = self._target(target)
-        pv = ProjectVideo.objects.filter(project=project, pk=ascii_int(unit_key)).select_related("video").first() \
-            if ascii_int(unit_key) is not None else ProjectVideo.objects.filter(project=project).select_related("video").first()
+        pv = (
+            ProjectVideo.objects.filter(project=project, pk=ascii_int(unit_key)).select_related("video").first()
+            if ascii_int(unit_key) is not None
+            else ProjectVideo.objects.filter(project=project).select_related("video").first()
+        )
         if pv is None:
             return {"statement": "", "items": []}
         captions = Caption.objects.filter(video=pv.video, system__in=project.systems.all())[:1]
-        return {"statement": project.question or "", "items": [
-            {"text": " ".join(s.text for s in c.sentences.order_by("index")), "video_url": pv.video.playback_url or ""}
-            for c in captions]}
+        return {
+            "statement": project.question or "",
+            "items": [
+                {
+                    "text": " ".join(s.text for s in c.sentences.order_by("index")),
+                    "video_url": pv.video.playback_url or "",
+                }
+                for c in captions
+            ],
+        }
 
     # --- MTurk results -------------------------------------------------------------------------------------
 
@@ -126,14 +144,15 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
                         continue
                 paragraphs.append(paragraph)
                 if isinstance(paragraph["score"], str):
-                    row_problems.append((row.line, f"Answer.score_{system}",
-                                         f"{paragraph['score']!r} is not a whole number"))
+                    row_problems.append(
+                        (row.line, f"Answer.score_{system}", f"{paragraph['score']!r} is not a whole number")
+                    )
             if row_problems:
                 problems.extend(row_problems)
                 continue
             cleaned, hard, soft = check_answer(project, presented, {"paragraphs": paragraphs})
             for problem in hard:
-                system = (presented[problem.paragraph][0].system.name if problem.paragraph is not None else "")
+                system = presented[problem.paragraph][0].system.name if problem.paragraph is not None else ""
                 field = f"Answer.score_{system}" if system else "Answer"
                 problems.append((row.line, field, problem.message))
             if not hard:

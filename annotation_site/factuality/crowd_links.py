@@ -1,5 +1,6 @@
 """Signed links to one factuality assignment, for crowd annotators who have no account (see crowd_adapter.py):
 the token is the credential of the annotation page and of its draft / submit endpoints."""
+
 from django.core import signing
 
 SALT = "factuality.crowd-assignment"
@@ -16,5 +17,6 @@ def assignment_from_token(token):
         pk = int(signing.loads(token, salt=SALT))
     except (signing.BadSignature, TypeError, ValueError):
         return None
-    return (Assignment.objects.select_related("project__dataset", "project_video__video", "annotator")
-            .filter(pk=pk).first())
+    return (
+        Assignment.objects.select_related("project__dataset", "project_video__video", "annotator").filter(pk=pk).first()
+    )

@@ -1,4 +1,5 @@
 """Forms of the project pages (staff). They only collect input; the services check and act."""
+
 from django import forms
 
 from annotation_site.corpus.models import Dataset, System
@@ -12,32 +13,55 @@ class ProjectCreateForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), to_field_name="name")
     kind = forms.ChoiceField(choices=Project.Kind.choices, initial=Project.Kind.FACTUALITY, label="Task")
     systems = forms.ModelMultipleChoiceField(
-        queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
-        help_text="Leave all unticked to include every system of the dataset (human caption sets excepted).")
+        queryset=System.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Leave all unticked to include every system of the dataset (human caption sets excepted).",
+    )
     human_systems = forms.ModelMultipleChoiceField(
-        queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
+        queryset=System.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         label="Human caption sets",
         help_text="Reference captions made into a system (for example by a DA campaign). Included only when "
-                  "ticked: annotators would judge them as if a model had written them.")
+        "ticked: annotators would judge them as if a model had written them.",
+    )
     videos = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
-        label="Videos", help_text="Video ids, one per line; empty: every video with a caption of those systems.")
-    annotators_per_video = forms.IntegerField(min_value=1, max_value=50, initial=3,
-                                              help_text="Different annotators per video (3 in ActivityNet-Fact).")
-    shuffle_systems = forms.BooleanField(required=False, initial=True, label="Shuffle the captions",
-                                         help_text="Each annotator sees a video's captions in their own order. "
-                                                   "System names are never shown to annotators.")
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        label="Videos",
+        help_text="Video ids, one per line; empty: every video with a caption of those systems.",
+    )
+    annotators_per_video = forms.IntegerField(
+        min_value=1, max_value=50, initial=3, help_text="Different annotators per video (3 in ActivityNet-Fact)."
+    )
+    shuffle_systems = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Shuffle the captions",
+        help_text="Each annotator sees a video's captions in their own order. "
+        "System names are never shown to annotators.",
+    )
     annotators = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}), label="Invite",
-        help_text="User names, one per line; new accounts get a link to set their password.")
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        label="Invite",
+        help_text="User names, one per line; new accounts get a link to set their password.",
+    )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     preset = forms.ChoiceField(
-        required=False, label="Rating scale",
+        required=False,
+        label="Rating scale",
         choices=[(key, preset["label"]) for key, preset in protocol.RATING_PRESETS.items()],
-        help_text="Rating task only: the scale and its anchor labels (editable after creation).")
-    rationale = forms.ChoiceField(choices=Project.Rationale.choices, initial=Project.Rationale.OFF,
-                                  required=False, label="Rationale",
-                                  help_text="Rating task only: ask for a free-text reason for each rating.")
+        help_text="Rating task only: the scale and its anchor labels (editable after creation).",
+    )
+    rationale = forms.ChoiceField(
+        choices=Project.Rationale.choices,
+        initial=Project.Rationale.OFF,
+        required=False,
+        label="Rationale",
+        help_text="Rating task only: ask for a free-text reason for each rating.",
+    )
 
     def __init__(self, *args, dataset=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -66,9 +90,11 @@ class ProjectCreateForm(forms.Form):
 class ProjectSettingsForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     annotators_per_video = forms.IntegerField(min_value=1, max_value=50)
-    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 22}),
-                                   help_text="Plain text. '## ' starts a heading, '- ' a list item, a blank line "
-                                             "a paragraph; [brackets] show marked words.")
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 22}),
+        help_text="Plain text. '## ' starts a heading, '- ' a list item, a blank line "
+        "a paragraph; [brackets] show marked words.",
+    )
     question = forms.CharField(required=False, max_length=300, help_text="Rating task: the question asked.")
     rationale = forms.ChoiceField(choices=Project.Rationale.choices, required=False)
 
@@ -78,13 +104,19 @@ class ProjectSettingsForm(forms.Form):
             self.fields[f"anchor_{value}"] = forms.CharField(max_length=300, initial=label, label=f"Anchor {value}")
 
     def anchors(self):
-        return {int(name[len("anchor_"):]): value for name, value in self.cleaned_data.items()
-                if name.startswith("anchor_")}
+        return {
+            int(name[len("anchor_") :]): value
+            for name, value in self.cleaned_data.items()
+            if name.startswith("anchor_")
+        }
 
 
 class InviteForm(forms.Form):
-    usernames = forms.CharField(widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}), label="User names",
-                                help_text="One per line. New accounts get a one-time link to set their password.")
+    usernames = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}),
+        label="User names",
+        help_text="One per line. New accounts get a one-time link to set their password.",
+    )
 
     def clean_usernames(self):
         names = [line.strip() for line in self.cleaned_data["usernames"].splitlines() if line.strip()]
@@ -94,5 +126,7 @@ class InviteForm(forms.Form):
 
 
 class RawImportForm(forms.Form):
-    file = forms.FileField(widget=forms.FileInput(attrs={"accept": ".jsonl,.ndjson,.txt"}),
-                           help_text="Raw per-annotator labels, one JSON object per line.")
+    file = forms.FileField(
+        widget=forms.FileInput(attrs={"accept": ".jsonl,.ndjson,.txt"}),
+        help_text="Raw per-annotator labels, one JSON object per line.",
+    )

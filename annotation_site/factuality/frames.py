@@ -9,6 +9,7 @@
               reports, never for annotators)
 - ratings:    caption_id, annotator_id, score, rationale        (rating projects)
 """
+
 import pandas as pd
 
 from annotation_site.corpus.models import Caption, Sentence
@@ -27,37 +28,67 @@ def _frame(rows, columns):
 
 
 def paragraphs(project):
-    return _frame(ParagraphJudgment.objects.filter(
-        submission__assignment__project=project, submission__is_current=True, score__isnull=False,
-    ).order_by("caption_id", "submission__annotator_id").values_list(
-        "caption_id", "submission__annotator_id", "score"), PARAGRAPHS)
+    return _frame(
+        ParagraphJudgment.objects.filter(
+            submission__assignment__project=project,
+            submission__is_current=True,
+            score__isnull=False,
+        )
+        .order_by("caption_id", "submission__annotator_id")
+        .values_list("caption_id", "submission__annotator_id", "score"),
+        PARAGRAPHS,
+    )
 
 
 def sentences(project):
-    return _frame(SentenceJudgment.objects.filter(
-        submission__assignment__project=project, submission__is_current=True,
-    ).order_by("sentence_id", "submission__annotator_id", "spans__start").values_list(
-        "sentence_id", "sentence__caption_id", "submission__annotator_id", "error", "spans__start", "spans__end",
-    ), SENTENCES)
+    return _frame(
+        SentenceJudgment.objects.filter(
+            submission__assignment__project=project,
+            submission__is_current=True,
+        )
+        .order_by("sentence_id", "submission__annotator_id", "spans__start")
+        .values_list(
+            "sentence_id",
+            "sentence__caption_id",
+            "submission__annotator_id",
+            "error",
+            "spans__start",
+            "spans__end",
+        ),
+        SENTENCES,
+    )
 
 
 def project_captions(project):
-    return Caption.objects.filter(video__factuality_project_videos__project=project,
-                                  system__in=project.systems.all())
+    return Caption.objects.filter(video__factuality_project_videos__project=project, system__in=project.systems.all())
 
 
 def tokens(project):
-    return _frame(Sentence.objects.filter(caption__in=project_captions(project)).order_by("caption_id", "index")
-                  .values_list("pk", "caption_id", "index", "tokens"), TOKENS)
+    return _frame(
+        Sentence.objects.filter(caption__in=project_captions(project))
+        .order_by("caption_id", "index")
+        .values_list("pk", "caption_id", "index", "tokens"),
+        TOKENS,
+    )
 
 
 def captions(project):
-    return _frame(project_captions(project).order_by("video__position", "system__position", "pk")
-                  .values_list("pk", "video__external_id", "system__name"), CAPTIONS)
+    return _frame(
+        project_captions(project)
+        .order_by("video__position", "system__position", "pk")
+        .values_list("pk", "video__external_id", "system__name"),
+        CAPTIONS,
+    )
 
 
 def ratings(project):
-    return _frame(CaptionRating.objects.filter(
-        submission__assignment__project=project, submission__is_current=True, score__isnull=False,
-    ).order_by("caption_id", "submission__annotator_id").values_list(
-        "caption_id", "submission__annotator_id", "score", "rationale"), RATINGS)
+    return _frame(
+        CaptionRating.objects.filter(
+            submission__assignment__project=project,
+            submission__is_current=True,
+            score__isnull=False,
+        )
+        .order_by("caption_id", "submission__annotator_id")
+        .values_list("caption_id", "submission__annotator_id", "score", "rationale"),
+        RATINGS,
+    )

@@ -16,6 +16,7 @@ count) and sends it as ``watched_seconds``; the server cuts it to the time since
 own clock) and derives ``video_played`` from it (played at all). Without ``watched_seconds`` (embeds, API
 clients, imports) the client's ``video_played`` stands, None meaning unknown.
 """
+
 import json
 import uuid as uuid_module
 from dataclasses import dataclass, field
@@ -26,13 +27,23 @@ from django.utils import timezone
 
 from annotation_site.corpus.tokens import validate_spans
 from annotation_site.workflow.answers import (  # noqa: F401 - re-exported: callers catch judgments.AnswerInvalid etc.
-    MAX_DRAFT_BYTES, MAX_SECONDS, AnswerInvalid, NeedsConfirmation, SubmissionConflict,
+    MAX_DRAFT_BYTES,
+    MAX_SECONDS,
+    AnswerInvalid,
+    NeedsConfirmation,
+    SubmissionConflict,
 )
 from annotation_site.workflow.answers import clean_seconds as _seconds
 
 from .assignment import ProjectClosed, paragraph_letter
 from .models import (
-    Assignment, CaptionRating, ParagraphJudgment, Project, SentenceJudgment, SpanJudgment, Submission,
+    Assignment,
+    CaptionRating,
+    ParagraphJudgment,
+    Project,
+    SentenceJudgment,
+    SpanJudgment,
+    Submission,
 )
 
 WATCH_SLACK_SECONDS = 1.0
@@ -96,24 +107,40 @@ def check_answer(project, presented, data):
         if score is None:
             soft.append(Problem(f"{name} has no score yet.", code="missing_score", paragraph=p_index))
         elif not _is_score(score, low, high):
-            problems.append(Problem(f"{name}: the score must be a whole number from {low} to {high}, not {score!r}",
-                                    code="score", paragraph=p_index))
+            problems.append(
+                Problem(
+                    f"{name}: the score must be a whole number from {low} to {high}, not {score!r}",
+                    code="score",
+                    paragraph=p_index,
+                )
+            )
             score = None
         rationale = entry.get("rationale") or ""
         if not isinstance(rationale, str) or len(rationale) > 5000:
-            problems.append(Problem(f"{name}: the rationale must be text of at most 5000 characters",
-                                    code="rationale", paragraph=p_index))
+            problems.append(
+                Problem(
+                    f"{name}: the rationale must be text of at most 5000 characters",
+                    code="rationale",
+                    paragraph=p_index,
+                )
+            )
             rationale = ""
         if project.is_rating:
             if project.rationale == Project.Rationale.REQUIRED and not rationale.strip():
-                problems.append(Problem(f"{name}: please give a short reason for your rating.",
-                                        code="missing_rationale", paragraph=p_index))
+                problems.append(
+                    Problem(
+                        f"{name}: please give a short reason for your rating.",
+                        code="missing_rationale",
+                        paragraph=p_index,
+                    )
+                )
             cleaned.append(ParagraphAnswer(caption_id=caption.pk, score=score, rationale=rationale.strip()))
             continue
         raw_sentences = entry.get("sentences")
         if not isinstance(raw_sentences, list) or len(raw_sentences) != len(sentences):
-            problems.append(Problem(f"{name}: must list its {len(sentences)} sentences", code="shape",
-                                    paragraph=p_index))
+            problems.append(
+                Problem(f"{name}: must list its {len(sentences)} sentences", code="shape", paragraph=p_index)
+            )
             continue
         answers = []
         for s_index, (sentence, raw) in enumerate(zip(sentences, raw_sentences)):
@@ -129,11 +156,17 @@ def check_answer(project, presented, data):
                 problems.append(Problem(f"{where}: {exc}", code="spans", **spot))
                 continue
             if spans and not error:
-                problems.append(Problem(f"{where}: words are marked but the sentence is not flagged",
-                                        code="spans", **spot))
+                problems.append(
+                    Problem(f"{where}: words are marked but the sentence is not flagged", code="spans", **spot)
+                )
             elif error and not spans:
-                soft.append(Problem(f"{where} is flagged as erroneous but no words are marked.",
-                                    code="flagged_without_spans", **spot))
+                soft.append(
+                    Problem(
+                        f"{where} is flagged as erroneous but no words are marked.",
+                        code="flagged_without_spans",
+                        **spot,
+                    )
+                )
             answers.append(SentenceAnswer(sentence_id=sentence.pk, error=error, spans=spans))
         cleaned.append(ParagraphAnswer(caption_id=caption.pk, score=score, sentences=answers))
     return cleaned, problems, soft
@@ -155,8 +188,9 @@ def checked_playback(assignment, now, *, video_played=None, watched_seconds=None
     return watched > 0, watched
 
 
-def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spent=0, video_played=None,
-           watched_seconds=None):
+def submit(
+    assignment, presented, data, *, client_uuid, confirm=False, time_spent=0, video_played=None, watched_seconds=None
+):
     """Store an annotator's answer for their assignment, once per ``client_uuid``.
 
     A retry with the same UUID returns the stored submission (``created=False``) without checking or writing
@@ -174,11 +208,16 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
     paragraphs, problems, soft = check_answer(assignment.project, presented, data)
     if problems:
         raise AnswerInvalid(problems)
-    video_played, watched = checked_playback(assignment, timezone.now(), video_played=video_played,
-                                             watched_seconds=watched_seconds)
+    video_played, watched = checked_playback(
+        assignment, timezone.now(), video_played=video_played, watched_seconds=watched_seconds
+    )
     if video_played is False:
-        soft.insert(0, Problem("You have not played the video: please watch it before judging the captions.",
-                               code="video_not_played"))
+        soft.insert(
+            0,
+            Problem(
+                "You have not played the video: please watch it before judging the captions.", code="video_not_played"
+            ),
+        )
     if soft and not confirm:
         raise NeedsConfirmation(soft)
     try:
@@ -188,11 +227,22 @@ def submit(assignment, presented, data, *, client_uuid, confirm=False, time_spen
             stored, replaces = _stored(client_uuid, assignment, with_current=True)
             if stored is not None:
                 return SubmitResult(stored, created=False)
-            [submission] = write_submissions([dict(
-                assignment=assignment, paragraphs=paragraphs, client_uuid=client_uuid,
-                time_spent=_seconds(time_spent), video_played=video_played, watched_seconds=watched,
-                confirmed_incomplete=bool(soft), source=Submission.Source.WEB)], rating=assignment.project.is_rating,
-                history=replaces)
+            [submission] = write_submissions(
+                [
+                    dict(
+                        assignment=assignment,
+                        paragraphs=paragraphs,
+                        client_uuid=client_uuid,
+                        time_spent=_seconds(time_spent),
+                        video_played=video_played,
+                        watched_seconds=watched,
+                        confirmed_incomplete=bool(soft),
+                        source=Submission.Source.WEB,
+                    )
+                ],
+                rating=assignment.project.is_rating,
+                history=replaces,
+            )
     except IntegrityError:
         stored = _stored(client_uuid, assignment)
         if stored is None:
@@ -233,38 +283,72 @@ def write_submissions(items, *, rating=False, history=True):
     assignment_ids = [item["assignment"].pk for item in items]
     if history:
         Submission.objects.filter(assignment_id__in=assignment_ids, is_current=True).update(is_current=False)
-    submissions = Submission.objects.bulk_create([
-        Submission(assignment_id=item["assignment"].pk, annotator_id=item["assignment"].annotator_id,
-                   client_uuid=item["client_uuid"], time_spent=item.get("time_spent", 0),
-                   video_played=item.get("video_played"), watched_seconds=item.get("watched_seconds"),
-                   confirmed_incomplete=item.get("confirmed_incomplete", False),
-                   source=item.get("source", Submission.Source.WEB))
-        for item in items], batch_size=1000)
+    submissions = Submission.objects.bulk_create(
+        [
+            Submission(
+                assignment_id=item["assignment"].pk,
+                annotator_id=item["assignment"].annotator_id,
+                client_uuid=item["client_uuid"],
+                time_spent=item.get("time_spent", 0),
+                video_played=item.get("video_played"),
+                watched_seconds=item.get("watched_seconds"),
+                confirmed_incomplete=item.get("confirmed_incomplete", False),
+                source=item.get("source", Submission.Source.WEB),
+            )
+            for item in items
+        ],
+        batch_size=1000,
+    )
     if rating:
-        CaptionRating.objects.bulk_create([
-            CaptionRating(submission=submission, caption_id=p.caption_id, score=p.score, rationale=p.rationale)
-            for submission, item in zip(submissions, items) for p in item["paragraphs"]], batch_size=2000)
+        CaptionRating.objects.bulk_create(
+            [
+                CaptionRating(submission=submission, caption_id=p.caption_id, score=p.score, rationale=p.rationale)
+                for submission, item in zip(submissions, items)
+                for p in item["paragraphs"]
+            ],
+            batch_size=2000,
+        )
     else:
-        ParagraphJudgment.objects.bulk_create([
-            ParagraphJudgment(submission=submission, caption_id=p.caption_id, score=p.score)
-            for submission, item in zip(submissions, items) for p in item["paragraphs"]], batch_size=2000)
-        pairs = [(submission, s) for submission, item in zip(submissions, items)
-                 for p in item["paragraphs"] for s in p.sentences]
+        ParagraphJudgment.objects.bulk_create(
+            [
+                ParagraphJudgment(submission=submission, caption_id=p.caption_id, score=p.score)
+                for submission, item in zip(submissions, items)
+                for p in item["paragraphs"]
+            ],
+            batch_size=2000,
+        )
+        pairs = [
+            (submission, s)
+            for submission, item in zip(submissions, items)
+            for p in item["paragraphs"]
+            for s in p.sentences
+        ]
         rows = SentenceJudgment.objects.bulk_create(
-            [SentenceJudgment(submission=submission, sentence_id=s.sentence_id, error=s.error) for submission, s in pairs],
-            batch_size=2000)
+            [
+                SentenceJudgment(submission=submission, sentence_id=s.sentence_id, error=s.error)
+                for submission, s in pairs
+            ],
+            batch_size=2000,
+        )
         SpanJudgment.objects.bulk_create(
-            [SpanJudgment(sentence_judgment=row, start=start, end=end)
-             for row, (_, s) in zip(rows, pairs) for start, end in s.spans], batch_size=2000)
+            [
+                SpanJudgment(sentence_judgment=row, start=start, end=end)
+                for row, (_, s) in zip(rows, pairs)
+                for start, end in s.spans
+            ],
+            batch_size=2000,
+        )
     Assignment.objects.filter(pk__in=assignment_ids).update(
-        status=Assignment.Status.SUBMITTED, submitted_at=now, draft=None, draft_saved_at=None)
+        status=Assignment.Status.SUBMITTED, submitted_at=now, draft=None, draft_saved_at=None
+    )
     return submissions
 
 
 def current_submission_uuid(assignment):
     """The client UUID of the assignment's current submission (a string), or None (one query)."""
-    found = (Submission.objects.filter(assignment=assignment, is_current=True)
-             .values_list("client_uuid", flat=True).first())
+    found = (
+        Submission.objects.filter(assignment=assignment, is_current=True).values_list("client_uuid", flat=True).first()
+    )
     return str(found) if found else None
 
 
@@ -280,8 +364,11 @@ def save_draft(assignment, data):
         raise AnswerInvalid([Problem("a draft must be an object with an answer object", code="shape")])
     if "based_on" in data and (data["based_on"] or None) != current_submission_uuid(assignment):
         raise StaleDraft("this video was submitted after the page was opened; reload it to continue")
-    draft = {"answer": data.get("answer") or {}, "time_spent": _seconds(data.get("time_spent")),
-             "video_played": bool(data.get("video_played"))}
+    draft = {
+        "answer": data.get("answer") or {},
+        "time_spent": _seconds(data.get("time_spent")),
+        "video_played": bool(data.get("video_played")),
+    }
     if data.get("watched_seconds") not in (None, ""):
         draft["watched_seconds"] = _seconds(data.get("watched_seconds"))
     if len(json.dumps(draft)) > MAX_DRAFT_BYTES:
@@ -294,29 +381,56 @@ def save_draft(assignment, data):
 
 def current_answer(assignment, presented):
     """The annotator's current submitted answer for the page, in the page's shape (2 queries), or None."""
-    submission = (Submission.objects.filter(assignment=assignment, is_current=True)
-                  .values_list("pk", "time_spent", "video_played", "watched_seconds").first())
+    submission = (
+        Submission.objects.filter(assignment=assignment, is_current=True)
+        .values_list("pk", "time_spent", "video_played", "watched_seconds")
+        .first()
+    )
     if submission is None:
         return None
     pk, time_spent, played, watched = submission
     if assignment.project.is_rating:
-        scores = {c: (s, r) for c, s, r in CaptionRating.objects.filter(submission_id=pk)
-                  .values_list("caption_id", "score", "rationale")}
-        paragraphs = [{"score": scores.get(c.pk, (None, ""))[0], "rationale": scores.get(c.pk, (None, ""))[1]}
-                      for c, _ in presented]
-        return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played),
-                "watched_seconds": watched}
+        scores = {
+            c: (s, r)
+            for c, s, r in CaptionRating.objects.filter(submission_id=pk).values_list(
+                "caption_id", "score", "rationale"
+            )
+        }
+        paragraphs = [
+            {"score": scores.get(c.pk, (None, ""))[0], "rationale": scores.get(c.pk, (None, ""))[1]}
+            for c, _ in presented
+        ]
+        return {
+            "answer": {"paragraphs": paragraphs},
+            "time_spent": time_spent,
+            "video_played": bool(played),
+            "watched_seconds": watched,
+        }
     scores = dict(ParagraphJudgment.objects.filter(submission_id=pk).values_list("caption_id", "score"))
     sentences = {}
-    for sentence_id, error, start, end in (SentenceJudgment.objects.filter(submission_id=pk)
-                                           .values_list("sentence_id", "error", "spans__start", "spans__end")):
+    for sentence_id, error, start, end in SentenceJudgment.objects.filter(submission_id=pk).values_list(
+        "sentence_id", "error", "spans__start", "spans__end"
+    ):
         entry = sentences.setdefault(sentence_id, {"error": int(error), "spans": []})
         if start is not None:
             entry["spans"].append([start, end])
     paragraphs = []
     for caption, caption_sentences in presented:
-        paragraphs.append({"score": scores.get(caption.pk), "sentences": [
-            {"error": sentences.get(s.pk, {}).get("error", 0),
-             "spans": sorted(sentences.get(s.pk, {}).get("spans", []))} for s in caption_sentences]})
-    return {"answer": {"paragraphs": paragraphs}, "time_spent": time_spent, "video_played": bool(played),
-            "watched_seconds": watched}
+        paragraphs.append(
+            {
+                "score": scores.get(caption.pk),
+                "sentences": [
+                    {
+                        "error": sentences.get(s.pk, {}).get("error", 0),
+                        "spans": sorted(sentences.get(s.pk, {}).get("spans", [])),
+                    }
+                    for s in caption_sentences
+                ],
+            }
+        )
+    return {
+        "answer": {"paragraphs": paragraphs},
+        "time_spent": time_spent,
+        "video_played": bool(played),
+        "watched_seconds": watched,
+    }

@@ -1,5 +1,6 @@
 """Projects: creating them (dataset, systems, videos, overlap, shuffling, scale), inviting annotators, editing,
 closing, and the progress figures of the project pages (a fixed number of queries each)."""
+
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
@@ -43,8 +44,9 @@ def _resolve(dataset, model, items, key, what):
         found = {getattr(row, key): row for row in model.objects.filter(dataset=dataset, **{f"{key}__in": names})}
         unknown = [n for n in names if n not in found]
         if unknown:
-            raise ValidationError({what: f"dataset {dataset.name} has no {what[:-1]} " +
-                                   ", ".join(repr(u) for u in unknown[:10])})
+            raise ValidationError(
+                {what: f"dataset {dataset.name} has no {what[:-1]} " + ", ".join(repr(u) for u in unknown[:10])}
+            )
         rows += [found[n] for n in names]
     return list(dict.fromkeys(rows))
 
@@ -54,8 +56,9 @@ def _scale(spec):
         return None
     preset = protocol.RATING_PRESETS.get(spec.preset or protocol.DEFAULT_RATING_PRESET)
     if preset is None:
-        raise ValidationError({"preset": f"unknown preset {spec.preset!r}; choose from "
-                               + ", ".join(protocol.RATING_PRESETS)})
+        raise ValidationError(
+            {"preset": f"unknown preset {spec.preset!r}; choose from " + ", ".join(protocol.RATING_PRESETS)}
+        )
     scale = [(int(v), str(label).strip()) for v, label in (spec.scale or preset["scale"])]
     values = [v for v, _ in scale]
     if len(scale) < 2 or values != list(range(values[0], values[0] + len(values))):
@@ -82,24 +85,39 @@ def create_project(spec, *, created_by=None):
     dataset = spec.dataset
     # Human caption sets (references made into systems, e.g. by a DA campaign) are judged only when named: by
     # default annotators would see a reference paragraph as if a model had written it.
-    systems = (_resolve(dataset, System, spec.systems, "name", "systems") if spec.systems
-               else list(System.objects.filter(dataset=dataset, is_human=False)))
+    systems = (
+        _resolve(dataset, System, spec.systems, "name", "systems")
+        if spec.systems
+        else list(System.objects.filter(dataset=dataset, is_human=False))
+    )
     if not systems:
         humans = list(System.objects.filter(dataset=dataset, is_human=True).values_list("name", flat=True))
-        raise ValidationError({"systems": f"dataset {dataset.name} has no systems (no captions) to judge" + (
-            f"; its human caption sets ({', '.join(humans)}) are judged only when chosen explicitly"
-            if humans else "")})
-    with_captions = set(Caption.objects.filter(video__dataset=dataset, system__in=systems)
-                        .values_list("video_id", flat=True).distinct())
+        raise ValidationError(
+            {
+                "systems": f"dataset {dataset.name} has no systems (no captions) to judge"
+                + (
+                    f"; its human caption sets ({', '.join(humans)}) are judged only when chosen explicitly"
+                    if humans
+                    else ""
+                )
+            }
+        )
+    with_captions = set(
+        Caption.objects.filter(video__dataset=dataset, system__in=systems).values_list("video_id", flat=True).distinct()
+    )
     if spec.videos:
         videos = _resolve(dataset, Video, spec.videos, "external_id", "videos")
         empty = [v.external_id for v in videos if v.pk not in with_captions]
         if empty:
-            raise ValidationError({"videos": "no caption of the chosen systems for video " +
-                                   ", ".join(repr(e) for e in empty[:10])})
+            raise ValidationError(
+                {"videos": "no caption of the chosen systems for video " + ", ".join(repr(e) for e in empty[:10])}
+            )
     else:
-        videos = [v for v in Video.objects.filter(dataset=dataset).order_by("position", "external_id")
-                  if v.pk in with_captions]
+        videos = [
+            v
+            for v in Video.objects.filter(dataset=dataset).order_by("position", "external_id")
+            if v.pk in with_captions
+        ]
     if not videos:
         raise ValidationError({"videos": "no video has a caption of the chosen systems"})
     scale = _scale(spec)
@@ -109,15 +127,23 @@ def create_project(spec, *, created_by=None):
         default_instructions, question = protocol.DEFAULT_INSTRUCTIONS, ""
     with transaction.atomic():
         project = Project.objects.create(
-            name=spec.name, dataset=dataset, kind=spec.kind, description=spec.description,
-            annotators_per_video=int(spec.annotators_per_video), shuffle_systems=bool(spec.shuffle_systems),
-            instructions=spec.instructions.strip() or default_instructions, question=question,
-            scale_min=scale[0][0][0] if scale else 1, scale_max=scale[0][-1][0] if scale else 5,
-            rationale=spec.rationale, created_by=created_by,
+            name=spec.name,
+            dataset=dataset,
+            kind=spec.kind,
+            description=spec.description,
+            annotators_per_video=int(spec.annotators_per_video),
+            shuffle_systems=bool(spec.shuffle_systems),
+            instructions=spec.instructions.strip() or default_instructions,
+            question=question,
+            scale_min=scale[0][0][0] if scale else 1,
+            scale_max=scale[0][-1][0] if scale else 5,
+            rationale=spec.rationale,
+            created_by=created_by,
         )
         project.systems.set(systems)
         ProjectVideo.objects.bulk_create(
-            [ProjectVideo(project=project, video=v, position=i) for i, v in enumerate(videos)], batch_size=2000)
+            [ProjectVideo(project=project, video=v, position=i) for i, v in enumerate(videos)], batch_size=2000
+        )
         if scale:
             ScaleAnchor.objects.bulk_create([ScaleAnchor(project=project, value=v, label=text) for v, text in scale[0]])
         for username in spec.usernames:
@@ -141,10 +167,14 @@ def invite_to_project(project, username, *, email=""):
 def reissue_invitation(project, username):
     """A fresh invitation link (a path) for ``username``, invited to ``project`` but never activated; the lost
     link stops working. ValidationError when the account is not invited here or has activated already."""
-    from annotation_site.annotators.services import InvitationError, reissue_invitation as reissue
+    from annotation_site.annotators.services import InvitationError
+    from annotation_site.annotators.services import reissue_invitation as reissue
 
-    member = (ProjectMember.objects.filter(project=project, annotator__user__username=username)
-              .select_related("annotator__user").first())
+    member = (
+        ProjectMember.objects.filter(project=project, annotator__user__username=username)
+        .select_related("annotator__user")
+        .first()
+    )
     if member is None:
         raise ValidationError({"username": f"{username} is not invited to project {project.name}"})
     try:
@@ -162,15 +192,27 @@ def is_member(project, annotator):
     return annotator is not None and ProjectMember.objects.filter(project=project, annotator=annotator).exists()
 
 
-def update_project(project, *, instructions=None, description=None, annotators_per_video=None, question=None,
-                   anchors=None, rationale=None):
+def update_project(
+    project,
+    *,
+    instructions=None,
+    description=None,
+    annotators_per_video=None,
+    question=None,
+    anchors=None,
+    rationale=None,
+):
     """Change what may change after creation; the systems, videos and kind stay as created."""
     if annotators_per_video is not None and not 1 <= int(annotators_per_video) <= 50:
         raise ValidationError({"annotators_per_video": "annotators per video must be between 1 and 50"})
     with transaction.atomic():
-        for name, value in (("instructions", instructions), ("description", description),
-                            ("annotators_per_video", annotators_per_video), ("question", question),
-                            ("rationale", rationale)):
+        for name, value in (
+            ("instructions", instructions),
+            ("description", description),
+            ("annotators_per_video", annotators_per_video),
+            ("question", question),
+            ("rationale", rationale),
+        ):
             if value is not None:
                 setattr(project, name, value)
         project.full_clean(exclude=["systems", "annotators", "label_set", "created_by", "dataset"])
@@ -201,25 +243,35 @@ def projects_for(annotator):
 
 def progress(project):
     """Counts of a project and per annotator (4 queries whatever the size)."""
-    n_videos, n_full, n_assigned = units.slot_counts(ProjectVideo.objects.filter(project=project),
-                                                     project.annotators_per_video)
+    n_videos, n_full, n_assigned = units.slot_counts(
+        ProjectVideo.objects.filter(project=project), project.annotators_per_video
+    )
     per_annotator = units.assignment_counts(Assignment.objects.filter(project=project))
     times = {}
-    for annotator_id, seconds, played in (Submission.objects.filter(assignment__project=project, is_current=True)
-                                          .values_list("annotator_id", "time_spent", "video_played")):
+    for annotator_id, seconds, played in Submission.objects.filter(
+        assignment__project=project, is_current=True
+    ).values_list("annotator_id", "time_spent", "video_played"):
         entry = times.setdefault(annotator_id, {"seconds": [], "played": 0})
         entry["seconds"].append(seconds)
         entry["played"] += bool(played)
     rows = []
-    for annotator, invited in units.annotators_of(ProjectMember.objects.filter(project=project), per_annotator,
-                                                  Annotator):
+    for annotator, invited in units.annotators_of(
+        ProjectMember.objects.filter(project=project), per_annotator, Annotator
+    ):
         counts = per_annotator.get(annotator.pk, {})
-        rows.append({
-            "annotator": annotator, "invited": invited, "assigned": counts.get("assigned", 0),
-            "awaits_activation": annotator.user_id is not None and awaits_activation(annotator.user),
-            "submitted": counts.get("submitted", 0),
-            "median_seconds": units.median_seconds(times.get(annotator.pk, {}).get("seconds", [])),
-            "played": times.get(annotator.pk, {}).get("played", 0),
-        })
-    return {"videos": n_videos, "full_videos": n_full,
-            **units.totals(n_videos, project.annotators_per_video, n_assigned, rows)}
+        rows.append(
+            {
+                "annotator": annotator,
+                "invited": invited,
+                "assigned": counts.get("assigned", 0),
+                "awaits_activation": annotator.user_id is not None and awaits_activation(annotator.user),
+                "submitted": counts.get("submitted", 0),
+                "median_seconds": units.median_seconds(times.get(annotator.pk, {}).get("seconds", [])),
+                "played": times.get(annotator.pk, {}).get("played", 0),
+            }
+        )
+    return {
+        "videos": n_videos,
+        "full_videos": n_full,
+        **units.totals(n_videos, project.annotators_per_video, n_assigned, rows),
+    }

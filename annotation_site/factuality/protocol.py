@@ -55,9 +55,13 @@ RATING_PRESETS = {
     "vatex-eval": {
         "label": "VATEX-EVAL consistency (1-5)",
         "question": "How consistent is the caption with the content of the video?",
-        "scale": [(1, "Completely inconsistent with the video."), (2, "Mostly inconsistent."),
-                  (3, "Partly consistent, partly not."), (4, "Mostly consistent."),
-                  (5, "Completely consistent with the video.")],
+        "scale": [
+            (1, "Completely inconsistent with the video."),
+            (2, "Mostly inconsistent."),
+            (3, "Partly consistent, partly not."),
+            (4, "Mostly consistent."),
+            (5, "Completely consistent with the video."),
+        ],
         "instructions": (
             "## What you do\nWatch the video, then rate how consistent each caption is with what the video shows, "
             "from 1 (completely inconsistent) to 5 (completely consistent). Rate each caption on its own; the "
@@ -67,8 +71,13 @@ RATING_PRESETS = {
     "fifa": {
         "label": "FIFA faithfulness (1-5)",
         "question": "How faithful is the caption to the video?",
-        "scale": [(1, "Completely hallucinated."), (2, "Mostly hallucinated."), (3, "Partly faithful."),
-                  (4, "Mostly faithful, minor hallucinations."), (5, "Fully faithful.")],
+        "scale": [
+            (1, "Completely hallucinated."),
+            (2, "Mostly hallucinated."),
+            (3, "Partly faithful."),
+            (4, "Mostly faithful, minor hallucinations."),
+            (5, "Fully faithful."),
+        ],
         "instructions": (
             "## What you do\nWatch the video, then rate how faithful each caption is: does everything it says "
             "appear in the video? 1 means completely hallucinated, 5 fully faithful. Do not penalise what a "

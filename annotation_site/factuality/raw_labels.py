@@ -14,6 +14,7 @@ asked otherwise. The import validates the whole file first (every problem with f
 writes everything in one transaction; each (annotator, video) becomes one submission that replaces that
 annotator's current answer for the video, as a resubmission would (the earlier answer stays as history).
 """
+
 import json
 import uuid
 from collections import Counter
@@ -22,16 +23,22 @@ from django.db import transaction
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
+from annotation_site import safe_json
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import imported_annotators
 from annotation_site.corpus.models import Caption, Sentence, System, Video
 from annotation_site.corpus.tokens import validate_spans
 from annotation_site.problems import ProblemList
-from annotation_site import safe_json
 
 from .judgments import ParagraphAnswer, SentenceAnswer, write_submissions
 from .models import (
-    Assignment, CaptionRating, ParagraphJudgment, Project, ProjectVideo, SentenceJudgment, Submission,
+    Assignment,
+    CaptionRating,
+    ParagraphJudgment,
+    Project,
+    ProjectVideo,
+    SentenceJudgment,
+    Submission,
 )
 from .projects import ProjectSpec, create_project
 
@@ -40,9 +47,13 @@ RATING_KEYS = ["video_id", "system", "annotator", "score", "rationale"]
 
 
 def _annotator_names(project, anonymise):
-    ids = list(Submission.objects.filter(assignment__project=project, is_current=True)
-               .values("annotator_id").annotate(n=Count("id")).order_by("annotator_id")
-               .values_list("annotator_id", flat=True))
+    ids = list(
+        Submission.objects.filter(assignment__project=project, is_current=True)
+        .values("annotator_id")
+        .annotate(n=Count("id"))
+        .order_by("annotator_id")
+        .values_list("annotator_id", flat=True)
+    )
     if anonymise:
         return {pk: f"A{n}" for n, pk in enumerate(ids, start=1)}
     return {a.pk: a.identifier for a in Annotator.objects.filter(pk__in=ids).select_related("user")}
@@ -52,30 +63,59 @@ def export_lines(project, *, anonymise=True):
     """The raw labels of a project as JSONL text (four queries)."""
     names = _annotator_names(project, anonymise)
     base = {"submission__assignment__project": project, "submission__is_current": True}
-    order = ("caption__video__position", "caption__video__external_id", "caption__system__position",
-             "caption__system__name", "submission__annotator_id")
-    fields = ("submission_id", "caption_id", "caption__video__external_id", "caption__system__name",
-              "submission__annotator_id")
+    order = (
+        "caption__video__position",
+        "caption__video__external_id",
+        "caption__system__position",
+        "caption__system__name",
+        "submission__annotator_id",
+    )
+    fields = (
+        "submission_id",
+        "caption_id",
+        "caption__video__external_id",
+        "caption__system__name",
+        "submission__annotator_id",
+    )
     lines = []
     if project.is_rating:
-        for _, _, video_id, system, annotator_id, score, rationale in CaptionRating.objects.filter(**base).order_by(
-                *order).values_list(*fields, "score", "rationale"):
-            lines.append({"video_id": video_id, "system": system, "annotator": names[annotator_id], "score": score,
-                          "rationale": rationale})
+        for _, _, video_id, system, annotator_id, score, rationale in (
+            CaptionRating.objects.filter(**base).order_by(*order).values_list(*fields, "score", "rationale")
+        ):
+            lines.append(
+                {
+                    "video_id": video_id,
+                    "system": system,
+                    "annotator": names[annotator_id],
+                    "score": score,
+                    "rationale": rationale,
+                }
+            )
         return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     sentences = {}
-    for submission_id, caption_id, index, error, start, end in SentenceJudgment.objects.filter(**base).order_by(
-            "sentence__index", "spans__start").values_list("submission_id", "sentence__caption_id",
-                                                           "sentence__index", "error", "spans__start", "spans__end"):
+    for submission_id, caption_id, index, error, start, end in (
+        SentenceJudgment.objects.filter(**base)
+        .order_by("sentence__index", "spans__start")
+        .values_list("submission_id", "sentence__caption_id", "sentence__index", "error", "spans__start", "spans__end")
+    ):
         entry = sentences.setdefault((submission_id, caption_id), {}).setdefault(
-            index, {"error": int(error), "spans": []})
+            index, {"error": int(error), "spans": []}
+        )
         if start is not None:
             entry["spans"].append([start, end])
-    for submission_id, caption_id, video_id, system, annotator_id, score in ParagraphJudgment.objects.filter(
-            **base).order_by(*order).values_list(*fields, "score"):
+    for submission_id, caption_id, video_id, system, annotator_id, score in (
+        ParagraphJudgment.objects.filter(**base).order_by(*order).values_list(*fields, "score")
+    ):
         judged = sentences.get((submission_id, caption_id), {})
-        lines.append({"video_id": video_id, "system": system, "annotator": names[annotator_id],
-                      "paragraph_score": score, "sentences": [judged[i] for i in sorted(judged)]})
+        lines.append(
+            {
+                "video_id": video_id,
+                "system": system,
+                "annotator": names[annotator_id],
+                "paragraph_score": score,
+                "sentences": [judged[i] for i in sorted(judged)],
+            }
+        )
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
 
 
@@ -99,16 +139,18 @@ def _parse(text, filename, keys, problems):
 
 def _check_sentences(filename, number, raw, sentences, problems):
     if not isinstance(raw, list) or len(raw) != len(sentences):
-        problems.add(filename, f"must list the caption's {len(sentences)} sentences", line=number,
-                     where="sentences")
+        problems.add(filename, f"must list the caption's {len(sentences)} sentences", line=number, where="sentences")
         return None
     answers, incomplete = [], False
     for index, (sentence, entry) in enumerate(zip(sentences, raw)):
         where = f"sentences[{index}]"
-        if not isinstance(entry, dict) or set(entry) - {"error", "spans"} or entry.get("error") not in (0, 1) \
-                or isinstance(entry.get("error"), bool):
-            problems.add(filename, 'must be {"error": 0 or 1, "spans": [[start, end], ...]}', line=number,
-                         where=where)
+        if (
+            not isinstance(entry, dict)
+            or set(entry) - {"error", "spans"}
+            or entry.get("error") not in (0, 1)
+            or isinstance(entry.get("error"), bool)
+        ):
+            problems.add(filename, 'must be {"error": 0 or 1, "spans": [[start, end], ...]}', line=number, where=where)
             continue
         try:
             spans = validate_spans(entry.get("spans") or [], len(sentence.tokens))
@@ -132,39 +174,62 @@ def read_lines(text, *, dataset, project=None, filename="labels.jsonl"):
     keys = RATING_KEYS if rating else FACTUALITY_KEYS
     entries = _parse(text, filename, keys, problems)
     wanted = {(d["video_id"], d["system"]) for _, d in entries}
-    captions = {(c.video.external_id, c.system.name): c for c in Caption.objects.filter(
-        video__dataset=dataset, video__external_id__in={v for v, _ in wanted},
-        system__name__in={s for _, s in wanted}).select_related("video", "system")}
+    captions = {
+        (c.video.external_id, c.system.name): c
+        for c in Caption.objects.filter(
+            video__dataset=dataset,
+            video__external_id__in={v for v, _ in wanted},
+            system__name__in={s for _, s in wanted},
+        ).select_related("video", "system")
+    }
     sentences = {}
     for sentence in Sentence.objects.filter(caption__in=[c.pk for c in captions.values()]).order_by("index"):
         sentences.setdefault(sentence.caption_id, []).append(sentence)
     in_project = None
     if project is not None:
-        in_project = (set(project.project_videos.values_list("video_id", flat=True)),
-                      set(project.systems.values_list("pk", flat=True)))
+        in_project = (
+            set(project.project_videos.values_list("video_id", flat=True)),
+            set(project.systems.values_list("pk", flat=True)),
+        )
     checked, seen = [], {}
     for number, data in entries:
         caption = captions.get((data["video_id"], data["system"]))
         if caption is None:
-            problems.add(filename, f"dataset {dataset.name} has no caption of system {data['system']!r} for video "
-                         f"{data['video_id']!r}", line=number, where="video_id")
+            problems.add(
+                filename,
+                f"dataset {dataset.name} has no caption of system {data['system']!r} for video {data['video_id']!r}",
+                line=number,
+                where="video_id",
+            )
             continue
         if in_project is not None and (caption.video_id not in in_project[0] or caption.system_id not in in_project[1]):
-            problems.add(filename, f"video {data['video_id']!r} / system {data['system']!r} is not part of project "
-                         f"{project.name}", line=number, where="video_id")
+            problems.add(
+                filename,
+                f"video {data['video_id']!r} / system {data['system']!r} is not part of project {project.name}",
+                line=number,
+                where="video_id",
+            )
             continue
         key = (data["annotator"], caption.pk)
         if key in seen:
-            problems.add(filename, f"annotator {data['annotator']!r} already labelled this caption on line "
-                         f"{seen[key]}", line=number, where="annotator")
+            problems.add(
+                filename,
+                f"annotator {data['annotator']!r} already labelled this caption on line {seen[key]}",
+                line=number,
+                where="annotator",
+            )
             continue
         seen[key] = number
         score_key = "score" if rating else "paragraph_score"
         score = data[score_key]
         low, high = (project.scale_min, project.scale_max) if rating else (1, 5)
         if score is not None and (type(score) is not int or not low <= score <= high):
-            problems.add(filename, f"must be an integer from {low} to {high} (or null), not {score!r}",
-                         line=number, where=score_key)
+            problems.add(
+                filename,
+                f"must be an integer from {low} to {high} (or null), not {score!r}",
+                line=number,
+                where=score_key,
+            )
             continue
         if rating:
             rationale = data.get("rationale") or ""
@@ -173,14 +238,16 @@ def read_lines(text, *, dataset, project=None, filename="labels.jsonl"):
                 continue
             answer, incomplete = ParagraphAnswer(caption_id=caption.pk, score=score, rationale=rationale), False
         else:
-            checked_sentences = _check_sentences(filename, number, data["sentences"],
-                                                 sentences.get(caption.pk, []), problems)
+            checked_sentences = _check_sentences(
+                filename, number, data["sentences"], sentences.get(caption.pk, []), problems
+            )
             if checked_sentences is None or len(checked_sentences[0]) != len(sentences.get(caption.pk, [])):
                 continue
             answer = ParagraphAnswer(caption_id=caption.pk, score=score, sentences=checked_sentences[0])
             incomplete = checked_sentences[1]
-        checked.append((number, caption.video_id, caption.system_id, data["annotator"], answer,
-                        incomplete or score is None))
+        checked.append(
+            (number, caption.video_id, caption.system_id, data["annotator"], answer, incomplete or score is None)
+        )
     if not checked and not problems:
         problems.add(filename, "the file holds no labels")
     problems.raise_if_any()
@@ -193,17 +260,22 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
     project = Project.objects.filter(name=project_name).first()
     if project is not None and project.dataset_id != dataset.pk:
         problems = ProblemList()
-        problems.add(filename, f"project {project_name} exists on dataset {project.dataset.name}, "
-                               f"not {dataset.name}")
+        problems.add(filename, f"project {project_name} exists on dataset {project.dataset.name}, not {dataset.name}")
         problems.raise_if_any()
     checked = read_lines(text, dataset=dataset, project=project, filename=filename)
     with transaction.atomic():
         if project is None:
             per_video = Counter(v for v, _ in {(video, a) for _, video, _, a, _, _ in checked})
-            project = create_project(ProjectSpec(
-                name=project_name, dataset=dataset, systems=_systems(checked),
-                videos=_videos(checked), annotators_per_video=max(per_video.values()),
-                description=f"Created by importing {filename}."))
+            project = create_project(
+                ProjectSpec(
+                    name=project_name,
+                    dataset=dataset,
+                    systems=_systems(checked),
+                    videos=_videos(checked),
+                    annotators_per_video=max(per_video.values()),
+                    description=f"Created by importing {filename}.",
+                )
+            )
         annotators = imported_annotators(provider, {a for _, _, _, a, _, _ in checked})
         videos = dict(ProjectVideo.objects.filter(project=project).values_list("video_id", "pk"))
         groups = {}
@@ -211,22 +283,48 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
             group = groups.setdefault((annotators[name].pk, videos[video_id]), {"paragraphs": [], "incomplete": False})
             group["paragraphs"].append(answer)
             group["incomplete"] |= incomplete
-        existing = {(a.annotator_id, a.project_video_id): a for a in Assignment.objects.filter(
-            project=project, annotator_id__in={a for a, _ in groups})}
-        Assignment.objects.bulk_create([
-            Assignment(project=project, project_video_id=video, annotator_id=annotator,
-                       shuffle_seed=uuid.uuid4().int >> 66)
-            for annotator, video in groups if (annotator, video) not in existing])
-        existing = {(a.annotator_id, a.project_video_id): a for a in Assignment.objects.filter(
-            project=project, annotator_id__in={a for a, _ in groups})}
-        write_submissions([dict(assignment=existing[key], paragraphs=group["paragraphs"], client_uuid=uuid.uuid4(),
-                                source=Submission.Source.IMPORT, confirmed_incomplete=group["incomplete"])
-                           for key, group in groups.items()], rating=project.is_rating)
-        ProjectVideo.objects.filter(project=project).update(assigned=Coalesce(Subquery(
-            Assignment.objects.filter(project_video=OuterRef("pk")).values("project_video")
-            .annotate(n=Count("id")).values("n")[:1]), 0))
+        existing = {
+            (a.annotator_id, a.project_video_id): a
+            for a in Assignment.objects.filter(project=project, annotator_id__in={a for a, _ in groups})
+        }
+        Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    project=project, project_video_id=video, annotator_id=annotator, shuffle_seed=uuid.uuid4().int >> 66
+                )
+                for annotator, video in groups
+                if (annotator, video) not in existing
+            ]
+        )
+        existing = {
+            (a.annotator_id, a.project_video_id): a
+            for a in Assignment.objects.filter(project=project, annotator_id__in={a for a, _ in groups})
+        }
+        write_submissions(
+            [
+                dict(
+                    assignment=existing[key],
+                    paragraphs=group["paragraphs"],
+                    client_uuid=uuid.uuid4(),
+                    source=Submission.Source.IMPORT,
+                    confirmed_incomplete=group["incomplete"],
+                )
+                for key, group in groups.items()
+            ],
+            rating=project.is_rating,
+        )
+        ProjectVideo.objects.filter(project=project).update(
+            assigned=Coalesce(
+                Subquery(
+                    Assignment.objects.filter(project_video=OuterRef("pk"))
+                    .values("project_video")
+                    .annotate(n=Count("id"))
+                    .values("n")[:1]
+                ),
+                0,
+            )
+        )
     return project, {"lines": len(checked), "submissions": len(groups), "annotators": len(annotators)}
-
 
 
 def _systems(checked):

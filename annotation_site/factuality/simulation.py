@@ -9,10 +9,10 @@ Each annotator, independently per caption and with a seeded NumPy Generator:
 - spans of a sentence that stays erroneous: each one's end moves by one word with probability ``span_noise``
   (inside the sentence, never empty).
 """
+
 import json
 
 import numpy as np
-
 
 from .models import ErrorSpan, ParagraphLabel, SentenceLabel
 
@@ -26,15 +26,17 @@ def _gold(label_set, systems=None):
         sentences = sentences.filter(sentence__caption__system__in=systems)
     gold = {}
     for caption_id, video, system, score in paragraphs.order_by(
-            "caption__video__position", "caption__system__position", "caption_id").values_list(
-            "caption_id", "caption__video__external_id", "caption__system__name", "score"):
+        "caption__video__position", "caption__system__position", "caption_id"
+    ).values_list("caption_id", "caption__video__external_id", "caption__system__name", "score"):
         gold[caption_id] = {"video_id": video, "system": system, "score": score, "sentences": {}}
     spans = {}
     for label_id, start, end in ErrorSpan.objects.filter(sentence_label__label_set=label_set).values_list(
-            "sentence_label_id", "start", "end"):
+        "sentence_label_id", "start", "end"
+    ):
         spans.setdefault(label_id, []).append((start, end))
     for label_id, caption_id, index, error, tokens in sentences.values_list(
-            "pk", "sentence__caption_id", "sentence__index", "error", "sentence__tokens"):
+        "pk", "sentence__caption_id", "sentence__index", "error", "sentence__tokens"
+    ):
         if caption_id in gold:
             gold[caption_id]["sentences"][index] = (bool(error), tokens, sorted(spans.get(label_id, [])))
     return gold
@@ -69,8 +71,16 @@ def simulated_lines(label_set, annotators, *, rng, systems=None, score_noise=0.3
             score = caption["score"]
             if score is not None and rng.random() < score_noise:
                 score = int(np.clip(score + rng.choice([-1, 1]), 1, 5))
-            sentences = [_sentence(*caption["sentences"][i], rng, error_noise, span_noise)
-                         for i in sorted(caption["sentences"])]
-            lines.append({"video_id": caption["video_id"], "system": caption["system"], "annotator": annotator,
-                          "paragraph_score": score, "sentences": sentences})
+            sentences = [
+                _sentence(*caption["sentences"][i], rng, error_noise, span_noise) for i in sorted(caption["sentences"])
+            ]
+            lines.append(
+                {
+                    "video_id": caption["video_id"],
+                    "system": caption["system"],
+                    "annotator": annotator,
+                    "paragraph_score": score,
+                    "sentences": sentences,
+                }
+            )
     return "".join(json.dumps(line) + "\n" for line in lines)

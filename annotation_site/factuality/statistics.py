@@ -8,6 +8,7 @@
 - Mean pairwise rank correlation between annotators: Kendall's tau (variant ``b`` by default, as
   ``scipy.stats.kendalltau``) and Spearman's rho over the units both annotators rated.
 """
+
 import math
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
@@ -33,8 +34,9 @@ class Alpha:
         return asdict(self)
 
 
-def krippendorff_alpha(frame, *, unit="unit", annotator="annotator", value="value", level="nominal",
-                       value_domain=None, min_units=MIN_UNITS):
+def krippendorff_alpha(
+    frame, *, unit="unit", annotator="annotator", value="value", level="nominal", value_domain=None, min_units=MIN_UNITS
+):
     """Krippendorff's alpha of a long frame at ``level`` (nominal, ordinal, interval, ratio).
 
     ``value_domain``: the ordered possible values (ordinal/interval: e.g. 1..5); by default the values seen.
@@ -53,8 +55,7 @@ def krippendorff_alpha(frame, *, unit="unit", annotator="annotator", value="valu
     pairable = counts[per_unit >= 2]
     units = int(len(pairable))
     n_annotators = int(frame.loc[frame[unit].isin(pairable.index), annotator].nunique())
-    result = Alpha(alpha=None, units=units, annotators=n_annotators, values=int(pairable.values.sum()),
-                   level=level)
+    result = Alpha(alpha=None, units=units, annotators=n_annotators, values=int(pairable.values.sum()), level=level)
     if units == 0:
         result.warnings.append("alpha is undefined: no unit was judged by two annotators or more")
         return result
@@ -62,11 +63,15 @@ def krippendorff_alpha(frame, *, unit="unit", annotator="annotator", value="valu
     if seen < 2:
         result.warnings.append("alpha is undefined: every judgment has the same value (no variation)")
         return result
-    result.alpha = float(krippendorff.alpha(value_counts=pairable.to_numpy(dtype=float),
-                                            value_domain=list(pairable.columns), level_of_measurement=level))
+    result.alpha = float(
+        krippendorff.alpha(
+            value_counts=pairable.to_numpy(dtype=float), value_domain=list(pairable.columns), level_of_measurement=level
+        )
+    )
     if units < min_units:
-        result.warnings.append(f"alpha rests on only {units} units (fewer than {min_units}): treat it as a rough "
-                               "indication")
+        result.warnings.append(
+            f"alpha rests on only {units} units (fewer than {min_units}): treat it as a rough indication"
+        )
     return result
 
 
@@ -92,8 +97,8 @@ def fleiss_kappa(table):
     n = n[0]
     subjects = table.shape[0]
     p_j = table.sum(axis=0) / (subjects * n)
-    p_i = ((table ** 2).sum(axis=1) - n) / (n * (n - 1))
-    p_bar, p_e = p_i.mean(), (p_j ** 2).sum()
+    p_i = ((table**2).sum(axis=1) - n) / (n * (n - 1))
+    p_bar, p_e = p_i.mean(), (p_j**2).sum()
     if math.isclose(p_e, 1.0):
         return None
     return float((p_bar - p_e) / (1 - p_e))
@@ -120,8 +125,9 @@ def fleiss_from_frame(frame, *, unit="unit", value="value", categories=None):
         return Fleiss(kappa=None, units=0, raters=0, dropped=int(len(counts)))
     modal = int(sizes.value_counts().sort_index(ascending=False).idxmax())
     used = counts.loc[sizes[sizes == modal].index]
-    return Fleiss(kappa=fleiss_kappa(used.to_numpy()), units=int(len(used)), raters=modal,
-                  dropped=int(len(counts) - len(used)))
+    return Fleiss(
+        kappa=fleiss_kappa(used.to_numpy()), units=int(len(used)), raters=modal, dropped=int(len(counts) - len(used))
+    )
 
 
 @dataclass
@@ -133,8 +139,9 @@ class PairwiseCorrelation:
     min_common: int = 3
 
 
-def pairwise_correlation(frame, *, unit="unit", annotator="annotator", value="value", kendall_variant="b",
-                         min_common=3):
+def pairwise_correlation(
+    frame, *, unit="unit", annotator="annotator", value="value", kendall_variant="b", min_common=3
+):
     """Mean over annotator pairs of Kendall's tau and Spearman's rho between their values on the units both
     rated (at least ``min_common``). Pairs where either side is constant (correlation undefined) are skipped."""
     table = frame.pivot_table(index=unit, columns=annotator, values=value, aggfunc="first")
@@ -149,5 +156,9 @@ def pairwise_correlation(frame, *, unit="unit", annotator="annotator", value="va
             taus.append(float(tau))
             rhos.append(float(rho))
     return PairwiseCorrelation(
-        kendall_tau=float(np.mean(taus)) if taus else None, spearman_rho=float(np.mean(rhos)) if rhos else None,
-        pairs=len(taus), kendall_variant=kendall_variant, min_common=min_common)
+        kendall_tau=float(np.mean(taus)) if taus else None,
+        spearman_rho=float(np.mean(rhos)) if rhos else None,
+        pairs=len(taus),
+        kendall_variant=kendall_variant,
+        min_common=min_common,
+    )

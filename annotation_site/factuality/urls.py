@@ -1,5 +1,6 @@
 """Pages of the factuality app (mounted at /factuality/ by annotation_site/urls.py). Fixed words never share a
 level with a project name, so every name stays reachable."""
+
 from django.urls import include, path
 
 from . import staff_views, views

@@ -1,5 +1,6 @@
 """Annotator pages: the projects list, instructions, taking the next video and the annotation page. Thin:
 every decision is a service call; templates only display (and escape every caption)."""
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
@@ -18,20 +19,39 @@ from .models import Assignment, Project
 
 
 def _mine(project, annotator):
-    return (Assignment.objects.filter(project=project, annotator=annotator)
-            .select_related("project_video__video").order_by("created_at", "id"))
+    return (
+        Assignment.objects.filter(project=project, annotator=annotator)
+        .select_related("project_video__video")
+        .order_by("created_at", "id")
+    )
 
 
 PAGES = ProtocolPages(
-    noun="project", unit_noun="video", templates="factuality",
+    noun="project",
+    unit_noun="video",
+    templates="factuality",
     queryset=lambda: Project.objects.select_related("dataset"),
-    detail_url="factuality-project", work_url="factuality-work", annotate_url="factuality-annotate",
-    annotator_for_user=annotator_for_user, is_member=projects.is_member, units_for=projects.projects_for,
-    assignments_of=_mine, assignable_count=assigning.assignable_count, next_assignment=assigning.next_assignment,
-    closed_error=ProjectClosed, not_member_message="You are not invited to annotate in this project.",
-    invite=projects.invite_to_project, announce_invitations=invitation_messages, set_status=projects.set_status,
-    all_key="all_projects", home_url="factuality-home", home_label="Annotation",
-    instructions_url="factuality-instructions", start_url="factuality-start", status_url="factuality-status")
+    detail_url="factuality-project",
+    work_url="factuality-work",
+    annotate_url="factuality-annotate",
+    annotator_for_user=annotator_for_user,
+    is_member=projects.is_member,
+    units_for=projects.projects_for,
+    assignments_of=_mine,
+    assignable_count=assigning.assignable_count,
+    next_assignment=assigning.next_assignment,
+    closed_error=ProjectClosed,
+    not_member_message="You are not invited to annotate in this project.",
+    invite=projects.invite_to_project,
+    announce_invitations=invitation_messages,
+    set_status=projects.set_status,
+    all_key="all_projects",
+    home_url="factuality-home",
+    home_label="Annotation",
+    instructions_url="factuality-instructions",
+    start_url="factuality-start",
+    status_url="factuality-status",
+)
 
 home = login_required(PAGES.home)
 work = login_required(PAGES.work)
@@ -41,8 +61,7 @@ start = login_required(require_POST(PAGES.start))
 @login_required
 def instructions(request, name):
     project, _ = PAGES.unit_for(request, name)
-    return render(request, "factuality/instructions.html", {
-        "project": project, "scale": projects.scale_of(project)})
+    return render(request, "factuality/instructions.html", {"project": project, "scale": projects.scale_of(project)})
 
 
 def page_state(assignment, presented):
@@ -61,8 +80,12 @@ def annotate(request, pk):
     found = assigning.assignment_for(annotator, pk)
     if found is None:
         raise Http404("no such assignment")
-    return _annotate(request, found, draft_url=reverse("api-factuality-draft", args=[found.pk]),
-                     submit_url=reverse("api-factuality-submit", args=[found.pk]))
+    return _annotate(
+        request,
+        found,
+        draft_url=reverse("api-factuality-draft", args=[found.pk]),
+        submit_url=reverse("api-factuality-submit", args=[found.pk]),
+    )
 
 
 @frameable
@@ -77,9 +100,14 @@ def annotate_token(request, token):
     if found is None:
         raise Http404("unknown or invalid assignment link")
     finish = finish_path("factuality", found.pk)
-    return _annotate(request, found, draft_url=reverse("api-factuality-token-draft", args=[token]),
-                     submit_url=reverse("api-factuality-token-submit", args=[token]), next_url=finish,
-                     work_url=finish or request.path)
+    return _annotate(
+        request,
+        found,
+        draft_url=reverse("api-factuality-token-draft", args=[token]),
+        submit_url=reverse("api-factuality-token-submit", args=[token]),
+        next_url=finish,
+        work_url=finish or request.path,
+    )
 
 
 def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=None):
@@ -87,15 +115,22 @@ def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=
     presented = assigning.presented_captions(found)
     number, total = assigning.position_of(found)
     scale = projects.scale_of(project)
-    paragraphs = [{"letter": paragraph_letter(i), "index": i, "prompt": caption.prompt,
-                   "sentences": [{"index": j, "tokens": s.tokens} for j, s in enumerate(sentences)]}
-                  for i, (caption, sentences) in enumerate(presented)]
+    paragraphs = [
+        {
+            "letter": paragraph_letter(i),
+            "index": i,
+            "prompt": caption.prompt,
+            "sentences": [{"index": j, "tokens": s.tokens} for j, s in enumerate(sentences)],
+        }
+        for i, (caption, sentences) in enumerate(presented)
+    ]
     config = {
         "kind": project.kind,
         "rationale": project.rationale,
         "scale": [[value, label] for value, label in scale],
-        "paragraphs": [{"letter": p["letter"], "sentences": [len(s["tokens"]) for s in p["sentences"]]}
-                       for p in paragraphs],
+        "paragraphs": [
+            {"letter": p["letter"], "sentences": [len(s["tokens"]) for s in p["sentences"]]} for p in paragraphs
+        ],
         "draftUrl": draft_url,
         "submitUrl": submit_url,
         "startUrl": reverse("factuality-start", args=[project.name]),
@@ -106,7 +141,18 @@ def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=
         # drafts name the submission this page started from, so a late autosave cannot shadow a newer answer
         "basedOn": judgments.current_submission_uuid(found),
     }
-    return render(request, "factuality/annotate.html", {
-        "assignment": found, "project": project, "video": found.project_video.video, "paragraphs": paragraphs,
-        "scale": scale, "number": number, "total": total, "config": config, "next_url": next_url,
-    })
+    return render(
+        request,
+        "factuality/annotate.html",
+        {
+            "assignment": found,
+            "project": project,
+            "video": found.project_video.video,
+            "paragraphs": paragraphs,
+            "scale": scale,
+            "number": number,
+            "total": total,
+            "config": config,
+            "next_url": next_url,
+        },
+    )

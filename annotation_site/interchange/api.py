@@ -1,4 +1,5 @@
 """REST endpoints for dataset import (upload) and export (download), in both formats."""
+
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -14,8 +15,16 @@ from annotation_site.factuality.models import Project
 
 from . import formats
 from .bundle import FormatError
-from .services import (DEFAULT_LABEL_SET, PROJECT_FACTVC_FILENAME, ImportRefused, NothingToExport,
-                       default_label_set, export_bundle, import_upload, project_factvc_text)
+from .services import (
+    DEFAULT_LABEL_SET,
+    PROJECT_FACTVC_FILENAME,
+    ImportRefused,
+    NothingToExport,
+    default_label_set,
+    export_bundle,
+    import_upload,
+    project_factvc_text,
+)
 
 
 class DatasetImportSerializer(serializers.Serializer):
@@ -24,8 +33,10 @@ class DatasetImportSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     replace = serializers.BooleanField(default=False)
     force_delete_judgments = serializers.BooleanField(
-        default=False, help_text="With replace: also when people's judgments are on the dataset (they are deleted; "
-                                 "without it such a replace is refused with 409 and what would be lost).")
+        default=False,
+        help_text="With replace: also when people's judgments are on the dataset (they are deleted; "
+        "without it such a replace is refused with 409 and what would be lost).",
+    )
     labels = serializers.CharField(default=DEFAULT_LABEL_SET, max_length=100)
     youtube = serializers.BooleanField(default=True)
 
@@ -43,13 +54,19 @@ class DatasetImportView(APIView):
         try:
             result = import_upload(serializer.validated_data)
         except FormatError as exc:
-            return Response({"detail": "invalid file, nothing was imported",
-                             "problems": [str(p) for p in exc.problems]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         except ImportRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(
-            {"dataset": result.dataset.name, "counts": result.counts,
-             "label_set": result.label_set.name if result.label_set else None, "warnings": result.warnings},
+            {
+                "dataset": result.dataset.name,
+                "counts": result.counts,
+                "label_set": result.label_set.name if result.label_set else None,
+                "warnings": result.warnings,
+            },
             status=status.HTTP_201_CREATED,
         )
 

@@ -4,10 +4,10 @@ Readers turn files into a DatasetBundle (validating everything, raising FormatEr
 located), services write a bundle to the database in one transaction, and exporters build a bundle from the
 database for the writers. Formats never touch the ORM; services never parse files.
 """
+
 from dataclasses import dataclass, field
 
 from annotation_site.problems import FormatError, Problem, ProblemList  # noqa: F401 (the readers' error types)
-
 
 # The longest value each bundle field may hold: the database column's length (tests/hardening/test_uploads.py
 # checks they match the models). Readers refuse longer values with file / line / field, before anything is
@@ -26,10 +26,12 @@ def too_long(field_name, value):
 def check_lengths(bundle, file, problems):
     """Every id and name of a bundle within its column's length (for formats whose readers cannot say the line)."""
     seen = set()
-    for field_name, values in (("video_id", [v.video_id for v in bundle.videos]),
-                               ("system", [name for name, _ in bundle.systems]),
-                               ("reference_set", [r.reference_set for r in bundle.references]),
-                               ("url", [v.url for v in bundle.videos])):
+    for field_name, values in (
+        ("video_id", [v.video_id for v in bundle.videos]),
+        ("system", [name for name, _ in bundle.systems]),
+        ("reference_set", [r.reference_set for r in bundle.references]),
+        ("url", [v.url for v in bundle.videos]),
+    ):
         for value in values:
             message = too_long(field_name, value)
             if message and (field_name, value) not in seen:

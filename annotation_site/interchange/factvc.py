@@ -14,16 +14,16 @@ A folder holding:
 ``write_annotation`` produces the annotation file exactly as the release formats it (4-space indent, ASCII
 escapes, no trailing newline), so importing and exporting a release file gives back the same bytes.
 """
+
 import json
 import math
 import posixpath
 
-from annotation_site.corpus.tokens import BracketError, parse_bracketed, render_bracketed
 from annotation_site import safe_json
+from annotation_site.corpus.tokens import BracketError, parse_bracketed, render_bracketed
 from annotation_site.uploads import UploadRefused
 
-from .bundle import check_lengths
-from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData
+from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData, check_lengths
 
 ANNOTATION = "factuality_annotation.json"
 VIDS = "vids.txt"
@@ -91,38 +91,63 @@ def _read_captions(data, text, problems):
         return captions, systems
     for video_id, by_system in data.items():
         if not isinstance(by_system, dict) or not by_system:
-            problems.add(ANNOTATION, "must be a non-empty object {system: {...}}",
-                         line=finder.line(video_id), where=_where(video_id))
+            problems.add(
+                ANNOTATION,
+                "must be a non-empty object {system: {...}}",
+                line=finder.line(video_id),
+                where=_where(video_id),
+            )
             continue
         for system, entry in by_system.items():
             where = (video_id, system)
             if not isinstance(entry, dict):
-                problems.add(ANNOTATION, "must be an object with paragraph_score and sentences",
-                             line=finder.line(*where), where=_where(*where))
+                problems.add(
+                    ANNOTATION,
+                    "must be an object with paragraph_score and sentences",
+                    line=finder.line(*where),
+                    where=_where(*where),
+                )
                 continue
             missing = sorted(_CAPTION_KEYS - entry.keys())
             extra = sorted(entry.keys() - _CAPTION_KEYS)
             if missing:
-                problems.add(ANNOTATION, f"missing field {', '.join(missing)}",
-                             line=finder.line(*where), where=_where(*where))
+                problems.add(
+                    ANNOTATION, f"missing field {', '.join(missing)}", line=finder.line(*where), where=_where(*where)
+                )
             if extra:
-                problems.add(ANNOTATION, f"unknown field {', '.join(extra)}",
-                             line=finder.line(*where, extra[0]), where=_where(*where))
+                problems.add(
+                    ANNOTATION,
+                    f"unknown field {', '.join(extra)}",
+                    line=finder.line(*where, extra[0]),
+                    where=_where(*where),
+                )
             if missing or extra:
                 continue
             score = entry["paragraph_score"]
             if type(score) is not int or not 1 <= score <= 5:
-                problems.add(ANNOTATION, f"paragraph_score must be an integer from 1 to 5, not {score!r}",
-                             line=finder.line(*where, "paragraph_score"), where=_where(*where, "paragraph_score"))
+                problems.add(
+                    ANNOTATION,
+                    f"paragraph_score must be an integer from 1 to 5, not {score!r}",
+                    line=finder.line(*where, "paragraph_score"),
+                    where=_where(*where, "paragraph_score"),
+                )
             raw_sentences = entry["sentences"]
             if not isinstance(raw_sentences, list) or not raw_sentences:
-                problems.add(ANNOTATION, "sentences must be a non-empty list of strings",
-                             line=finder.line(*where, "sentences"), where=_where(*where, "sentences"))
+                problems.add(
+                    ANNOTATION,
+                    "sentences must be a non-empty list of strings",
+                    line=finder.line(*where, "sentences"),
+                    where=_where(*where, "sentences"),
+                )
                 continue
             sentences = []
             for index, raw in enumerate(raw_sentences):
-                spot = dict(line=finder.line(*where, "sentences", raw) if isinstance(raw, str) else
-                            finder.line(*where, "sentences"), where=_where(*where, "sentences", index))
+                spot = dict(
+                    line=finder.line(*where, "sentences", raw)
+                    if isinstance(raw, str)
+                    else finder.line(*where, "sentences"),
+                    where=_where(*where, "sentences", index),
+                )
                 if not isinstance(raw, str) or not raw.strip():
                     problems.add(ANNOTATION, f"a sentence must be a non-empty string, not {raw!r}", **spot)
                     continue
@@ -134,8 +159,14 @@ def _read_captions(data, text, problems):
                 sentences.append(SentenceData(text=" ".join(tokens), tokens=tokens, error=bool(spans), spans=spans))
             if system not in systems:
                 systems.append(system)
-            captions.append(CaptionData(video_id=video_id, system=system, sentences=sentences,
-                                        paragraph_score=score if type(score) is int else None))
+            captions.append(
+                CaptionData(
+                    video_id=video_id,
+                    system=system,
+                    sentences=sentences,
+                    paragraph_score=score if type(score) is int else None,
+                )
+            )
     return captions, systems
 
 
@@ -167,7 +198,7 @@ def _system_for_file(stem, systems):
 
 def _read_references(relpath, data, text, video_ids, problems):
     finder = _LineFinder(text)
-    reference_set = posixpath.basename(relpath)[:-len(".json")]
+    reference_set = posixpath.basename(relpath)[: -len(".json")]
     references = []
     if not isinstance(data, dict):
         problems.add(relpath, "a reference file must be an object {video_id: paragraph}", line=1)
@@ -177,8 +208,9 @@ def _read_references(relpath, data, text, video_ids, problems):
             continue
         paragraph = data[video_id]
         if not isinstance(paragraph, str):
-            problems.add(relpath, "a reference paragraph must be a string",
-                         line=finder.line(video_id), where=_where(video_id))
+            problems.add(
+                relpath, "a reference paragraph must be a string", line=finder.line(video_id), where=_where(video_id)
+            )
             continue
         references.append(ReferenceData(video_id=video_id, reference_set=reference_set, text=paragraph))
     return references
@@ -197,8 +229,12 @@ def _attach_timestamps(relpath, data, text, captions_of_system, problems, warnin
         if entries is None:
             continue
         if not isinstance(entries, list) or not all(isinstance(e, dict) and "sentence" in e for e in entries):
-            problems.add(relpath, 'each video must map to a list of {"sentence": ...} objects',
-                         line=finder.line("results", caption.video_id), where=_where("results", caption.video_id))
+            problems.add(
+                relpath,
+                'each video must map to a list of {"sentence": ...} objects',
+                line=finder.line("results", caption.video_id),
+                where=_where("results", caption.video_id),
+            )
             continue
         plain = [" ".join(s.tokens) for s in caption.sentences]
         if [" ".join(str(e["sentence"]).split()) for e in entries] != plain:
@@ -208,18 +244,25 @@ def _attach_timestamps(relpath, data, text, captions_of_system, problems, warnin
             stamp = entry.get("timestamp")
             if stamp is None:
                 continue
-            ok = (isinstance(stamp, list) and len(stamp) == 2
-                  and all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in stamp)
-                  and 0 <= stamp[0] <= stamp[1])
+            ok = (
+                isinstance(stamp, list)
+                and len(stamp) == 2
+                and all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in stamp)
+                and 0 <= stamp[0] <= stamp[1]
+            )
             if not ok:
-                problems.add(relpath, f"timestamp must be [start, end] seconds with start <= end, not {stamp!r}",
-                             line=finder.line("results", caption.video_id, "timestamp"),
-                             where=_where("results", caption.video_id))
+                problems.add(
+                    relpath,
+                    f"timestamp must be [start, end] seconds with start <= end, not {stamp!r}",
+                    line=finder.line("results", caption.video_id, "timestamp"),
+                    where=_where("results", caption.video_id),
+                )
                 break
             sentence.start, sentence.end = float(stamp[0]), float(stamp[1])
     if differing:
-        warnings.append(f"{relpath}: sentences differ from the annotation for {differing} captions; "
-                        "their timestamps were not taken")
+        warnings.append(
+            f"{relpath}: sentences differ from the annotation for {differing} captions; their timestamps were not taken"
+        )
 
 
 def read_folder(source, *, video_url=None):
@@ -241,8 +284,12 @@ def read_folder(source, *, video_url=None):
         finder = _LineFinder(text)
         for video_id in annotated:
             if video_id not in known:
-                problems.add(ANNOTATION, f"unknown video {video_id!r}: it is not listed in vids.txt",
-                             line=finder.line(video_id), where=_where(video_id))
+                problems.add(
+                    ANNOTATION,
+                    f"unknown video {video_id!r}: it is not listed in vids.txt",
+                    line=finder.line(video_id),
+                    where=_where(video_id),
+                )
     video_ids = listed if listed is not None else annotated
 
     bundle = DatasetBundle(captions=captions, systems=[(s, False) for s in systems])
@@ -253,7 +300,7 @@ def read_folder(source, *, video_url=None):
     for relpath in source.list(CAPTIONS):
         if not relpath.endswith(".json"):
             continue
-        stem = posixpath.basename(relpath)[:-len(".json")]
+        stem = posixpath.basename(relpath)[: -len(".json")]
         is_reference = stem.startswith("gt_")
         system = None if is_reference else _system_for_file(stem, systems)
         if not is_reference and system is None:

@@ -3,6 +3,7 @@
 ``factvc``: the ActivityNet-Fact / YouCook2-Fact folder layout (see ``factvc``); export writes its
 ``factuality_annotation.json``. ``jsonl``: one caption per line (see ``jsonl``).
 """
+
 import re
 
 from annotation_site import uploads

@@ -17,14 +17,14 @@ Three kinds of line, told apart by ``"type"`` (default ``"caption"``):
 
 ``write`` emits videos, then references, then captions, so a file in that order round-trips exactly.
 """
+
 import json
 import math
 
-from annotation_site.corpus.tokens import tokenize, validate_spans
 from annotation_site import safe_json
+from annotation_site.corpus.tokens import tokenize, validate_spans
 
-from .bundle import too_long
-from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData
+from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData, too_long
 
 _FIELDS = {
     "video": {"type", "video_id", "url", "duration"},
@@ -107,8 +107,11 @@ class _Reader:
             return
         key = (video_id, reference_set)
         if key in self.reference_lines:
-            self.problem(line, f"reference {reference_set!r} of video {video_id!r} already given on line "
-                         f"{self.reference_lines[key]}", where="reference_set")
+            self.problem(
+                line,
+                f"reference {reference_set!r} of video {video_id!r} already given on line {self.reference_lines[key]}",
+                where="reference_set",
+            )
             return
         self.reference_lines[key] = line
         self.mentions.append((video_id, line))
@@ -123,18 +126,23 @@ class _Reader:
         if not isinstance(is_human, bool):
             self.problem(line, f"is_human must be true or false, not {is_human!r}", where="is_human")
         elif self.systems.setdefault(system, is_human) != is_human:
-            self.problem(line, f"system {system!r} is marked is_human={is_human} here but not elsewhere",
-                         where="is_human")
+            self.problem(
+                line, f"system {system!r} is marked is_human={is_human} here but not elsewhere", where="is_human"
+            )
         key = (video_id, system)
         if key in self.caption_lines:
-            self.problem(line, f"caption of system {system!r} for video {video_id!r} already given on line "
-                         f"{self.caption_lines[key]}", where="system")
+            self.problem(
+                line,
+                f"caption of system {system!r} for video {video_id!r} already given on line {self.caption_lines[key]}",
+                where="system",
+            )
             return
         self.caption_lines[key] = line
         score = obj.get("paragraph_score")
         if score is not None and (type(score) is not int or not 1 <= score <= 5):
-            self.problem(line, f"paragraph_score must be an integer from 1 to 5, not {score!r}",
-                         where="paragraph_score")
+            self.problem(
+                line, f"paragraph_score must be an integer from 1 to 5, not {score!r}", where="paragraph_score"
+            )
             score = None
         raw_sentences = obj.get("sentences")
         if not isinstance(raw_sentences, list) or not raw_sentences:
@@ -150,8 +158,9 @@ class _Reader:
         self.mentions.append((video_id, line))
         self.video(video_id)
         self.bundle.captions.append(
-            CaptionData(video_id=video_id, system=system, sentences=sentences, paragraph_score=score,
-                        prompt=prompt.strip())
+            CaptionData(
+                video_id=video_id, system=system, sentences=sentences, paragraph_score=score, prompt=prompt.strip()
+            )
         )
 
     def read_sentence(self, line, index, raw):
@@ -190,10 +199,17 @@ class _Reader:
                 sentence.error = True
         stamp = raw.get("timestamp")
         if stamp is not None:
-            if not (isinstance(stamp, list) and len(stamp) == 2 and all(_is_number(t) for t in stamp)
-                    and 0 <= stamp[0] <= stamp[1]):
-                self.problem(line, f"timestamp must be [start, end] seconds with start <= end, not {stamp!r}",
-                             where=f"{where}.timestamp")
+            if not (
+                isinstance(stamp, list)
+                and len(stamp) == 2
+                and all(_is_number(t) for t in stamp)
+                and 0 <= stamp[0] <= stamp[1]
+            ):
+                self.problem(
+                    line,
+                    f"timestamp must be [start, end] seconds with start <= end, not {stamp!r}",
+                    where=f"{where}.timestamp",
+                )
                 return None
             sentence.start, sentence.end = float(stamp[0]), float(stamp[1])
         return sentence
@@ -202,8 +218,11 @@ class _Reader:
         if self.declared:
             for video_id, line in self.mentions:
                 if video_id not in self.declared:
-                    self.problem(line, f"unknown video {video_id!r}: the file declares its videos and not this one",
-                                 where="video_id")
+                    self.problem(
+                        line,
+                        f"unknown video {video_id!r}: the file declares its videos and not this one",
+                        where="video_id",
+                    )
         if not self.problems and not self.bundle.captions and not self.bundle.references and not self.videos:
             self.problem(None, "the file holds no videos, captions or references")
         self.problems.raise_if_any()
@@ -232,8 +251,9 @@ def write(bundle):
             obj["duration"] = video.duration
         lines.append(obj)
     for ref in bundle.references:
-        lines.append({"type": "reference", "video_id": ref.video_id, "reference_set": ref.reference_set,
-                      "text": ref.text})
+        lines.append(
+            {"type": "reference", "video_id": ref.video_id, "reference_set": ref.reference_set, "text": ref.text}
+        )
     for caption in bundle.captions:
         obj = {"video_id": caption.video_id, "system": caption.system}
         if caption.system in human:

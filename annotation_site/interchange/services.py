@@ -3,6 +3,7 @@
 ``import_bundle`` writes everything in one transaction with ``bulk_create`` (a constant number of queries per
 table, whatever the size); ``export_bundle`` reads a dataset back with one query per table.
 """
+
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +39,17 @@ class ImportResult:
     warnings: list
 
 
-def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=DEFAULT_LABEL_SET,
-                  label_source="", description="", force_delete_judgments=False):
+def import_bundle(
+    bundle,
+    *,
+    name,
+    source_format,
+    replace=False,
+    label_set_name=DEFAULT_LABEL_SET,
+    label_source="",
+    description="",
+    force_delete_judgments=False,
+):
     """Create dataset ``name`` from a validated bundle; with ``replace`` an existing one is replaced, unless
     people's judgments are on it (refused with what would be lost; ``force_delete_judgments`` deletes them)."""
     try:
@@ -52,8 +62,7 @@ def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=
             if not replace:
                 raise ImportRefused(f"dataset {name!r} already exists (use --replace to replace it)")
             try:
-                refuse_if_human_work(f"replacing dataset {name!r}", datasets=[existing],
-                                     force=force_delete_judgments)
+                refuse_if_human_work(f"replacing dataset {name!r}", datasets=[existing], force=force_delete_judgments)
             except HumanWorkAtRisk as exc:
                 raise ImportRefused(str(exc)) from exc
             existing.delete()
@@ -65,8 +74,14 @@ def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=
         system_ids = {s.name: s.pk for s in systems}
         videos = Video.objects.bulk_create(
             [
-                Video(dataset=dataset, external_id=v.video_id, position=i, url=v.url, duration=v.duration,
-                      status=Video.Status.EXTERNAL)
+                Video(
+                    dataset=dataset,
+                    external_id=v.video_id,
+                    position=i,
+                    url=v.url,
+                    duration=v.duration,
+                    status=Video.Status.EXTERNAL,
+                )
                 for i, v in enumerate(bundle.videos)
             ],
             batch_size=_BATCH,
@@ -88,8 +103,10 @@ def import_bundle(bundle, *, name, source_format, replace=False, label_set_name=
             batch_size=_BATCH,
         )
         Reference.objects.bulk_create(
-            [Reference(video_id=video_ids[r.video_id], reference_set=r.reference_set, text=r.text)
-             for r in bundle.references],
+            [
+                Reference(video_id=video_ids[r.video_id], reference_set=r.reference_set, text=r.text)
+                for r in bundle.references
+            ],
             batch_size=_BATCH,
         )
         label_set = None
@@ -110,9 +127,15 @@ def import_upload(data: Mapping[str, Any]) -> ImportResult:
         raise FormatError([f"{uploaded.name}: not UTF-8 text ({exc.reason})"]) from None
     except UploadRefused as exc:  # too big, a zip bomb, a corrupt archive, not UTF-8, a NUL character
         raise FormatError([str(exc)]) from None
-    return import_bundle(bundle, name=data["name"], source_format=data["format"], replace=data.get("replace", False),
-                         label_set_name=data.get("labels") or DEFAULT_LABEL_SET, label_source=uploaded.name,
-                         force_delete_judgments=data.get("force_delete_judgments", False))
+    return import_bundle(
+        bundle,
+        name=data["name"],
+        source_format=data["format"],
+        replace=data.get("replace", False),
+        label_set_name=data.get("labels") or DEFAULT_LABEL_SET,
+        label_source=uploaded.name,
+        force_delete_judgments=data.get("force_delete_judgments", False),
+    )
 
 
 def _write_labels(dataset, bundle, captions, sentences, name, source):
@@ -154,18 +177,22 @@ def default_label_set(dataset):
 def export_bundle(dataset, *, label_set=None):
     """Build the bundle of a dataset (with the labels of ``label_set``, if given) in a fixed number of queries."""
     bundle = DatasetBundle()
-    systems = list(System.objects.filter(dataset=dataset).order_by("position", "name").values_list("pk", "name", "is_human"))
+    systems = list(
+        System.objects.filter(dataset=dataset).order_by("position", "name").values_list("pk", "name", "is_human")
+    )
     bundle.systems = [(name, is_human) for _, name, is_human in systems]
     system_names = {pk: name for pk, name, _ in systems}
     video_rows = list(
-        Video.objects.filter(dataset=dataset).order_by("position", "external_id")
+        Video.objects.filter(dataset=dataset)
+        .order_by("position", "external_id")
         .values_list("pk", "external_id", "url", "duration")
     )
     video_names = {pk: external_id for pk, external_id, _, _ in video_rows}
     bundle.videos = [VideoData(video_id=e, url=u, duration=d) for _, e, u, d in video_rows]
 
     caption_rows = list(
-        Caption.objects.filter(video__dataset=dataset).order_by("position", "pk")
+        Caption.objects.filter(video__dataset=dataset)
+        .order_by("position", "pk")
         .values_list("pk", "video_id", "system_id", "prompt")
     )
     sentences_of: dict = {}
@@ -194,14 +221,20 @@ def export_bundle(dataset, *, label_set=None):
             sentence_by_pk[sentence_id].spans.append((start, end))
 
     bundle.captions = [
-        CaptionData(video_id=video_names[video_id], system=system_names[system_id],
-                    sentences=sentences_of.get(pk, []), paragraph_score=scores.get(pk), prompt=prompt)
+        CaptionData(
+            video_id=video_names[video_id],
+            system=system_names[system_id],
+            sentences=sentences_of.get(pk, []),
+            paragraph_score=scores.get(pk),
+            prompt=prompt,
+        )
         for pk, video_id, system_id, prompt in caption_rows
     ]
     bundle.references = [
         ReferenceData(video_id=video_names[video_id], reference_set=reference_set, text=text)
         for video_id, reference_set, text in Reference.objects.filter(video__dataset=dataset)
-        .order_by("video__position", "video_id", "reference_set").values_list("video_id", "reference_set", "text")
+        .order_by("video__position", "video_id", "reference_set")
+        .values_list("video_id", "reference_set", "text")
     ]
     return bundle
 

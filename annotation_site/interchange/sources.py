@@ -3,6 +3,7 @@
 Each source answers ``read(relative_path)`` (text or None when absent) and ``list(folder)``, so readers
 work the same on the command line (a folder) and over HTTP (an uploaded zip or a single JSON file).
 """
+
 import posixpath
 import zipfile
 from pathlib import Path
@@ -46,7 +47,7 @@ class ZipSource:
 
     def list(self, folder):
         start = self.prefix + folder.rstrip("/") + "/"
-        return sorted(n[len(self.prefix):] for n in self.names if n.startswith(start) and "/" not in n[len(start):])
+        return sorted(n[len(self.prefix) :] for n in self.names if n.startswith(start) and "/" not in n[len(start) :])
 
 
 class SingleFileSource:

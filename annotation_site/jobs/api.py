@@ -9,8 +9,20 @@ class JobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
-        fields = ["id", "kind", "status", "done", "total", "percent", "finished", "message", "result", "error",
-                  "created_at", "updated_at"]
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "done",
+            "total",
+            "percent",
+            "finished",
+            "message",
+            "result",
+            "error",
+            "created_at",
+            "updated_at",
+        ]
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):

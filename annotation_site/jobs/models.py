@@ -1,4 +1,5 @@
 """A Job records one long operation run by Celery, so pages and the API can show its progress."""
+
 import uuid
 
 from django.conf import settings
@@ -14,8 +15,12 @@ class Job(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=100)
-    scope = models.CharField(max_length=200, blank=True, db_index=True,
-                             help_text="What the job works on, e.g. 'dataset:12', so its page can show it.")
+    scope = models.CharField(
+        max_length=200,
+        blank=True,
+        db_index=True,
+        help_text="What the job works on, e.g. 'dataset:12', so its page can show it.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(null=True, blank=True)

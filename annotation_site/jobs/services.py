@@ -1,5 +1,6 @@
 """Operations on jobs. Tasks report through these functions; they write with ``update()`` so a task never
 overwrites fields it did not mean to change, whichever process it runs in."""
+
 import logging
 import threading
 
@@ -50,8 +51,11 @@ def enqueue_off_request(job, task, *args):
 def unfinished_job(scope, kind, *, stale_after=None):
     """The queued or running job of this kind and scope, if any. A job without any news for ``stale_after``
     (a timedelta) is marked failed as abandoned (its process died) and not returned."""
-    job = (Job.objects.filter(scope=scope, kind=kind, status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
-           .order_by("-created_at").first())
+    job = (
+        Job.objects.filter(scope=scope, kind=kind, status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+        .order_by("-created_at")
+        .first()
+    )
     if job is not None and stale_after is not None and job.updated_at < timezone.now() - stale_after:
         mark_failed(job.pk, f"abandoned: no progress since {job.updated_at:%Y-%m-%d %H:%M} UTC")
         return None

@@ -12,13 +12,20 @@ Hard problems (wrong shape, values off the scale, unknown options, pairs out of 
 refuse the answer. Soft problems (a required answer left empty, no pair entered) refuse it unless the
 annotator confirms; the submission records that they did.
 """
+
 from dataclasses import dataclass
 
 from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.workflow.answers import (
-    AnswerInvalid, NeedsConfirmation, SubmissionConflict, clean_seconds, draft_too_large, parse_uuid, store_once,
+    AnswerInvalid,
+    NeedsConfirmation,
+    SubmissionConflict,
+    clean_seconds,
+    draft_too_large,
+    parse_uuid,
+    store_once,
 )
 
 from .assignment import TaskClosed
@@ -88,8 +95,13 @@ def check_answer(definition, lists, data, *, partial=False):
                 continue
             value = "" if value is None else value
             if not isinstance(value, str) or len(value) > question["max_length"]:
-                problems.append(Problem(f"{prompt}: must be text of at most {question['max_length']} characters",
-                                        code="text", question=qid))
+                problems.append(
+                    Problem(
+                        f"{prompt}: must be text of at most {question['max_length']} characters",
+                        code="text",
+                        question=qid,
+                    )
+                )
                 continue
             if question["required"] and not value.strip():
                 problems.append(Problem(f"{prompt} needs an answer.", code="missing_text", question=qid))
@@ -99,41 +111,70 @@ def check_answer(definition, lists, data, *, partial=False):
             if value is None:
                 value = []
             if not isinstance(value, list):
-                problems.append(Problem(f"{prompt}: pairs must be a list of [left, right] indices", code="shape",
-                                        question=qid))
+                problems.append(
+                    Problem(f"{prompt}: pairs must be a list of [left, right] indices", code="shape", question=qid)
+                )
                 continue
             pairs = set()
             for pair in value:
-                if (not isinstance(pair, list) or len(pair) != 2 or not all(type(i) is int for i in pair)
-                        or not 0 <= pair[0] < left or not 0 <= pair[1] < right):
-                    problems.append(Problem(f"{prompt}: {pair!r} is not a pair of element indices (0-based, "
-                                            f"{left} x {right})", code="pairs", question=qid))
+                if (
+                    not isinstance(pair, list)
+                    or len(pair) != 2
+                    or not all(type(i) is int for i in pair)
+                    or not 0 <= pair[0] < left
+                    or not 0 <= pair[1] < right
+                ):
+                    problems.append(
+                        Problem(
+                            f"{prompt}: {pair!r} is not a pair of element indices (0-based, {left} x {right})",
+                            code="pairs",
+                            question=qid,
+                        )
+                    )
                     break
                 pairs.add(tuple(pair))
             else:
                 if not pairs and question["required"] and not partial:
-                    soft.append(Problem(f"{prompt}: no pair entered. Submit anyway if nothing matches.",
-                                        code="no_pairs", question=qid))
+                    soft.append(
+                        Problem(
+                            f"{prompt}: no pair entered. Submit anyway if nothing matches.",
+                            code="no_pairs",
+                            question=qid,
+                        )
+                    )
                 cleaned[qid] = [list(pair) for pair in sorted(pairs)]
         elif question.get("per"):
             size = len(lists.get(question["per"], []))
             if not isinstance(value, list) or len(value) != size:
-                problems.append(Problem(f"{prompt}: must list {size} answers, one per element of "
-                                        f"{question['per']}", code="shape", question=qid))
+                problems.append(
+                    Problem(
+                        f"{prompt}: must list {size} answers, one per element of {question['per']}",
+                        code="shape",
+                        question=qid,
+                    )
+                )
                 continue
             out = []
             for index, entry in enumerate(value):
                 where = element_name(definition, question["per"], index)
                 if entry is None:
                     if partial:
-                        problems.append(Problem(f"{qid}, {where}: no answer", code="missing", question=qid,
-                                                element=index))
+                        problems.append(
+                            Problem(f"{qid}, {where}: no answer", code="missing", question=qid, element=index)
+                        )
                     elif question["required"]:
-                        soft.append(Problem(f"{prompt}, {where}: no answer yet.", code="missing", question=qid,
-                                            element=index))
+                        soft.append(
+                            Problem(f"{prompt}, {where}: no answer yet.", code="missing", question=qid, element=index)
+                        )
                 elif not _value_ok(question, entry):
-                    problems.append(Problem(f"{prompt}, {where}: must be {_describe(question)}, not {entry!r}",
-                                            code="value", question=qid, element=index))
+                    problems.append(
+                        Problem(
+                            f"{prompt}, {where}: must be {_describe(question)}, not {entry!r}",
+                            code="value",
+                            question=qid,
+                            element=index,
+                        )
+                    )
                     entry = None
                 out.append(entry)
             cleaned[qid] = out
@@ -144,8 +185,9 @@ def check_answer(definition, lists, data, *, partial=False):
                 elif question["required"]:
                     soft.append(Problem(f"{prompt}: no answer yet.", code="missing", question=qid))
             elif not _value_ok(question, value):
-                problems.append(Problem(f"{prompt}: must be {_describe(question)}, not {value!r}", code="value",
-                                        question=qid))
+                problems.append(
+                    Problem(f"{prompt}: must be {_describe(question)}, not {value!r}", code="value", question=qid)
+                )
                 value = None
             cleaned[qid] = value
     return cleaned, problems, soft
@@ -167,8 +209,9 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
         # the same query also says whether the assignment has a current answer (one the new one replaces); the
         # last find before write() runs under the assignment's lock, so write() can trust it.
         # order_by(): the models' default orderings name related models, which would join their tables
-        rows = list(Submission.objects.filter(Q(client_uuid=value) | Q(assignment_id=assignment.pk, is_current=True))
-                    .order_by())
+        rows = list(
+            Submission.objects.filter(Q(client_uuid=value) | Q(assignment_id=assignment.pk, is_current=True)).order_by()
+        )
         stored = next((row for row in rows if row.client_uuid == value), None)
         if stored is not None and stored.assignment_id != assignment.pk:
             raise SubmissionConflict("this submission id was already used for another item")
@@ -190,10 +233,19 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
         list(Assignment.objects.select_for_update().filter(pk=assignment.pk).order_by().values_list("pk"))
 
     def write():
-        [submission] = write_submissions([dict(
-            assignment=assignment, answers=result["answers"], client_uuid=uuid, time_spent=clean_seconds(time_spent),
-            video_played=video_played if video_played in (True, False) else None,
-            confirmed_incomplete=result["incomplete"])], history=result["replaces"])
+        [submission] = write_submissions(
+            [
+                dict(
+                    assignment=assignment,
+                    answers=result["answers"],
+                    client_uuid=uuid,
+                    time_spent=clean_seconds(time_spent),
+                    video_played=video_played if video_played in (True, False) else None,
+                    confirmed_incomplete=result["incomplete"],
+                )
+            ],
+            history=result["replaces"],
+        )
         return submission
 
     submission, created = store_once(uuid, find=find, lock=lock, write=write, check=check)
@@ -209,14 +261,25 @@ def write_submissions(entries, *, source=Submission.Source.WEB, history=True):
     ids = [entry["assignment"].pk for entry in entries]
     if history:
         Submission.objects.filter(assignment_id__in=ids, is_current=True).update(is_current=False)
-    submissions = Submission.objects.bulk_create([
-        Submission(assignment_id=entry["assignment"].pk, annotator_id=entry["assignment"].annotator_id,
-                   client_uuid=entry["client_uuid"], answers=entry["answers"], time_spent=entry.get("time_spent", 0),
-                   video_played=entry.get("video_played"), source=source,
-                   confirmed_incomplete=entry.get("confirmed_incomplete", False))
-        for entry in entries], batch_size=1000)
-    Assignment.objects.filter(pk__in=ids).update(status=Assignment.Status.SUBMITTED, submitted_at=now, draft=None,
-                                                 draft_saved_at=None)
+    submissions = Submission.objects.bulk_create(
+        [
+            Submission(
+                assignment_id=entry["assignment"].pk,
+                annotator_id=entry["assignment"].annotator_id,
+                client_uuid=entry["client_uuid"],
+                answers=entry["answers"],
+                time_spent=entry.get("time_spent", 0),
+                video_played=entry.get("video_played"),
+                source=source,
+                confirmed_incomplete=entry.get("confirmed_incomplete", False),
+            )
+            for entry in entries
+        ],
+        batch_size=1000,
+    )
+    Assignment.objects.filter(pk__in=ids).update(
+        status=Assignment.Status.SUBMITTED, submitted_at=now, draft=None, draft_saved_at=None
+    )
     return submissions
 
 
@@ -228,8 +291,11 @@ def save_draft(assignment, data):
         raise TaskClosed(f"task {assignment.task.name} is closed")
     if not isinstance(data, dict) or not isinstance(data.get("answer", {}), dict):
         raise AnswerInvalid([Problem("a draft must be an object with an answer object", code="shape")])
-    draft = {"answer": data.get("answer") or {}, "time_spent": clean_seconds(data.get("time_spent")),
-             "video_played": bool(data.get("video_played"))}
+    draft = {
+        "answer": data.get("answer") or {},
+        "time_spent": clean_seconds(data.get("time_spent")),
+        "video_played": bool(data.get("video_played")),
+    }
     if draft_too_large(draft):
         raise AnswerInvalid([Problem("the draft is too large", code="size")])
     now = timezone.now()
@@ -240,8 +306,11 @@ def save_draft(assignment, data):
 
 def current_answer(assignment):
     """The annotator's current submitted answer in the page's shape (one query), or None."""
-    row = (Submission.objects.filter(assignment=assignment, is_current=True)
-           .values_list("answers", "time_spent", "video_played").first())
+    row = (
+        Submission.objects.filter(assignment=assignment, is_current=True)
+        .values_list("answers", "time_spent", "video_played")
+        .first()
+    )
     if row is None:
         return None
     answers, time_spent, played = row

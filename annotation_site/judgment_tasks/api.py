@@ -1,6 +1,7 @@
 """REST endpoints (DRF) of judgment tasks. Researcher endpoints are staff-only (the default permission);
 annotator endpoints (next item, draft, submit) serve the logged-in annotator's own assignments, or a crowd
 participant's, named by the signed token of their link in the ``X-Participant-Token`` header."""
+
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,15 +14,15 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation_site import uploads
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
-from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
+from annotation_site.safe_json import SafeJSONParser
 from annotation_site.workflow import api as workflow_api
+from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
 from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, with_progress
 from annotation_site.workflow.downloads import anonymise_requested
-from annotation_site.safe_json import SafeJSONParser
-from annotation_site import uploads
 
 from . import answers, exports, imports, participants, presets, reports, services
 from .assignment import TaskClosed, assignment_for, next_assignment
@@ -35,8 +36,19 @@ class TaskSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Task
-        fields = ["name", "dataset", "preset", "title", "description", "instructions", "status",
-                  "annotators_per_item", "definition", "created_at", "closed_at"]
+        fields = [
+            "name",
+            "dataset",
+            "preset",
+            "title",
+            "description",
+            "instructions",
+            "status",
+            "annotators_per_item",
+            "definition",
+            "created_at",
+            "closed_at",
+        ]
 
 
 class TaskCreateSerializer(serializers.Serializer):
@@ -67,8 +79,12 @@ def _task(name):
 class PresetListView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
-        return Response({key: {"label": p["label"], "title": p["title"], "definition": p["definition"]}
-                         for key, p in presets.PRESETS.items()})
+        return Response(
+            {
+                key: {"label": p["label"], "title": p["title"], "definition": p["definition"]}
+                for key, p in presets.PRESETS.items()
+            }
+        )
 
 
 class TaskListView(APIView):
@@ -84,8 +100,12 @@ class TaskListView(APIView):
         dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
         usernames = values.pop("annotators")
         return create_and_invite(
-            request, usernames, create=lambda: services.create_task(dataset=dataset, created_by=request.user, **values),
-            invite=services.invite_to_task, serialize=lambda task: TaskSerializer(task).data)
+            request,
+            usernames,
+            create=lambda: services.create_task(dataset=dataset, created_by=request.user, **values),
+            invite=services.invite_to_task,
+            serialize=lambda task: TaskSerializer(task).data,
+        )
 
 
 class TaskDetailView(APIView):
@@ -109,8 +129,9 @@ class TaskDetailView(APIView):
                 services.update_definition(task, definition)
             services.update_task(task, **changes)
 
-        return apply_changes(task, values, update=update, set_status=services.set_status,
-                             body=lambda: TaskSerializer(task).data)
+        return apply_changes(
+            task, values, update=update, set_status=services.set_status, body=lambda: TaskSerializer(task).data
+        )
 
 
 class InviteView(workflow_api.InviteView):
@@ -124,16 +145,28 @@ class InviteView(workflow_api.InviteView):
 class ParticipantView(APIView):
     """Admit a participant without an account and return their signed link (what the crowd code does)."""
 
-    @extend_schema(request={"application/json": {"type": "object", "properties": {
-        "provider": {"type": "string"}, "external_id": {"type": "string"}, "limit": {"type": "integer"},
-        "finish_url": {"type": "string"}}}}, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        request={
+            "application/json": {
+                "type": "object",
+                "properties": {
+                    "provider": {"type": "string"},
+                    "external_id": {"type": "string"},
+                    "limit": {"type": "integer"},
+                    "finish_url": {"type": "string"},
+                },
+            }
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
     def post(self, request, name):
         task = _task(name)
         data = request.data
         limit = data.get("limit")
         try:
-            annotator = participants.admit(task, provider=data.get("provider") or "link",
-                                           external_id=data.get("external_id") or "")
+            annotator = participants.admit(
+                task, provider=data.get("provider") or "link", external_id=data.get("external_id") or ""
+            )
             url = participants.entry_url(task, annotator, limit=limit, finish_url=data.get("finish_url") or "")
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=400)
@@ -154,9 +187,15 @@ class _ImportView(APIView):
 
 
 class ItemsView(_ImportView):
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}, "replace": {"type": "boolean"}}}},
-        responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}, "replace": {"type": "boolean"}},
+            }
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
     def post(self, request, name):
         task = _task(name)
         text, filename = self.read(request)
@@ -171,8 +210,12 @@ class ItemsView(_ImportView):
 
 
 class ModelAnswersView(_ImportView):
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}}}}, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        request={
+            "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
     def post(self, request, name):
         task = _task(name)
         text, filename = self.read(request)
@@ -203,8 +246,7 @@ class ReportView(APIView):
 
 
 class LabelsView(APIView):
-    @extend_schema(parameters=[MEDIAN_TIES, OpenApiParameter("format", enum=["json", "csv"])],
-                   responses={200: bytes})
+    @extend_schema(parameters=[MEDIAN_TIES, OpenApiParameter("format", enum=["json", "csv"])], responses={200: bytes})
     def get(self, request, name):
         task = _task(name)
         found = _report(request, task)
@@ -222,11 +264,13 @@ class AnswersView(APIView):
     def get(self, request, name):
         task = _task(name)
         anonymise = anonymise_requested(request.query_params)
-        return exports.attachment(exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl",
-                                  "application/x-ndjson")
+        return exports.attachment(
+            exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl", "application/x-ndjson"
+        )
 
 
 # --- annotator endpoints (an account, or a crowd participant's token) ----------------------------------------
+
 
 class IsWorker(BasePermission):
     """A logged-in account, or a valid participant token in X-Participant-Token."""
@@ -271,8 +315,11 @@ class NextItemView(APIView):
             return Response({"detail": str(exc)}, status=403)
         if found is None:
             return Response({"assignment": None, "detail": "no item left for you"})
-        url = (reverse("tasks-participant-item", args=[participant.token, found.pk]) if participant
-               else reverse("tasks-annotate", args=[found.pk]))
+        url = (
+            reverse("tasks-participant-item", args=[participant.token, found.pk])
+            if participant
+            else reverse("tasks-annotate", args=[found.pk])
+        )
         return Response({"assignment": found.pk, "url": url})
 
 
@@ -302,24 +349,50 @@ class DraftView(_AssignmentView):
 
 
 class SubmitView(_AssignmentView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT,
-                                                          400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={
+            201: OpenApiTypes.OBJECT,
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiTypes.OBJECT,
+            409: OpenApiTypes.OBJECT,
+        },
+    )
     def post(self, request, pk):
         found = self.assignment(request, pk)
         data = request.data if isinstance(request.data, dict) else {}
         try:
-            result = answers.submit(found, data.get("answer"), client_uuid=data.get("submission_uuid"),
-                                    confirm=bool(data.get("confirm")), time_spent=data.get("time_spent", 0),
-                                    video_played=data.get("video_played"))
+            result = answers.submit(
+                found,
+                data.get("answer"),
+                client_uuid=data.get("submission_uuid"),
+                confirm=bool(data.get("confirm")),
+                time_spent=data.get("time_spent", 0),
+                video_played=data.get("video_played"),
+            )
         except AnswerInvalid as exc:
-            return Response({"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]},
-                            status=400)
+            return Response(
+                {"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]}, status=400
+            )
         except NeedsConfirmation as exc:
-            return Response({"detail": "please confirm", "needs_confirmation": True,
-                             "problems": [p.as_dict() for p in exc.problems]}, status=409)
+            return Response(
+                {
+                    "detail": "please confirm",
+                    "needs_confirmation": True,
+                    "problems": [p.as_dict() for p in exc.problems],
+                },
+                status=409,
+            )
         except (TaskClosed, SubmissionConflict) as exc:
             return Response({"detail": str(exc)}, status=409)
         submission = result.submission
-        return Response({"submission_uuid": str(submission.client_uuid), "stored_at": submission.created_at.isoformat(),
-                         "current": submission.is_current, "confirmed_incomplete": submission.confirmed_incomplete,
-                         "created": result.created}, status=201 if result.created else 200)
+        return Response(
+            {
+                "submission_uuid": str(submission.client_uuid),
+                "stored_at": submission.created_at.isoformat(),
+                "current": submission.is_current,
+                "confirmed_incomplete": submission.confirmed_incomplete,
+                "created": result.created,
+            },
+            status=201 if result.created else 200,
+        )

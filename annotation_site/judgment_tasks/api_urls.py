@@ -1,4 +1,5 @@
 """REST endpoints of the judgment tasks (mounted at /api/tasks/ by annotation_site/urls.py)."""
+
 from django.urls import path
 
 from . import api

@@ -12,9 +12,12 @@ class JudgmentTasksConfig(AppConfig):
         from .models import Submission
 
         register_human_work(
-            "judgment-task answers", Submission, dataset_path="assignment__task__dataset",
+            "judgment-task answers",
+            Submission,
+            dataset_path="assignment__task__dataset",
             video_path="assignment__item__video",
-            export_hint="the task page's answers.jsonl download (/tasks/t/NAME/download/answers.jsonl)")
+            export_hint="the task page's answers.jsonl download (/tasks/t/NAME/download/answers.jsonl)",
+        )
 
         from annotation_site.crowd import adapters
 

@@ -5,6 +5,7 @@ is claimed by ``workflow.slots.claim`` (skip-locked choice and a conditional UPD
 last slot can only go once, on PostgreSQL and SQLite alike). The unique constraint (item, annotator) is the last
 line of defence. ``limit`` caps how many items one annotator may take (crowd participants: a study's quota).
 """
+
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F
@@ -24,13 +25,17 @@ def _after_lock():
 
 
 def open_assignment(task, annotator):
-    return (Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN)
-            .order_by("created_at", "id").first())
+    return (
+        Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN)
+        .order_by("created_at", "id")
+        .first()
+    )
 
 
 def _free(task, annotator):
-    return (Item.objects.filter(task=task, assigned__lt=task.annotators_per_item)
-            .exclude(assignments__annotator=annotator))
+    return Item.objects.filter(task=task, assigned__lt=task.annotators_per_item).exclude(
+        assignments__annotator=annotator
+    )
 
 
 def next_assignment(task, annotator, *, limit=None):
@@ -40,8 +45,12 @@ def next_assignment(task, annotator, *, limit=None):
     if task.status != Task.Status.OPEN:
         raise TaskClosed(f"task {task.name} is closed")
     with transaction.atomic():
-        member = (TaskMember.objects.select_for_update(of=("self",))
-                  .filter(task=task, annotator=annotator).order_by("pk").first())
+        member = (
+            TaskMember.objects.select_for_update(of=("self",))
+            .filter(task=task, annotator=annotator)
+            .order_by("pk")
+            .first()
+        )
         if member is None:
             raise PermissionDenied("you are not a member of this task")
         current = open_assignment(task, annotator)
@@ -68,8 +77,11 @@ def assignable_count(task, annotator):
 def position_of(assignment, *, limit=None):
     """("item 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
     (theirs plus the items still open to them, capped by ``limit``). Two queries."""
-    mine = list(Assignment.objects.filter(task_id=assignment.task_id, annotator_id=assignment.annotator_id)
-                .order_by("created_at", "id").values_list("pk", flat=True))
+    mine = list(
+        Assignment.objects.filter(task_id=assignment.task_id, annotator_id=assignment.annotator_id)
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)
+    )
     number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
     total = len(mine) + assignable_count(assignment.task, assignment.annotator)
     return number, min(total, limit) if limit else total
@@ -84,16 +96,21 @@ def assignment_for(annotator, pk):
 
 
 # compiled once per database connection (annotation_site.prepared_queries): every submission reads it
-_ASSIGNMENT = Prepared(lambda pk, annotator_id: Assignment.objects.select_related("task", "item__video")
-                       .filter(pk=pk, annotator_id=annotator_id).order_by()[:1],
-                       pk=-914_270_021, annotator_id=-914_270_022)
+_ASSIGNMENT = Prepared(
+    lambda pk, annotator_id: (
+        Assignment.objects.select_related("task", "item__video").filter(pk=pk, annotator_id=annotator_id).order_by()[:1]
+    ),
+    pk=-914_270_021,
+    annotator_id=-914_270_022,
+)
 
 
 def release(assignment):
     """Give an item that was never submitted back (its slot returns to the pool)."""
     with transaction.atomic():
-        if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.OPEN,
-                                     submissions__isnull=True).delete()[0]:
+        if Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.OPEN, submissions__isnull=True
+        ).delete()[0]:
             Item.objects.filter(pk=assignment.item_id, assigned__gt=0).update(assigned=F("assigned") - 1)
             return True
     return False

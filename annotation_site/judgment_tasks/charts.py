@@ -6,12 +6,12 @@ Charts: ``figure-N`` (the N-th figure of the definition: FIFA Table 2 precision 
 by subset; Table 3 model accuracy by model and subset; VC-Inspector alpha by model version), ``agreement``
 (alpha and Fleiss' kappa per question) and ``answers`` (how the answers of each question are spread).
 """
+
 from annotation_site import figure_style as fs
 
 COLUMN_INCHES = fs.COLUMN_INCHES
 FONT_PT = fs.FONT_PT
-PALETTE = ["#2456c8", "#e8590c", "#1c7c45", "#8e44ad", "#b42318", "#5b6573", "#0f9bb4", "#b38b00", "#d6336c",
-           "#222222"]
+PALETTE = ["#2456c8", "#e8590c", "#1c7c45", "#8e44ad", "#b42318", "#5b6573", "#0f9bb4", "#b38b00", "#d6336c", "#222222"]
 SCALE = ["#b42318", "#e8590c", "#f0b429", "#7cb342", "#1c7c45"]
 NAME_WIDTH_PT = 90  # category names beside the bars
 VALUE_PT = fs.MIN_FONT_PT  # values written at the bar ends and inside bars
@@ -64,22 +64,33 @@ def figure_chart(figure):
         groups = [("all items", figure)] + sorted(figure.get("subsets", {}).items())
         label = {"share": name}.get
         series = [(label(m) or m, [values[m] for _, values in groups]) for m in measures]
-        return grouped_bars(f"{name.capitalize()} (majority of annotators)", [g for g, _ in groups], series,
-                            xlabel="share")
+        return grouped_bars(
+            f"{name.capitalize()} (majority of annotators)", [g for g, _ in groups], series, xlabel="share"
+        )
     if kind == "model_accuracy":
         models = sorted(figure["models"])
         subsets = sorted({s for values in figure["models"].values() for s in values.get("subsets", {})})
         series = [("all", [figure["models"][m]["accuracy"] for m in models])]
-        series += [(s, [figure["models"][m].get("subsets", {}).get(s, {}).get("accuracy") for m in models])
-                   for s in subsets]
-        return grouped_bars(f"{name} against the human majority", models or ["(no model answers)"],
-                            series if models else [("all", [None])], xlabel="accuracy")
+        series += [
+            (s, [figure["models"][m].get("subsets", {}).get(s, {}).get("accuracy") for m in models]) for s in subsets
+        ]
+        return grouped_bars(
+            f"{name} against the human majority",
+            models or ["(no model answers)"],
+            series if models else [("all", [None])],
+            xlabel="accuracy",
+        )
     if kind == "alpha_by_model":
         groups = list(figure["by_model"].items())
         levels = list(groups[0][1]["alpha"]) if groups else ["nominal"]
         series = [(f"alpha ({lvl})", [values["alpha"].get(lvl) for _, values in groups]) for lvl in levels]
-        return grouped_bars(f"Krippendorff's alpha, {name}", [g if g != "all" else "all versions" for g, _ in groups],
-                            series, xlabel="alpha", xlim=(min(0, *[v or 0 for _, vs in series for v in vs]), 1))
+        return grouped_bars(
+            f"Krippendorff's alpha, {name}",
+            [g if g != "all" else "all versions" for g, _ in groups],
+            series,
+            xlabel="alpha",
+            xlim=(min(0, *[v or 0 for _, vs in series for v in vs]), 1),
+        )
     raise ValueError(f"no chart for figure kind {kind!r}")
 
 
@@ -93,8 +104,13 @@ def agreement_chart(report):
     series = [(f"alpha ({lvl})", [q["alpha"].get(lvl) for q in questions]) for lvl in levels]
     series.append(("Fleiss' kappa", [q.get("fleiss_kappa") for q in questions]))
     values = [v for _, vs in series for v in vs if v is not None]
-    return grouped_bars("Agreement per question", [q["id"] for q in questions], series, xlabel="coefficient",
-                        xlim=(min(0, *values) if values else 0, 1))
+    return grouped_bars(
+        "Agreement per question",
+        [q["id"] for q in questions],
+        series,
+        xlabel="coefficient",
+        xlim=(min(0, *values) if values else 0, 1),
+    )
 
 
 def answers_chart(report):
@@ -112,10 +128,12 @@ def answers_chart(report):
             left = 0.0
             for index, (value, count) in enumerate(counts.items()):
                 share = count / total
-                colour = (SCALE[round(index * (len(SCALE) - 1) / max(1, len(counts) - 1))]
-                          if question["type"] == "likert" else PALETTE[index % len(PALETTE)])
-                patch = axes.barh(row, share, left=left, color=colour, edgecolor="white", linewidth=0.5,
-                                  height=0.7)
+                colour = (
+                    SCALE[round(index * (len(SCALE) - 1) / max(1, len(counts) - 1))]
+                    if question["type"] == "likert"
+                    else PALETTE[index % len(PALETTE)]
+                )
+                patch = axes.barh(row, share, left=left, color=colour, edgecolor="white", linewidth=0.5, height=0.7)
                 segments.append((row, left, share, _answer_name(value, question["type"]), patch, question["id"]))
                 left += share
         axes.set_yticks(range(len(questions)), names)
@@ -130,8 +148,16 @@ def answers_chart(report):
         for row, left, share, name, patch, question in segments:
             room = (share * width_pt - 3) / 1.12  # bold text is about 12 % wider than the measured regular
             if share > 0 and fs.text_width(name, VALUE_PT) <= room:
-                axes.text(left + share / 2, row, name, ha="center", va="center", color="white",
-                          fontsize=VALUE_PT, fontweight="bold")
+                axes.text(
+                    left + share / 2,
+                    row,
+                    name,
+                    ha="center",
+                    va="center",
+                    color="white",
+                    fontsize=VALUE_PT,
+                    fontweight="bold",
+                )
             elif share > 0:  # too narrow for its name: named in the legend instead
                 label = name if len(questions) == 1 else f"{question}: {name}"
                 unnamed.append((patch, fs.fit_label(label, fs.COLUMN_PT / 2, lines=2)))

@@ -19,6 +19,7 @@ task as ``("task", task pk)`` and the crowd app (Prolific, signed links, MTurk f
   Answers are checked against the definition like a web submit (hard problems refuse the file; an answer left
   empty is stored as incomplete); each is stored once under a UUID derived from the AssignmentId.
 """
+
 import json
 import uuid
 
@@ -59,11 +60,19 @@ class JudgmentTaskAdapter(UnitsAdapter, adapters.ProtocolAdapter):
         task = self._target(target)
         items = Item.objects.filter(task=task).order_by("position", "id").values_list("pk", "key")
         likert = next((q for q in task.definition.get("questions", []) if q.get("type") == "likert"), None)
-        scale = ({"kind": "likert", "min": likert["scale"][0][0], "max": likert["scale"][-1][0]} if likert
-                 else {"kind": "task"})
-        return Description(title=task.display_title, description=task.description or task.display_title,
-                           units=[Unit(str(pk), key, task.annotators_per_item) for pk, key in items],
-                           estimated_minutes=2, scale=scale, statement=task.instructions)
+        scale = (
+            {"kind": "likert", "min": likert["scale"][0][0], "max": likert["scale"][-1][0]}
+            if likert
+            else {"kind": "task"}
+        )
+        return Description(
+            title=task.display_title,
+            description=task.description or task.display_title,
+            units=[Unit(str(pk), key, task.annotators_per_item) for pk, key in items],
+            estimated_minutes=2,
+            scale=scale,
+            statement=task.instructions,
+        )
 
     def capacity(self, target):
         found = Task.objects.filter(pk=target.object_id).values_list("annotators_per_item", flat=True).first()
@@ -80,9 +89,14 @@ class JudgmentTaskAdapter(UnitsAdapter, adapters.ProtocolAdapter):
         return reverse("tasks-participant-item", args=[token, found.pk])
 
     def _work(self, found, *, finish_url="", last=None):
-        return Work(key=str(found.pk), unit_key=str(found.item_id), unit_label=found.item.key,
-                    url=self._url(found, finish_url), completed=found.status == Assignment.Status.SUBMITTED,
-                    last_activity=last or found.draft_saved_at or found.created_at)
+        return Work(
+            key=str(found.pk),
+            unit_key=str(found.item_id),
+            unit_label=found.item.key,
+            url=self._url(found, finish_url),
+            completed=found.status == Assignment.Status.SUBMITTED,
+            last_activity=last or found.draft_saved_at or found.created_at,
+        )
 
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
         task = self._target(target)
@@ -102,20 +116,24 @@ class JudgmentTaskAdapter(UnitsAdapter, adapters.ProtocolAdapter):
     def preview(self, target, unit_key):
         task = self._target(target)
         items = Item.objects.filter(task=task).select_related("video")
-        item = (items.filter(pk=ascii_int(unit_key)).first() if ascii_int(unit_key) is not None else None) or \
-            items.order_by("position", "id").first()
+        item = (
+            items.filter(pk=ascii_int(unit_key)).first() if ascii_int(unit_key) is not None else None
+        ) or items.order_by("position", "id").first()
         if item is None:
             return {"statement": task.instructions, "items": []}
         text = " / ".join(str(value) for value in item.fields.values() if value)
-        return {"statement": task.instructions or task.display_title,
-                "items": [{"text": text, "video_url": item.video.playback_url or ""}]}
+        return {
+            "statement": task.instructions or task.display_title,
+            "items": [{"text": text, "video_url": item.video.playback_url or ""}],
+        }
 
     # --- MTurk results -------------------------------------------------------------------------------------
 
     def plan(self, task, rows):
         """(problems as (line, field, message), [(row, item, cleaned answers, incomplete)])."""
-        keys = {row.inputs.get("hit_id", "").strip() for row in rows} | {row.inputs.get("item_id", "").strip()
-                                                                           for row in rows}
+        keys = {row.inputs.get("hit_id", "").strip() for row in rows} | {
+            row.inputs.get("item_id", "").strip() for row in rows
+        }
         numbers = [ascii_int(k) for k in keys if ascii_int(k) is not None]
         by_pk = {str(i.pk): i for i in Item.objects.filter(task=task, pk__in=numbers)}
         by_key = {i.key: i for i in Item.objects.filter(task=task, key__in=[k for k in keys if k])}

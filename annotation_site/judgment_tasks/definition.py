@@ -16,6 +16,7 @@ Answers (``answers.py`` checks them) use the same ids: a Likert value or a choic
 a list of them (one per element) for ``per`` questions; matching pairs as ``[[left index, right index], ...]``
 (0-based); text; an integer count. ``figures`` name the paper figures a task reports (``reports.py``).
 """
+
 import re
 
 QUESTION_TYPES = ("likert", "choice", "pairs", "text", "count")
@@ -80,8 +81,9 @@ def _named(entries, what, problems, taken):
             problems.append(f"{path}.{extra}: unknown key")
         name = entry.get("name")
         if not isinstance(name, str) or not NAME.match(name):
-            problems.append(f"{path}.name: must be lower-case letters, digits and _ (starting with a letter), "
-                            f"not {name!r}")
+            problems.append(
+                f"{path}.name: must be lower-case letters, digits and _ (starting with a letter), not {name!r}"
+            )
             continue
         if name in RESERVED:
             problems.append(f"{path}.name: {name!r} is reserved (item_id, video_id, system, model, subset)")
@@ -90,9 +92,13 @@ def _named(entries, what, problems, taken):
             problems.append(f"{path}.name: {name!r} is already the name of a field or list")
             continue
         taken.add(name)
-        item = {"name": name, "label": _text(entry.get("label") or name.replace("_", " ").capitalize(),
-                                             f"{path}.label", problems, limit=200),
-                "optional": _flag(entry.get("optional"), f"{path}.optional", problems, False)}
+        item = {
+            "name": name,
+            "label": _text(
+                entry.get("label") or name.replace("_", " ").capitalize(), f"{path}.label", problems, limit=200
+            ),
+            "optional": _flag(entry.get("optional"), f"{path}.optional", problems, False),
+        }
         if what == "lists":
             marker = entry.get("marker", "")
             if not isinstance(marker, str) or not MARKER.match(marker):
@@ -126,9 +132,13 @@ def _question(entry, path, problems, lists):
     if not isinstance(qid, str) or not NAME.match(qid):
         problems.append(f"{path}.id: must be lower-case letters, digits and _ (starting with a letter), not {qid!r}")
         return None
-    question = {"id": qid, "type": kind, "prompt": _text(entry.get("prompt"), f"{path}.prompt", problems, limit=500),
-                "help": _text(entry.get("help"), f"{path}.help", problems, required=False),
-                "required": _flag(entry.get("required"), f"{path}.required", problems, kind != "text")}
+    question = {
+        "id": qid,
+        "type": kind,
+        "prompt": _text(entry.get("prompt"), f"{path}.prompt", problems, limit=500),
+        "help": _text(entry.get("help"), f"{path}.help", problems, required=False),
+        "required": _flag(entry.get("required"), f"{path}.required", problems, kind != "text"),
+    }
     if "per" in _QUESTION_KEYS[kind]:
         per, partner = entry.get("per"), entry.get("with")
         if per is not None and per not in lists:
@@ -140,19 +150,26 @@ def _question(entry, path, problems, lists):
         question["per"], question["with"] = per, partner
     if kind == "likert":
         scale = entry.get("scale")
-        if (not isinstance(scale, list) or not 2 <= len(scale) <= 11
-                or not all(isinstance(p, list) and len(p) == 2 and type(p[0]) is int for p in scale)):
+        if (
+            not isinstance(scale, list)
+            or not 2 <= len(scale) <= 11
+            or not all(isinstance(p, list) and len(p) == 2 and type(p[0]) is int for p in scale)
+        ):
             problems.append(f"{path}.scale: must be 2 to 11 points [[value, anchor label], ...]")
         else:
             values = [p[0] for p in scale]
             if values != list(range(values[0], values[0] + len(values))):
                 problems.append(f"{path}.scale: values must be consecutive whole numbers in order")
-            question["scale"] = [[v, _text(label, f"{path}.scale[{i}]", problems, limit=300)]
-                                 for i, (v, label) in enumerate(scale)]
+            question["scale"] = [
+                [v, _text(label, f"{path}.scale[{i}]", problems, limit=300)] for i, (v, label) in enumerate(scale)
+            ]
     elif kind == "choice":
         options = entry.get("options")
-        if (not isinstance(options, list) or not 2 <= len(options) <= 12
-                or not all(isinstance(o, list) and len(o) == 2 for o in options)):
+        if (
+            not isinstance(options, list)
+            or not 2 <= len(options) <= 12
+            or not all(isinstance(o, list) and len(o) == 2 for o in options)
+        ):
             problems.append(f"{path}.options: must be 2 to 12 options [[value, label], ...]")
         else:
             values = [o[0] for o in options]
@@ -160,8 +177,9 @@ def _question(entry, path, problems, lists):
                 problems.append(f"{path}.options: each value must be a short text without surrounding spaces")
             elif len(set(values)) != len(values):
                 problems.append(f"{path}.options: values must differ")
-            question["options"] = [[v, _text(label, f"{path}.options[{i}]", problems, limit=300)]
-                                   for i, (v, label) in enumerate(options)]
+            question["options"] = [
+                [v, _text(label, f"{path}.options[{i}]", problems, limit=300)] for i, (v, label) in enumerate(options)
+            ]
     elif kind == "pairs":
         left, right = entry.get("left"), entry.get("right")
         if left not in lists or right not in lists or left == right:
@@ -189,13 +207,20 @@ def _figure(entry, path, problems, questions):
     allowed = {"kind", "question", "name"} | ({"value"} if kind == "share" else set())
     for extra in sorted(set(entry) - allowed):
         problems.append(f"{path}.{extra}: unknown key for a {kind} figure")
-    figure = {"kind": kind, "question": qid,
-              "name": _text(entry.get("name") or kind.replace("_", " "), f"{path}.name", problems, limit=100)}
+    figure = {
+        "kind": kind,
+        "question": qid,
+        "name": _text(entry.get("name") or kind.replace("_", " "), f"{path}.name", problems, limit=100),
+    }
     if question is None:
         problems.append(f"{path}.question: no question {qid!r}")
         return None
-    needs = {"precision_recall": ("pairs",), "share": ("choice",), "model_accuracy": ("choice", "likert", "count"),
-             "alpha_by_model": ("choice", "likert", "count", "pairs")}[kind]
+    needs = {
+        "precision_recall": ("pairs",),
+        "share": ("choice",),
+        "model_accuracy": ("choice", "likert", "count"),
+        "alpha_by_model": ("choice", "likert", "count", "pairs"),
+    }[kind]
     if question["type"] not in needs:
         problems.append(f"{path}.question: a {kind} figure needs a {' or '.join(needs)} question")
         return None
@@ -249,8 +274,7 @@ def normalise(raw):
             figures.append(figure)
     if problems:
         raise DefinitionError(problems)
-    return {"video": video, "fields": fields, "lists": lists,
-            "questions": questions, "figures": figures}
+    return {"video": video, "fields": fields, "lists": lists, "questions": questions, "figures": figures}
 
 
 def question(definition, qid):

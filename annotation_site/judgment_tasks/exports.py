@@ -1,5 +1,6 @@
 """Downloads of a task: the report (JSON), the aggregated labels (CSV or JSON, one row per unit and question),
 the report's figures as CSV, and the raw human answers (JSONL, one line per annotator and item)."""
+
 import io
 import json
 
@@ -19,8 +20,7 @@ def labels_csv(rows):
     writer = spreadsheet_csv.DictWriter(buffer, fieldnames=reports.LABEL_COLUMNS)
     writer.writeheader()
     for row in rows:
-        writer.writerow({**row, "votes": " ".join(f"{k}:{v}" for k, v in row["votes"].items()),
-                         "tie": int(row["tie"])})
+        writer.writerow({**row, "votes": " ".join(f"{k}:{v}" for k, v in row["votes"].items()), "tie": int(row["tie"])})
     return buffer.getvalue()
 
 
@@ -74,10 +74,20 @@ def figures_csv(report):
 def answers_jsonl(task, *, anonymise=True):
     """Current human answers: ``{"item_id", "video_id", "annotator", "answers", "time_spent", "submitted_at"}``
     per line, by item then annotator; annotators as A1, A2... in order of first answer unless not anonymised."""
-    rows = (Submission.objects.filter(assignment__task=task, is_current=True)
-            .order_by("assignment__item__position", "assignment__item_id", "annotator_id")
-            .values_list("assignment__item__key", "assignment__item__video__external_id", "annotator_id",
-                         "annotator__user__username", "annotator__external_id", "answers", "time_spent", "created_at"))
+    rows = (
+        Submission.objects.filter(assignment__task=task, is_current=True)
+        .order_by("assignment__item__position", "assignment__item_id", "annotator_id")
+        .values_list(
+            "assignment__item__key",
+            "assignment__item__video__external_id",
+            "annotator_id",
+            "annotator__user__username",
+            "annotator__external_id",
+            "answers",
+            "time_spent",
+            "created_at",
+        )
+    )
     rows = list(rows)
     names = {}
     for annotator_id in sorted({r[2] for r in rows}):
@@ -85,6 +95,17 @@ def answers_jsonl(task, *, anonymise=True):
     lines = []
     for key, video, annotator_id, username, external, answers, seconds, created in rows:
         who = names[annotator_id] if anonymise else (username or external or str(annotator_id))
-        lines.append(json.dumps({"item_id": key, "video_id": video, "annotator": who, "answers": answers,
-                                 "time_spent": seconds, "submitted_at": created.isoformat()}, ensure_ascii=False))
+        lines.append(
+            json.dumps(
+                {
+                    "item_id": key,
+                    "video_id": video,
+                    "annotator": who,
+                    "answers": answers,
+                    "time_spent": seconds,
+                    "submitted_at": created.isoformat(),
+                },
+                ensure_ascii=False,
+            )
+        )
     return "".join(line + "\n" for line in lines)

@@ -11,6 +11,7 @@ Every non-text question becomes a long frame with one row per (unit, annotator):
 
 Values: Likert points and counts as integers, choice options by their value (text), pairs 0/1.
 """
+
 import pandas as pd
 
 from .models import Item, ModelAnswer, Submission
@@ -22,9 +23,11 @@ LONG = ["unit", "item_id", "element", "left", "right", "annotator", "value"]
 def items(task):
     """``(frame, lengths)``: the items (ITEMS columns) and ``{item pk: {list name: length}}``."""
     rows, lengths = [], {}
-    for pk, key, video, system, model, subset, lists in (Item.objects.filter(task=task).order_by("position", "pk")
-                                                         .values_list("pk", "key", "video__external_id", "system",
-                                                                      "model", "subset", "lists")):
+    for pk, key, video, system, model, subset, lists in (
+        Item.objects.filter(task=task)
+        .order_by("position", "pk")
+        .values_list("pk", "key", "video__external_id", "system", "model", "subset", "lists")
+    ):
         rows.append((pk, key, video, system, model, subset))
         lengths[pk] = {name: len(elements) for name, elements in (lists or {}).items()}
     return pd.DataFrame.from_records(rows, columns=ITEMS), lengths
@@ -32,15 +35,18 @@ def items(task):
 
 def human_answers(task):
     """``[(item pk, annotator pk, answers)]`` of the current submissions."""
-    return list(Submission.objects.filter(assignment__task=task, is_current=True)
-                .order_by("assignment__item_id", "annotator_id")
-                .values_list("assignment__item_id", "annotator_id", "answers"))
+    return list(
+        Submission.objects.filter(assignment__task=task, is_current=True)
+        .order_by("assignment__item_id", "annotator_id")
+        .values_list("assignment__item_id", "annotator_id", "answers")
+    )
 
 
 def model_answers(task):
     """``[(item pk, model name, answers)]``."""
-    return list(ModelAnswer.objects.filter(task=task).order_by("model", "item_id")
-                .values_list("item_id", "model", "answers"))
+    return list(
+        ModelAnswer.objects.filter(task=task).order_by("model", "item_id").values_list("item_id", "model", "answers")
+    )
 
 
 def long_frame(question, rows, lengths):
@@ -73,5 +79,6 @@ def long_frame(question, rows, lengths):
 
 def texts(question, rows):
     """Free-text answers of one question: ``[(item pk, annotator pk, text)]`` (empty ones left out)."""
-    return [(item_id, who, answers.get(question["id"])) for item_id, who, answers in rows
-            if answers.get(question["id"])]
+    return [
+        (item_id, who, answers.get(question["id"])) for item_id, who, answers in rows if answers.get(question["id"])
+    ]

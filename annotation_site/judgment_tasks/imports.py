@@ -22,8 +22,8 @@ file twice leaves the same rows.
 
 from django.db import transaction
 
-from annotation_site.problems import FormatError, ProblemList
 from annotation_site import safe_json
+from annotation_site.problems import FormatError, ProblemList
 
 from .answers import check_answer
 from .models import Assignment, Item, ModelAnswer
@@ -52,8 +52,12 @@ def _label(obj, key, number, filename, problems, *, required=False, limit=200):
             problems.add(filename, f"{key} is required", line=number, where=key)
         return ""
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
-        problems.add(filename, f"{key} must be a non-empty text of at most {limit} characters, not {value!r}",
-                     line=number, where=key)
+        problems.add(
+            filename,
+            f"{key} must be a non-empty text of at most {limit} characters, not {value!r}",
+            line=number,
+            where=key,
+        )
         return None
     return value.strip()
 
@@ -70,8 +74,12 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
     seen, items = {}, []
     for number, obj in _lines(text, filename, problems):
         for extra in sorted(set(obj) - allowed):
-            problems.add(filename, f"unknown field (the definition has {', '.join(sorted(set(fields) | set(lists))) or 'no fields'})",
-                         line=number, where=extra)
+            problems.add(
+                filename,
+                f"unknown field (the definition has {', '.join(sorted(set(fields) | set(lists))) or 'no fields'})",
+                line=number,
+                where=extra,
+            )
         video_id = _label(obj, "video_id", number, filename, problems, required=True)
         system, model, subset = (_label(obj, key, number, filename, problems) for key in ("system", "model", "subset"))
         key = _label(obj, "item_id", number, filename, problems)
@@ -79,8 +87,7 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
             continue
         key = key or default_key(video_id, system, model)
         if key in seen:
-            problems.add(filename, f"item {key!r} is already given on line {seen[key]}", line=number,
-                         where="item_id")
+            problems.add(filename, f"item {key!r} is already given on line {seen[key]}", line=number, where="item_id")
             continue
         if key in existing_keys:
             problems.add(filename, f"the task already has an item {key!r}", line=number, where="item_id")
@@ -95,8 +102,12 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
                     ok = False
                 continue
             if not isinstance(value, str) or len(value) > MAX_TEXT:
-                problems.add(filename, f"must be a text of at most {MAX_TEXT} characters, not {value!r:.80}",
-                             line=number, where=name)
+                problems.add(
+                    filename,
+                    f"must be a text of at most {MAX_TEXT} characters, not {value!r:.80}",
+                    line=number,
+                    where=name,
+                )
                 ok = False
                 continue
             values[name] = value.strip()
@@ -105,8 +116,7 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
             value = obj.get(name)
             if value is None or value == []:
                 if not spec["optional"]:
-                    problems.add(filename, "this list is required (a non-empty list of texts)", line=number,
-                                 where=name)
+                    problems.add(filename, "this list is required (a non-empty list of texts)", line=number, where=name)
                     ok = False
                 elements[name] = []
                 continue
@@ -114,31 +124,59 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
                 problems.add(filename, f"must be a list of at most {MAX_ELEMENTS} texts", line=number, where=name)
                 ok = False
                 continue
-            bad = next((i for i, element in enumerate(value)
-                        if not isinstance(element, str) or not element.strip() or len(element) > MAX_TEXT), None)
+            bad = next(
+                (
+                    i
+                    for i, element in enumerate(value)
+                    if not isinstance(element, str) or not element.strip() or len(element) > MAX_TEXT
+                ),
+                None,
+            )
             if bad is not None:
-                problems.add(filename, f"must be a non-empty text of at most {MAX_TEXT} characters, not "
-                             f"{value[bad]!r:.80}", line=number, where=f"{name}[{bad}]")
+                problems.add(
+                    filename,
+                    f"must be a non-empty text of at most {MAX_TEXT} characters, not {value[bad]!r:.80}",
+                    line=number,
+                    where=f"{name}[{bad}]",
+                )
                 ok = False
                 continue
             elements[name] = [element.strip() for element in value]
         for per, partner in aligned:
             if ok and len(elements.get(per, [])) != len(elements.get(partner, [])):
-                problems.add(filename, f"{per} and {partner} are shown side by side and need the same length "
-                             f"({len(elements.get(per, []))} and {len(elements.get(partner, []))})", line=number,
-                             where=partner)
+                problems.add(
+                    filename,
+                    f"{per} and {partner} are shown side by side and need the same length "
+                    f"({len(elements.get(per, []))} and {len(elements.get(partner, []))})",
+                    line=number,
+                    where=partner,
+                )
                 ok = False
         if ok:
-            items.append({"key": key, "video_id": video_id, "system": system, "model": model, "subset": subset,
-                          "fields": values, "lists": elements, "line": number})
+            items.append(
+                {
+                    "key": key,
+                    "video_id": video_id,
+                    "system": system,
+                    "model": model,
+                    "subset": subset,
+                    "fields": values,
+                    "lists": elements,
+                    "line": number,
+                }
+            )
     if not problems and not items:
         problems.add(filename, "the file holds no items")
     if not problems:
         videos = _videos(task, {item["video_id"] for item in items})
         for item in items:
             if item["video_id"] not in videos:
-                problems.add(filename, f"dataset {task.dataset.name} has no video {item['video_id']!r}",
-                             line=item["line"], where="video_id")
+                problems.add(
+                    filename,
+                    f"dataset {task.dataset.name} has no video {item['video_id']!r}",
+                    line=item["line"],
+                    where="video_id",
+                )
     problems.raise_if_any()
     return items
 
@@ -163,12 +201,26 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
             Item.objects.filter(task=task).delete()
             start = 0
         else:
-            start = (Item.objects.filter(task=task).order_by("-position").values_list("position", flat=True).first()
-                     or -1) + 1
-        Item.objects.bulk_create([
-            Item(task=task, key=item["key"], video_id=videos[item["video_id"]], system=item["system"],
-                 model=item["model"], subset=item["subset"], fields=item["fields"], lists=item["lists"],
-                 position=start + index) for index, item in enumerate(items)], batch_size=2000)
+            start = (
+                Item.objects.filter(task=task).order_by("-position").values_list("position", flat=True).first() or -1
+            ) + 1
+        Item.objects.bulk_create(
+            [
+                Item(
+                    task=task,
+                    key=item["key"],
+                    video_id=videos[item["video_id"]],
+                    system=item["system"],
+                    model=item["model"],
+                    subset=item["subset"],
+                    fields=item["fields"],
+                    lists=item["lists"],
+                    position=start + index,
+                )
+                for index, item in enumerate(items)
+            ],
+            batch_size=2000,
+        )
     return {"items": len(items), "elements": sum(len(v) for item in items for v in item["lists"].values())}
 
 
@@ -190,8 +242,9 @@ def read_model_answers(task, text, *, filename="model-answers.jsonl"):
             if video_id is None or system is None:
                 continue
             if not video_id:
-                problems.add(filename, "item_id (or the item's video_id and system) is required", line=number,
-                             where="item_id")
+                problems.add(
+                    filename, "item_id (or the item's video_id and system) is required", line=number, where="item_id"
+                )
                 continue
             key = default_key(video_id, system)
         if not model:
@@ -200,8 +253,12 @@ def read_model_answers(task, text, *, filename="model-answers.jsonl"):
             problems.add(filename, f"task {task.name} has no item {key!r}", line=number, where="item_id")
             continue
         if (key, model) in seen:
-            problems.add(filename, f"answers of model {model!r} for item {key!r} are already given on line "
-                         f"{seen[(key, model)]}", line=number, where="model")
+            problems.add(
+                filename,
+                f"answers of model {model!r} for item {key!r} are already given on line {seen[(key, model)]}",
+                line=number,
+                where="model",
+            )
             continue
         seen[(key, model)] = number
         pk, lists = known[key]
@@ -226,11 +283,16 @@ def import_model_answers(task, text, *, filename="model-answers.jsonl"):
     rows = read_model_answers(task, text, filename=filename)
     with transaction.atomic():
         for model in {model for _, model, _ in rows}:
-            ModelAnswer.objects.filter(task=task, model=model,
-                                       item_id__in=[pk for pk, m, _ in rows if m == model]).delete()
-        ModelAnswer.objects.bulk_create([ModelAnswer(task=task, item_id=pk, model=model, answers=answers,
-                                                     source=filename[:300]) for pk, model, answers in rows],
-                                        batch_size=2000)
+            ModelAnswer.objects.filter(
+                task=task, model=model, item_id__in=[pk for pk, m, _ in rows if m == model]
+            ).delete()
+        ModelAnswer.objects.bulk_create(
+            [
+                ModelAnswer(task=task, item_id=pk, model=model, answers=answers, source=filename[:300])
+                for pk, model, answers in rows
+            ],
+            batch_size=2000,
+        )
     return {"answers": len(rows), "models": len({model for _, model, _ in rows})}
 
 

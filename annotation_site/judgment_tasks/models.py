@@ -6,6 +6,7 @@ answers (Submission, one per submit, identified by the client's UUID) and, kept 
 Answers are stored as the validated JSON of the definition's questions (``definition.py`` says the shape);
 the reports flatten them into long DataFrames (``frames.py``).
 """
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -20,8 +21,12 @@ class Task(models.Model):
         OPEN = "open"
         CLOSED = "closed"
 
-    name = models.CharField(max_length=100, unique=True, validators=[DATASET_NAME],
-                            help_text="Short unique name, used on the command line and in addresses.")
+    name = models.CharField(
+        max_length=100,
+        unique=True,
+        validators=[DATASET_NAME],
+        help_text="Short unique name, used on the command line and in addresses.",
+    )
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="judgment_tasks")
     preset = models.CharField(max_length=40, blank=True, help_text="The preset the definition started from.")
     title = models.CharField(max_length=200, blank=True, help_text="What annotators see as the task's name.")
@@ -29,18 +34,19 @@ class Task(models.Model):
     instructions = models.TextField(blank=True)
     definition = models.JSONField(help_text="What an item shows and the questions asked (see docs/tasks.md).")
     annotators_per_item = models.PositiveSmallIntegerField(
-        default=3, help_text="How many different annotators answer each item (the overlap).")
+        default=3, help_text="How many different annotators answer each item (the overlap)."
+    )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     annotators = models.ManyToManyField(Annotator, through="TaskMember", related_name="judgment_tasks")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "name"]
-        constraints = [models.CheckConstraint(condition=Q(annotators_per_item__gte=1),
-                                              name="task_overlap_positive")]
+        constraints = [models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="task_overlap_positive")]
 
     def __str__(self):
         return self.name
@@ -128,8 +134,9 @@ class Submission(models.Model):
     class Meta:
         ordering = ["assignment", "created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["assignment"], condition=Q(is_current=True),
-                                    name="tasksubmission_one_current"),
+            models.UniqueConstraint(
+                fields=["assignment"], condition=Q(is_current=True), name="tasksubmission_one_current"
+            ),
             models.CheckConstraint(condition=Q(time_spent__gte=0), name="tasksubmission_time_spent_ok"),
         ]
 

@@ -16,6 +16,7 @@ a signed link. The crowd platform code (annotation_site/crowd, issue #8) verifie
 The pages and API endpoints accept the token instead of a login: the token names the task and the
 annotator, so it can open only that participant's own items of that task.
 """
+
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -56,8 +57,8 @@ def admit(task, *, provider, external_id, display_name=""):
     if not provider or not external_id:
         raise ValueError("a participant needs a provider and an external id")
     annotator, _ = Annotator.objects.get_or_create(
-        kind=Annotator.Kind.CROWD, provider=provider, external_id=external_id,
-        defaults={"display_name": display_name})
+        kind=Annotator.Kind.CROWD, provider=provider, external_id=external_id, defaults={"display_name": display_name}
+    )
     add_member(task, annotator)
     return annotator
 
@@ -87,8 +88,7 @@ def read_token(token):
     annotator = next(iter(_ANNOTATOR.run(pk=annotator_id)), None) if type(annotator_id) is int else None
     if task is None or annotator is None:
         raise TokenInvalid("this link points at a task or participant that no longer exists")
-    return Participant(task=task, annotator=annotator, limit=data.get("n"), finish_url=data.get("f") or "",
-                       token=token)
+    return Participant(task=task, annotator=annotator, limit=data.get("n"), finish_url=data.get("f") or "", token=token)
 
 
 # compiled once per database connection (annotation_site.prepared_queries): every participant request reads them
@@ -107,8 +107,13 @@ def progress(task, annotator, *, limit=None):
     available = assigning.assignable_count(task, annotator)
     if limit is not None:
         available = min(available, max(limit - len(rows), 0))
-    return {"taken": len(rows), "submitted": submitted, "open": len(rows) - submitted, "available": available,
-            "limit": limit}
+    return {
+        "taken": len(rows),
+        "submitted": submitted,
+        "open": len(rows) - submitted,
+        "available": available,
+        "limit": limit,
+    }
 
 
 def is_complete(task, annotator, *, limit=None):
@@ -120,5 +125,7 @@ def is_complete(task, annotator, *, limit=None):
 
 def release_open(task, annotator):
     """Give back every item the participant holds without having submitted it; returns how many."""
-    return sum(assigning.release(found) for found in
-               Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN))
+    return sum(
+        assigning.release(found)
+        for found in Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN)
+    )

@@ -23,13 +23,18 @@ The item shows the video, the caption and the model's score and explanation; ``m
 
 The anchor wordings between the papers' end points, the prompts and the instructions are ours.
 """
+
 from annotation_site.factuality.protocol import RATING_PRESETS
 
 YES_NO = [["yes", "Yes"], ["no", "No"]]
 VALID = [["valid", "Valid"], ["invalid", "Invalid"]]
-CORRECT_SCALE = [[1, "Wrong: it blames things that are right, or misses every real error."],
-                 [2, "Mostly wrong."], [3, "Partly right."], [4, "Mostly right; a detail is off or missing."],
-                 [5, "Right: it names exactly the real errors (or rightly finds none)."]]
+CORRECT_SCALE = [
+    [1, "Wrong: it blames things that are right, or misses every real error."],
+    [2, "Mostly wrong."],
+    [3, "Partly right."],
+    [4, "Mostly right; a detail is off or missing."],
+    [5, "Right: it names exactly the real errors (or rightly finds none)."],
+]
 
 PRESETS = {
     "fifa-faithfulness": {
@@ -37,64 +42,104 @@ PRESETS = {
         "title": "How faithful is the text to the video?",
         "definition": {
             "video": True,
-            "fields": [{"name": "prompt", "label": "Prompt", "optional": True},
-                       {"name": "text", "label": "Text to judge"}],
-            "questions": [{"id": "faithfulness", "type": "likert", "prompt": RATING_PRESETS["fifa"]["question"],
-                           "scale": [list(point) for point in RATING_PRESETS["fifa"]["scale"]]}],
+            "fields": [
+                {"name": "prompt", "label": "Prompt", "optional": True},
+                {"name": "text", "label": "Text to judge"},
+            ],
+            "questions": [
+                {
+                    "id": "faithfulness",
+                    "type": "likert",
+                    "prompt": RATING_PRESETS["fifa"]["question"],
+                    "scale": [list(point) for point in RATING_PRESETS["fifa"]["scale"]],
+                }
+            ],
         },
         "instructions": (
             "## What you do\nWatch the video, then read the text (and, when shown, the prompt that produced it). "
             "Rate how faithful the text is to the video: does everything it says appear in the video? 1 means "
-            "completely hallucinated, 5 fully faithful. Do not penalise what the text leaves out.\n"),
+            "completely hallucinated, 5 fully faithful. Do not penalise what the text leaves out.\n"
+        ),
     },
     "fifa-question-quality": {
         "label": "FIFA question quality (Fig. 8): match questions to facts",
         "title": "Which questions ask about which facts?",
         "definition": {
             "video": False,
-            "lists": [{"name": "tuples", "label": "Facts", "marker": "T"},
-                      {"name": "questions", "label": "Questions", "marker": "Q"}],
-            "questions": [{"id": "matches", "type": "pairs", "left": "tuples", "right": "questions",
-                           "prompt": "For each question, mark the facts it asks about."}],
+            "lists": [
+                {"name": "tuples", "label": "Facts", "marker": "T"},
+                {"name": "questions", "label": "Questions", "marker": "Q"},
+            ],
+            "questions": [
+                {
+                    "id": "matches",
+                    "type": "pairs",
+                    "left": "tuples",
+                    "right": "questions",
+                    "prompt": "For each question, mark the facts it asks about.",
+                }
+            ],
             "figures": [{"kind": "precision_recall", "question": "matches", "name": "question quality"}],
         },
         "instructions": (
             "## What you do\nThe facts (tuples) were written by people from a text; the questions were generated "
             "by a model to check those facts. For each question, mark every fact it asks about (a question may "
             "match none, one or several facts). A question matches a fact when answering the question would tell "
-            "whether the fact holds.\n"),
+            "whether the fact holds.\n"
+        ),
     },
     "fifa-conversion": {
         "label": "FIFA fact-to-question conversion (Fig. 10): is each question right for its fact?",
         "title": "Is each question a faithful yes/no question for its fact?",
         "definition": {
             "video": False,
-            "lists": [{"name": "tuples", "label": "Facts", "marker": "T"},
-                      {"name": "questions", "label": "Questions", "marker": "Q"}],
-            "questions": [{"id": "valid", "type": "choice", "per": "questions", "with": "tuples", "options": VALID,
-                           "prompt": "Is the question a faithful, well-formed yes/no question for its fact?"}],
+            "lists": [
+                {"name": "tuples", "label": "Facts", "marker": "T"},
+                {"name": "questions", "label": "Questions", "marker": "Q"},
+            ],
+            "questions": [
+                {
+                    "id": "valid",
+                    "type": "choice",
+                    "per": "questions",
+                    "with": "tuples",
+                    "options": VALID,
+                    "prompt": "Is the question a faithful, well-formed yes/no question for its fact?",
+                }
+            ],
             "figures": [{"kind": "share", "question": "valid", "value": "valid", "name": "accuracy"}],
         },
         "instructions": (
             "## What you do\nEach question was generated from the fact shown beside it. It is valid when it is a "
             "well-formed question answerable with yes or no, and asks exactly about that fact (nothing added, "
-            "nothing left out, the answer would be yes if the fact holds).\n"),
+            "nothing left out, the answer would be yes if the fact holds).\n"
+        ),
     },
     "fifa-dependency": {
         "label": "FIFA dependency validity (Fig. 9): is each dependency between facts valid?",
         "title": "Are the dependencies between facts valid?",
         "definition": {
             "video": False,
-            "lists": [{"name": "tuples", "label": "Facts", "marker": "T"},
-                      {"name": "dependencies", "label": "Dependencies", "marker": "D"}],
-            "questions": [{"id": "valid", "type": "choice", "per": "dependencies", "options": VALID,
-                           "prompt": "Is the dependency valid?"}],
+            "lists": [
+                {"name": "tuples", "label": "Facts", "marker": "T"},
+                {"name": "dependencies", "label": "Dependencies", "marker": "D"},
+            ],
+            "questions": [
+                {
+                    "id": "valid",
+                    "type": "choice",
+                    "per": "dependencies",
+                    "options": VALID,
+                    "prompt": "Is the dependency valid?",
+                }
+            ],
             "figures": [{"kind": "share", "question": "valid", "value": "valid", "name": "valid ratio"}],
         },
         "instructions": (
-            "## What you do\nA dependency \"T3 depends on T1, T2\" says that fact T3 can only hold if T1 and T2 "
+            '## What you do\nA dependency "T3 depends on T1, T2" says that fact T3 can only hold if T1 and T2 '
             "hold (an attribute of an entity depends on the entity; an action on the ones who act). Mark each "
-            "dependency valid or invalid.\n"),
+            "dependency valid or invalid.\n"
+        ),
     },
     "fifa-verification": {
         "label": "FIFA fact verification (Table 3): answer yes/no questions about the video",
@@ -102,36 +147,58 @@ PRESETS = {
         "definition": {
             "video": True,
             "lists": [{"name": "questions", "label": "Questions", "marker": "Q"}],
-            "questions": [{"id": "answer", "type": "choice", "per": "questions", "options": YES_NO,
-                           "prompt": "What does the video show?"}],
+            "questions": [
+                {
+                    "id": "answer",
+                    "type": "choice",
+                    "per": "questions",
+                    "options": YES_NO,
+                    "prompt": "What does the video show?",
+                }
+            ],
             "figures": [{"kind": "model_accuracy", "question": "answer", "name": "VideoQA accuracy"}],
         },
         "instructions": (
             "## What you do\nWatch the video, then answer each question with yes or no from what the video shows "
             "(not from what is likely). Your majority answers become the gold answers the VideoQA models are "
-            "scored against.\n"),
+            "scored against.\n"
+        ),
     },
     "vc-inspector": {
         "label": "VC-Inspector explanations (1-5): is the model's explanation right?",
         "title": "Is the evaluator's explanation right?",
         "definition": {
             "video": True,
-            "fields": [{"name": "caption", "label": "Caption"},
-                       {"name": "score", "label": "Evaluator's score (1-5)"},
-                       {"name": "explanation", "label": "Evaluator's explanation"}],
+            "fields": [
+                {"name": "caption", "label": "Caption"},
+                {"name": "score", "label": "Evaluator's score (1-5)"},
+                {"name": "explanation", "label": "Evaluator's explanation"},
+            ],
             "questions": [
-                {"id": "correct", "type": "likert", "scale": CORRECT_SCALE,
-                 "prompt": "Is the explanation correct: does what it says about the caption hold for the video?"},
-                {"id": "names_errors", "type": "likert", "scale": CORRECT_SCALE,
-                 "prompt": "Does it name the caption's real errors (wrong objects, wrong actions)?"},
-                {"id": "comment", "type": "text", "prompt": "Comment (optional)", "required": False}],
-            "figures": [{"kind": "alpha_by_model", "question": "correct", "name": "agreement on correctness"},
-                        {"kind": "alpha_by_model", "question": "names_errors", "name": "agreement on errors named"}],
+                {
+                    "id": "correct",
+                    "type": "likert",
+                    "scale": CORRECT_SCALE,
+                    "prompt": "Is the explanation correct: does what it says about the caption hold for the video?",
+                },
+                {
+                    "id": "names_errors",
+                    "type": "likert",
+                    "scale": CORRECT_SCALE,
+                    "prompt": "Does it name the caption's real errors (wrong objects, wrong actions)?",
+                },
+                {"id": "comment", "type": "text", "prompt": "Comment (optional)", "required": False},
+            ],
+            "figures": [
+                {"kind": "alpha_by_model", "question": "correct", "name": "agreement on correctness"},
+                {"kind": "alpha_by_model", "question": "names_errors", "name": "agreement on errors named"},
+            ],
         },
         "instructions": (
             "## What you do\nWatch the video and read the caption. An automatic evaluator scored the caption from "
             "1 to 5 and explained which objects or actions it got wrong. Judge the explanation, not the caption: "
-            "is what it says true of the video and the caption, and does it name the caption's real errors?\n"),
+            "is what it says true of the video and the caption, and does it name the caption's real errors?\n"
+        ),
     },
 }
 PRESETS["vc-inspector-binary"] = {
@@ -141,11 +208,20 @@ PRESETS["vc-inspector-binary"] = {
         "video": True,
         "fields": PRESETS["vc-inspector"]["definition"]["fields"],
         "questions": [
-            {"id": "correct", "type": "choice", "options": YES_NO,
-             "prompt": PRESETS["vc-inspector"]["definition"]["questions"][0]["prompt"]},
-            {"id": "names_errors", "type": "choice", "options": YES_NO,
-             "prompt": PRESETS["vc-inspector"]["definition"]["questions"][1]["prompt"]},
-            {"id": "comment", "type": "text", "prompt": "Comment (optional)", "required": False}],
+            {
+                "id": "correct",
+                "type": "choice",
+                "options": YES_NO,
+                "prompt": PRESETS["vc-inspector"]["definition"]["questions"][0]["prompt"],
+            },
+            {
+                "id": "names_errors",
+                "type": "choice",
+                "options": YES_NO,
+                "prompt": PRESETS["vc-inspector"]["definition"]["questions"][1]["prompt"],
+            },
+            {"id": "comment", "type": "text", "prompt": "Comment (optional)", "required": False},
+        ],
         "figures": PRESETS["vc-inspector"]["definition"]["figures"],
     },
     "instructions": PRESETS["vc-inspector"]["instructions"],

@@ -24,6 +24,7 @@ arXiv 2509.16538):
   over the units that have a gold label and an answer of the model (units without one are counted);
 - ``alpha_by_model`` (VC-Inspector): alpha of the question over all items and per model version.
 """
+
 import math
 
 import pandas as pd
@@ -69,8 +70,11 @@ def aggregate(question, frame, *, median_ties="lower"):
     else:
         top = counts.max(axis=1)
         tie = counts.eq(top, axis=0).sum(axis=1) > 1
-        label = pd.Series([None if tied else value for value, tied in zip(counts.idxmax(axis=1).tolist(), tie)],
-                          index=counts.index, dtype=object)
+        label = pd.Series(
+            [None if tied else value for value, tied in zip(counts.idxmax(axis=1).tolist(), tie)],
+            index=counts.index,
+            dtype=object,
+        )
     out = keys.loc[counts.index].reset_index()
     out["answers"] = answers.to_numpy()
     out["label"] = pd.Series(label.tolist(), index=out.index, dtype=object)  # None stays None (pandas 3 str)
@@ -99,11 +103,17 @@ def agreement(question, frame, *, min_units=statistics.MIN_UNITS):
     out["warnings"] += result.warnings
     fleiss = statistics.fleiss_from_frame(numeric, categories=domain) if question["type"] != "count" else None
     if fleiss is not None:
-        out.update(fleiss_kappa=fleiss.kappa, fleiss_units=fleiss.units, fleiss_raters=fleiss.raters,
-                   fleiss_dropped=fleiss.dropped)
+        out.update(
+            fleiss_kappa=fleiss.kappa,
+            fleiss_units=fleiss.units,
+            fleiss_raters=fleiss.raters,
+            fleiss_dropped=fleiss.dropped,
+        )
         if fleiss.dropped:
-            out["warnings"].append(f"Fleiss' kappa uses the {fleiss.units} units with {fleiss.raters} answers; "
-                                   f"{fleiss.dropped} with another number of answers were left out")
+            out["warnings"].append(
+                f"Fleiss' kappa uses the {fleiss.units} units with {fleiss.raters} answers; "
+                f"{fleiss.dropped} with another number of answers were left out"
+            )
     return out
 
 
@@ -113,6 +123,7 @@ def _ratio(numerator, denominator):
 
 def precision_recall(question, labels, lengths, item_frame, judged):
     """FIFA Table 2 question quality over the judged items (``judged``: item pks with an answer)."""
+
     def figures(item_ids):
         ids = set(item_ids) & judged
         matched = labels[(labels["label"] == 1) & labels["item_id"].isin(ids)]
@@ -121,21 +132,33 @@ def precision_recall(question, labels, lengths, item_frame, judged):
         matched_questions = int(matched.drop_duplicates(["item_id", "right"]).shape[0])
         matched_tuples = int(matched.drop_duplicates(["item_id", "left"]).shape[0])
         ties = int(labels[labels["item_id"].isin(ids)]["tie"].sum())
-        return {"items": len(ids), "questions": questions, "matched_questions": matched_questions,
-                "precision": _ratio(matched_questions, questions), "tuples": tuples,
-                "matched_tuples": matched_tuples, "recall": _ratio(matched_tuples, tuples), "tied_pairs": ties}
+        return {
+            "items": len(ids),
+            "questions": questions,
+            "matched_questions": matched_questions,
+            "precision": _ratio(matched_questions, questions),
+            "tuples": tuples,
+            "matched_tuples": matched_tuples,
+            "recall": _ratio(matched_tuples, tuples),
+            "tied_pairs": ties,
+        }
 
     return _with_subsets(figures, item_frame)
 
 
 def share(labels, value, item_frame):
     """Share of units whose majority label is ``value`` (ties left out and counted)."""
+
     def figures(item_ids):
         rows = labels[labels["item_id"].isin(set(item_ids))]
         decided = rows[~rows["tie"].astype(bool)]
         hits = int((decided["label"] == value).sum())
-        return {"units": int(len(decided)), "matching": hits, "share": _ratio(hits, len(decided)),
-                "tied": int(len(rows) - len(decided))}
+        return {
+            "units": int(len(decided)),
+            "matching": hits,
+            "share": _ratio(hits, len(decided)),
+            "tied": int(len(rows) - len(decided)),
+        }
 
     return _with_subsets(figures, item_frame)
 
@@ -160,8 +183,12 @@ def model_accuracy(labels, model_frame, item_frame):
         def figures(rows):
             answered = rows[rows["value"].notna()]
             correct = int((answered["value"] == answered["label"]).sum())
-            return {"units": int(len(answered)), "correct": correct, "accuracy": _ratio(correct, len(answered)),
-                    "missing": int(len(rows) - len(answered))}
+            return {
+                "units": int(len(answered)),
+                "correct": correct,
+                "accuracy": _ratio(correct, len(answered)),
+                "missing": int(len(rows) - len(answered)),
+            }
 
         entry = figures(merged)
         subsets = [s for s in merged["subset"].drop_duplicates().tolist() if s]
@@ -182,32 +209,56 @@ def alpha_by_model(question, frame, item_frame, *, min_units=statistics.MIN_UNIT
     return out
 
 
-def build(definition, item_frame, lengths, human_rows, model_rows, *, median_ties="lower",
-          min_units=statistics.MIN_UNITS):
+def build(
+    definition, item_frame, lengths, human_rows, model_rows, *, median_ties="lower", min_units=statistics.MIN_UNITS
+):
     """The whole report (plain values) and the aggregated labels per question (DataFrames)."""
     judged = {item_id for item_id, _, _ in human_rows}
-    report = {"parameters": {"median_ties": median_ties, "min_units": min_units},
-              "items": int(len(item_frame)), "judged_items": len(judged),
-              "annotators": len({who for _, who, _ in human_rows}), "answers": len(human_rows),
-              "models": sorted({model for _, model, _ in model_rows}), "questions": [], "figures": []}
+    report = {
+        "parameters": {"median_ties": median_ties, "min_units": min_units},
+        "items": int(len(item_frame)),
+        "judged_items": len(judged),
+        "annotators": len({who for _, who, _ in human_rows}),
+        "answers": len(human_rows),
+        "models": sorted({model for _, model, _ in model_rows}),
+        "questions": [],
+        "figures": [],
+    }
     labels, long_frames = {}, {}
     for question in definition["questions"]:
         if question["type"] == "text":
-            report["questions"].append({"id": question["id"], "type": "text", "prompt": question["prompt"],
-                                        "answered": len(frames.texts(question, human_rows))})
+            report["questions"].append(
+                {
+                    "id": question["id"],
+                    "type": "text",
+                    "prompt": question["prompt"],
+                    "answered": len(frames.texts(question, human_rows)),
+                }
+            )
             continue
         frame = frames.long_frame(question, human_rows, lengths)
         long_frames[question["id"]] = frame
         aggregated = aggregate(question, frame, median_ties=median_ties)
         labels[question["id"]] = aggregated
-        entry = {"id": question["id"], "type": question["type"], "prompt": question["prompt"],
-                 "per": question.get("per"), **agreement(question, frame, min_units=min_units),
-                 "labelled_units": int(aggregated["label"].notna().sum()), "ties": int(aggregated["tie"].sum()),
-                 "distribution": _distribution(question, frame)}
+        entry = {
+            "id": question["id"],
+            "type": question["type"],
+            "prompt": question["prompt"],
+            "per": question.get("per"),
+            **agreement(question, frame, min_units=min_units),
+            "labelled_units": int(aggregated["label"].notna().sum()),
+            "ties": int(aggregated["tie"].sum()),
+            "distribution": _distribution(question, frame),
+        }
         if entry["ties"]:
-            entry["warnings"].append(f"{entry['ties']} units are tied "
-                                     + ("(no majority: no label)" if question["type"] in ("choice", "pairs")
-                                        else f"(even answers: the {median_ties} median is used)"))
+            entry["warnings"].append(
+                f"{entry['ties']} units are tied "
+                + (
+                    "(no majority: no label)"
+                    if question["type"] in ("choice", "pairs")
+                    else f"(even answers: the {median_ties} median is used)"
+                )
+            )
         report["questions"].append(entry)
     for figure in definition["figures"]:
         question = next(q for q in definition["questions"] if q["id"] == figure["question"])
@@ -217,13 +268,13 @@ def build(definition, item_frame, lengths, human_rows, model_rows, *, median_tie
         elif figure["kind"] == "share":
             entry.update(share(labels[question["id"]], figure["value"], item_frame))
         elif figure["kind"] == "model_accuracy":
-            entry.update(model_accuracy(labels[question["id"]], frames.long_frame(question, model_rows, lengths),
-                                        item_frame))
+            entry.update(
+                model_accuracy(labels[question["id"]], frames.long_frame(question, model_rows, lengths), item_frame)
+            )
             if not model_rows:
                 entry["warnings"] = ["no model answers imported yet"]
         elif figure["kind"] == "alpha_by_model":
-            entry["by_model"] = alpha_by_model(question, long_frames[question["id"]], item_frame,
-                                               min_units=min_units)
+            entry["by_model"] = alpha_by_model(question, long_frames[question["id"]], item_frame, min_units=min_units)
         report["figures"].append(entry)
     return report, labels
 
@@ -240,14 +291,28 @@ def _distribution(question, frame):
 def task_report(task, **parameters):
     """Load a task's frames (three queries) and build its report and labels."""
     item_frame, lengths = frames.items(task)
-    report, labels = build(task.definition, item_frame, lengths, frames.human_answers(task),
-                           frames.model_answers(task), **parameters)
+    report, labels = build(
+        task.definition, item_frame, lengths, frames.human_answers(task), frames.model_answers(task), **parameters
+    )
     report = {"task": task.name, "preset": task.preset, "status": task.status, **report}
     return report, labels, item_frame
 
 
-LABEL_COLUMNS = ["question", "item_id", "video_id", "system", "model", "subset", "element", "left", "right",
-                 "answers", "label", "tie", "votes"]
+LABEL_COLUMNS = [
+    "question",
+    "item_id",
+    "video_id",
+    "system",
+    "model",
+    "subset",
+    "element",
+    "left",
+    "right",
+    "answers",
+    "label",
+    "tie",
+    "votes",
+]
 
 
 def label_rows(definition, labels, item_frame):
@@ -260,13 +325,23 @@ def label_rows(definition, labels, item_frame):
             continue
         for unit in frame.itertuples(index=False):
             item = info.loc[unit.item_id]
-            rows.append({
-                "question": question["id"], "item_id": item["key"], "video_id": item["video_id"],
-                "system": item["system"], "model": item["model"], "subset": item["subset"],
-                "element": unit.element + 1 if unit.element >= 0 else None,
-                "left": unit.left + 1 if unit.left >= 0 else None, "right": unit.right + 1 if unit.right >= 0 else None,
-                "answers": int(unit.answers), "label": _plain(unit.label), "tie": bool(unit.tie),
-                "votes": {str(k): v for k, v in unit.votes.items()}})
+            rows.append(
+                {
+                    "question": question["id"],
+                    "item_id": item["key"],
+                    "video_id": item["video_id"],
+                    "system": item["system"],
+                    "model": item["model"],
+                    "subset": item["subset"],
+                    "element": unit.element + 1 if unit.element >= 0 else None,
+                    "left": unit.left + 1 if unit.left >= 0 else None,
+                    "right": unit.right + 1 if unit.right >= 0 else None,
+                    "answers": int(unit.answers),
+                    "label": _plain(unit.label),
+                    "tie": bool(unit.tie),
+                    "votes": {str(k): v for k, v in unit.votes.items()},
+                }
+            )
     return rows
 
 

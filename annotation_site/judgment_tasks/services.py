@@ -1,5 +1,6 @@
 """Tasks: creating them (from a preset or a definition), editing the definition until work starts, members,
 opening and closing, and the progress figures of the pages (a fixed number of queries each)."""
+
 import copy
 
 from django.core.exceptions import ValidationError
@@ -29,8 +30,18 @@ def preset_definition(key):
     return normalise(copy.deepcopy(preset["definition"])), preset["title"], preset["instructions"]
 
 
-def create_task(*, name, dataset, preset="", definition=None, annotators_per_item=3, title="", description="",
-                instructions="", created_by=None):
+def create_task(
+    *,
+    name,
+    dataset,
+    preset="",
+    definition=None,
+    annotators_per_item=3,
+    title="",
+    description="",
+    instructions="",
+    created_by=None,
+):
     """Create a task from a preset or a definition (a definition given wins over the preset's); raises
     ValidationError naming the field at fault."""
     try:
@@ -52,9 +63,16 @@ def create_task(*, name, dataset, preset="", definition=None, annotators_per_ite
     elif not preset:
         raise ValidationError({"preset": "choose a preset or give a definition"})
     return Task.objects.create(
-        name=name, dataset=dataset, preset=preset, title=title or default_title, description=description,
-        instructions=instructions.strip() or default_instructions, definition=normalised,
-        annotators_per_item=int(annotators_per_item), created_by=created_by)
+        name=name,
+        dataset=dataset,
+        preset=preset,
+        title=title or default_title,
+        description=description,
+        instructions=instructions.strip() or default_instructions,
+        definition=normalised,
+        annotators_per_item=int(annotators_per_item),
+        created_by=created_by,
+    )
 
 
 def work_started(task):
@@ -71,8 +89,12 @@ def update_definition(task, definition):
     with transaction.atomic():
         Task.objects.select_for_update().filter(pk=task.pk).first()
         if work_started(task):
-            raise ValidationError({"definition": "work has started on this task (items were handed out): the "
-                                                 "definition can no longer change"})
+            raise ValidationError(
+                {
+                    "definition": "work has started on this task (items were handed out): the "
+                    "definition can no longer change"
+                }
+            )
         problems = _refit(task, normalised)
         if problems:
             raise ValidationError({"definition": problems})
@@ -93,14 +115,25 @@ def _refit(task, normalised):
     if not rows:
         return []
     probe = Task(name=task.name, dataset=task.dataset, definition=normalised)
-    text = "\n".join(json.dumps({"item_id": item.key, "video_id": item.video.external_id, **item.fields,
-                                 **{k: v for k, v in item.lists.items() if v}}) for item in rows)
+    text = "\n".join(
+        json.dumps(
+            {
+                "item_id": item.key,
+                "video_id": item.video.external_id,
+                **item.fields,
+                **{k: v for k, v in item.lists.items() if v},
+            }
+        )
+        for item in rows
+    )
     problems = []
     try:
         read_items(probe, text, filename="stored items")
     except FormatError as exc:
-        problems += [f"stored item {rows[p.line - 1].key}: {p.where}: {p.message}" if p.line else str(p)
-                     for p in exc.problems[:20]]
+        problems += [
+            f"stored item {rows[p.line - 1].key}: {p.where}: {p.message}" if p.line else str(p)
+            for p in exc.problems[:20]
+        ]
     lists = {item.pk: item.lists for item in rows}
     for answer in ModelAnswer.objects.filter(task=task).only("item_id", "model", "answers")[:10000]:
         _, errors, _ = check_answer(normalised, lists[answer.item_id], answer.answers, partial=True)
@@ -112,8 +145,12 @@ def update_task(task, *, title=None, description=None, instructions=None, annota
     """Change what may change at any time (the definition has its own rule: ``update_definition``)."""
     if annotators_per_item is not None and not 1 <= int(annotators_per_item) <= 50:
         raise ValidationError({"annotators_per_item": "annotators per item must be between 1 and 50"})
-    for name, value in (("title", title), ("description", description), ("instructions", instructions),
-                        ("annotators_per_item", annotators_per_item)):
+    for name, value in (
+        ("title", title),
+        ("description", description),
+        ("instructions", instructions),
+        ("annotators_per_item", annotators_per_item),
+    ):
         if value is not None:
             setattr(task, name, value)
     task.save()
@@ -149,15 +186,26 @@ def progress(task):
     n_items, n_full, n_assigned = units.slot_counts(Item.objects.filter(task=task), task.annotators_per_item)
     per_annotator = units.assignment_counts(Assignment.objects.filter(task=task))
     times = {}
-    for annotator_id, seconds in (Submission.objects.filter(assignment__task=task, is_current=True)
-                                  .values_list("annotator_id", "time_spent")):
+    for annotator_id, seconds in Submission.objects.filter(assignment__task=task, is_current=True).values_list(
+        "annotator_id", "time_spent"
+    ):
         times.setdefault(annotator_id, []).append(seconds)
     rows = []
     for annotator, member in units.annotators_of(TaskMember.objects.filter(task=task), per_annotator, Annotator):
         counts = per_annotator.get(annotator.pk, {})
-        rows.append({"annotator": annotator, "member": member, "assigned": counts.get("assigned", 0),
-                     "submitted": counts.get("submitted", 0),
-                     "median_seconds": units.median_seconds(times.get(annotator.pk, []))})
+        rows.append(
+            {
+                "annotator": annotator,
+                "member": member,
+                "assigned": counts.get("assigned", 0),
+                "submitted": counts.get("submitted", 0),
+                "median_seconds": units.median_seconds(times.get(annotator.pk, [])),
+            }
+        )
     models = list(ModelAnswer.objects.filter(task=task).values("model").annotate(n=Count("id")).order_by("model"))
-    return {"items": n_items, "full_items": n_full, **units.totals(n_items, task.annotators_per_item, n_assigned, rows),
-            "models": [(row["model"], row["n"]) for row in models]}
+    return {
+        "items": n_items,
+        "full_items": n_full,
+        **units.totals(n_items, task.annotators_per_item, n_assigned, rows),
+        "models": [(row["model"], row["n"]) for row in models],
+    }

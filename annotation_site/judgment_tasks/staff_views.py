@@ -1,5 +1,6 @@
 """Researcher pages of a task: creating it from a preset, its overview (progress, imports, members, crowd
 links), settings and definition, open / close, the report with its charts, and the downloads. Staff only."""
+
 import json
 
 from django.contrib import messages
@@ -25,13 +26,20 @@ def _task(name):
 def task_create(request):
     form = TaskCreateForm(request.POST or None, initial={"preset": request.GET.get("preset")})
     if request.method == "POST" and form.is_valid():
-        def create(data):
-            return services.create_task(name=data["name"], dataset=data["dataset"], preset=data["preset"],
-                                        annotators_per_item=data["annotators_per_item"],
-                                        description=data["description"], created_by=request.user)
 
-        created = PAGES.create_from_form(request, form, create,
-                                         lambda task: f"Created task {task.name}. Next: import its items (JSONL).")
+        def create(data):
+            return services.create_task(
+                name=data["name"],
+                dataset=data["dataset"],
+                preset=data["preset"],
+                annotators_per_item=data["annotators_per_item"],
+                description=data["description"],
+                created_by=request.user,
+            )
+
+        created = PAGES.create_from_form(
+            request, form, create, lambda task: f"Created task {task.name}. Next: import its items (JSONL)."
+        )
         if created is not None:
             return created
     return render(request, "judgment_tasks/task_create.html", {"form": form, "presets": presets.PRESETS})
@@ -39,10 +47,20 @@ def task_create(request):
 
 def _task_detail(request, name):
     task = _task(name)
-    return render(request, "judgment_tasks/task_detail.html", PAGES.context(
-        task, progress=services.progress(task), invite_form=InviteForm(), items_form=ImportForm(prefix="items"),
-        answers_form=ImportForm(prefix="answers"), participant_form=ParticipantForm(),
-        editable=not services.work_started(task), definition=task.definition))
+    return render(
+        request,
+        "judgment_tasks/task_detail.html",
+        PAGES.context(
+            task,
+            progress=services.progress(task),
+            invite_form=InviteForm(),
+            items_form=ImportForm(prefix="items"),
+            answers_form=ImportForm(prefix="answers"),
+            participant_form=ParticipantForm(),
+            editable=not services.work_started(task),
+            definition=task.definition,
+        ),
+    )
 
 
 task_detail = PAGES.staff_or_work(_task_detail)
@@ -54,8 +72,13 @@ task_status = PAGES.status_view()
 def task_settings(request, name):
     task = _task(name)
     editable = not services.work_started(task)
-    initial = {"title": task.title, "description": task.description, "instructions": task.instructions,
-               "annotators_per_item": task.annotators_per_item, "definition": json.dumps(task.definition, indent=2)}
+    initial = {
+        "title": task.title,
+        "description": task.description,
+        "instructions": task.instructions,
+        "annotators_per_item": task.annotators_per_item,
+        "definition": json.dumps(task.definition, indent=2),
+    }
     form = TaskSettingsForm(request.POST or None, initial=initial)
     if not editable:
         form.fields["definition"].disabled = True
@@ -64,8 +87,13 @@ def task_settings(request, name):
         try:
             if editable and data["definition"] != task.definition:
                 services.update_definition(task, data["definition"])
-            services.update_task(task, title=data["title"], description=data["description"],
-                                 instructions=data["instructions"], annotators_per_item=data["annotators_per_item"])
+            services.update_task(
+                task,
+                title=data["title"],
+                description=data["description"],
+                instructions=data["instructions"],
+                annotators_per_item=data["annotators_per_item"],
+            )
         except ValidationError as exc:
             for problem in exc.message_dict.get("definition", []):
                 form.add_error("definition", problem)
@@ -87,8 +115,9 @@ def task_participant(request, name):
     if form.is_valid():
         data = form.cleaned_data
         annotator = participants.admit(task, provider=data["provider"], external_id=data["external_id"])
-        link = request.build_absolute_uri(participants.entry_url(task, annotator, limit=data["limit"],
-                                                                 finish_url=data["finish_url"] or ""))
+        link = request.build_absolute_uri(
+            participants.entry_url(task, annotator, limit=data["limit"], finish_url=data["finish_url"] or "")
+        )
         messages.info(request, f"Link for participant {data['external_id']}: {link}")
     else:
         messages.error(request, "Give the participant's id (and a valid finish address, if any).")
@@ -120,9 +149,16 @@ def _median_ties(request):
 def task_report(request, name):
     task = _task(name)
     report, _, _ = reports.task_report(task, median_ties=_median_ties(request))
-    return render(request, "judgment_tasks/report.html", {
-        "task": task, "report": report, "charts": charts.chart_names(report) if report["judged_items"] else [],
-        "median_ties": _median_ties(request)})
+    return render(
+        request,
+        "judgment_tasks/report.html",
+        {
+            "task": task,
+            "report": report,
+            "charts": charts.chart_names(report) if report["judged_items"] else [],
+            "median_ties": _median_ties(request),
+        },
+    )
 
 
 @staff_member_required
@@ -146,8 +182,9 @@ def task_download(request, name, what):
     task = _task(name)
     if what == "answers.jsonl":
         anonymise = anonymise_requested(request.GET)
-        return exports.attachment(exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl",
-                                  "application/x-ndjson")
+        return exports.attachment(
+            exports.answers_jsonl(task, anonymise=anonymise), f"{task.name}-answers.jsonl", "application/x-ndjson"
+        )
     report, labels, item_frame = reports.task_report(task, median_ties=_median_ties(request))
     if what == "report.json":
         return exports.attachment(exports.report_json(report), f"{task.name}-report.json", "application/json")

@@ -1,5 +1,6 @@
 """Pages of the judgment tasks (mounted at /tasks/ by annotation_site/urls.py). Task names live under ``t/``
 and participant links under ``p/``, so no name can shadow a fixed word."""
+
 from django.urls import path
 
 from . import staff_views, views

@@ -1,6 +1,7 @@
 """Annotator pages: the task list, instructions, the work page, taking the next item and the annotation page;
 the same pages for crowd participants through a signed link (``/tasks/p/TOKEN/...``, no account). Thin: every
 decision is a service call; templates only display (and escape every text)."""
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
@@ -24,15 +25,32 @@ def _mine(task, annotator):
 
 
 PAGES = ProtocolPages(
-    noun="task", unit_noun="item", templates="judgment_tasks",
+    noun="task",
+    unit_noun="item",
+    templates="judgment_tasks",
     queryset=lambda: Task.objects.select_related("dataset"),
-    detail_url="tasks-detail", work_url="tasks-work", annotate_url="tasks-annotate",
-    annotator_for_user=annotator_for_user, is_member=services.is_member, units_for=services.tasks_for,
-    assignments_of=_mine, assignable_count=assigning.assignable_count, next_assignment=assigning.next_assignment,
-    closed_error=TaskClosed, not_member_message="You are not a member of this task.",
-    invite=services.invite_to_task, announce_invitations=invitation_messages, set_status=services.set_status,
-    all_key="all_tasks", home_url="tasks-home", home_label="Tasks", instructions_url="tasks-instructions",
-    start_url="tasks-start", status_url="tasks-status", title_attr="display_title")
+    detail_url="tasks-detail",
+    work_url="tasks-work",
+    annotate_url="tasks-annotate",
+    annotator_for_user=annotator_for_user,
+    is_member=services.is_member,
+    units_for=services.tasks_for,
+    assignments_of=_mine,
+    assignable_count=assigning.assignable_count,
+    next_assignment=assigning.next_assignment,
+    closed_error=TaskClosed,
+    not_member_message="You are not a member of this task.",
+    invite=services.invite_to_task,
+    announce_invitations=invitation_messages,
+    set_status=services.set_status,
+    all_key="all_tasks",
+    home_url="tasks-home",
+    home_label="Tasks",
+    instructions_url="tasks-instructions",
+    start_url="tasks-start",
+    status_url="tasks-status",
+    title_attr="display_title",
+)
 
 home = login_required(PAGES.home)
 work = login_required(PAGES.work)
@@ -61,15 +79,33 @@ def _annotation_page(request, found, *, participant=None):
         "submitted": found.status == Assignment.Status.SUBMITTED,
     }
     if participant:
-        urls = {"next": reverse("tasks-participant-next", args=[token]),
-                "work": reverse("tasks-participant", args=[token]),
-                "instructions": reverse("tasks-participant", args=[token]) + "#instructions"}
+        urls = {
+            "next": reverse("tasks-participant-next", args=[token]),
+            "work": reverse("tasks-participant", args=[token]),
+            "instructions": reverse("tasks-participant", args=[token]) + "#instructions",
+        }
     else:
-        urls = {"next": reverse("tasks-start", args=[task.name]), "work": reverse("tasks-work", args=[task.name]),
-                "instructions": reverse("tasks-instructions", args=[task.name])}
-    return render(request, "judgment_tasks/annotate.html", {
-        "assignment": found, "task": task, "item": item, "video": item.video, "shown": shown, "number": number,
-        "total": total, "config": config, "urls": urls, "participant": participant})
+        urls = {
+            "next": reverse("tasks-start", args=[task.name]),
+            "work": reverse("tasks-work", args=[task.name]),
+            "instructions": reverse("tasks-instructions", args=[task.name]),
+        }
+    return render(
+        request,
+        "judgment_tasks/annotate.html",
+        {
+            "assignment": found,
+            "task": task,
+            "item": item,
+            "video": item.video,
+            "shown": shown,
+            "number": number,
+            "total": total,
+            "config": config,
+            "urls": urls,
+            "participant": participant,
+        },
+    )
 
 
 @login_required
@@ -82,12 +118,14 @@ def annotate(request, pk):
 
 # --- crowd participants (no account: the signed token names the task and the participant) ----------------
 
+
 def _participant(request, token):
     try:
         return participants.read_token(token)
     except participants.TokenInvalid as exc:
-        response = render(request, "judgment_tasks/link_problem.html", {"message": str(exc), "expired": exc.expired},
-                          status=403)
+        response = render(
+            request, "judgment_tasks/link_problem.html", {"message": str(exc), "expired": exc.expired}, status=403
+        )
         raise _Refused(response) from None
 
 
@@ -116,9 +154,17 @@ def participant_home(request, token):
     task, annotator = participant.task, participant.annotator
     counts = participants.progress(task, annotator, limit=participant.limit)
     done = participants.is_complete(task, annotator, limit=participant.limit) and counts["taken"] > 0
-    return render(request, "judgment_tasks/participant.html", {
-        "participant": participant, "task": task, "counts": counts, "done": done,
-        "full": counts["taken"] == 0 and counts["available"] == 0})
+    return render(
+        request,
+        "judgment_tasks/participant.html",
+        {
+            "participant": participant,
+            "task": task,
+            "counts": counts,
+            "done": done,
+            "full": counts["taken"] == 0 and counts["available"] == 0,
+        },
+    )
 
 
 @frameable

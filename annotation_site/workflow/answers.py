@@ -7,6 +7,7 @@ unique constraint on the UUID is the last line of defence (an IntegrityError is 
 won). The exceptions are what a page or an API turns into 400 (invalid), 409 (needs confirmation, or a UUID
 already used for another unit).
 """
+
 import json
 import uuid as uuid_module
 

@@ -1,6 +1,7 @@
 """The researcher endpoints every protocol's REST API shares, written once (DRF): the body of a refused change,
 the invitations of a created unit, inviting a list of user names, the progress of a unit, and the answer to an
 invalid file. Each protocol's ``api.py`` keeps its serializers and its own endpoints and calls these."""
+
 from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -57,8 +58,15 @@ class InviteView(APIView):
     def invite(self, unit, username):
         raise NotImplementedError
 
-    @extend_schema(request={"application/json": {"type": "object", "properties": {
-        "usernames": {"type": "array", "items": {"type": "string"}}}}}, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        request={
+            "application/json": {
+                "type": "object",
+                "properties": {"usernames": {"type": "array", "items": {"type": "string"}}},
+            }
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
     def post(self, request, name):
         unit = self.unit(name)
         return invite_usernames(request, lambda username: self.invite(unit, username))
@@ -80,13 +88,20 @@ def apply_changes(unit, values, *, update, set_status, body):
 def with_progress(body, progress):
     """A unit's detail body with its progress counts and one row per annotator."""
     body["progress"] = {k: v for k, v in progress.items() if k != "annotators"}
-    body["annotators"] = [{"annotator": row["annotator"].name, "assigned": row["assigned"],
-                           "submitted": row["submitted"], "median_seconds": row["median_seconds"]}
-                          for row in progress["annotators"]]
+    body["annotators"] = [
+        {
+            "annotator": row["annotator"].name,
+            "assigned": row["assigned"],
+            "submitted": row["submitted"],
+            "median_seconds": row["median_seconds"],
+        }
+        for row in progress["annotators"]
+    ]
     return body
 
 
 def format_problems(exc):
     """400 for a file with problems (a FormatError): nothing was imported, every problem listed."""
-    return Response({"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
-                    status=400)
+    return Response(
+        {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]}, status=400
+    )

@@ -9,6 +9,7 @@ checking an answer, writing submissions). The crowd app's vocabulary (``Target``
 ``QCOutcome``) comes in ``crowd``, the module the protocol passes: workflow sits beside crowd and imports none of
 it (``.importlinter``).
 """
+
 import uuid
 
 from django.db import transaction
@@ -50,8 +51,9 @@ class UnitsAdapter:
 
     def _member(self, found, worker_key):
         """The crowd annotator of ``worker_key`` (the same whatever the protocol), a member of ``found``."""
-        annotator, _ = self.annotator_model.objects.get_or_create(kind=self.annotator_model.Kind.CROWD,
-                                                                  provider="crowd", external_id=worker_key)
+        annotator, _ = self.annotator_model.objects.get_or_create(
+            kind=self.annotator_model.Kind.CROWD, provider="crowd", external_id=worker_key
+        )
         self.member_model.objects.get_or_create(**{self.target_field: found, "annotator": annotator})
         return annotator
 
@@ -66,10 +68,9 @@ class UnitsAdapter:
             existing = self.assignment_model.objects.filter(**mine).first()
             if existing is not None:
                 return existing
-            taken = (self.unit_model.objects
-                     .filter(pk=unit_pk, **{self.target_field: found,
-                                            "assigned__lt": getattr(found, self.capacity_field)})
-                     .update(assigned=F("assigned") + 1))
+            taken = self.unit_model.objects.filter(
+                pk=unit_pk, **{self.target_field: found, "assigned__lt": getattr(found, self.capacity_field)}
+            ).update(assigned=F("assigned") + 1)
             if not taken:
                 return None
             return self.assignment_model.objects.create(**mine, **self.new_assignment_fields())
@@ -79,9 +80,12 @@ class UnitsAdapter:
         raise NotImplementedError
 
     def work(self, target, work_key):
-        found = (self.assignment_model.objects.select_related(*self.work_related)
-                 .filter(pk=int(work_key), **{f"{self.target_field}_id": target.object_id})
-                 .annotate(last=Max("submissions__created_at")).first())
+        found = (
+            self.assignment_model.objects.select_related(*self.work_related)
+            .filter(pk=int(work_key), **{f"{self.target_field}_id": target.object_id})
+            .annotate(last=Max("submissions__created_at"))
+            .first()
+        )
         return None if found is None else self._work(found, last=found.last)
 
     def release_assignment(self, found):
@@ -89,17 +93,17 @@ class UnitsAdapter:
         raise NotImplementedError
 
     def release(self, target, work_key):
-        found = self.assignment_model.objects.filter(pk=int(work_key), **{f"{self.target_field}_id":
-                                                                          target.object_id}).first()
+        found = self.assignment_model.objects.filter(
+            pk=int(work_key), **{f"{self.target_field}_id": target.object_id}
+        ).first()
         return bool(found) and self.release_assignment(found)
 
     def assignments(self, target):
         out = []
         done_status = self.assignment_model.Status.SUBMITTED
-        for pk, external, label, status in (
-                self.assignment_model.objects.filter(**{f"{self.target_field}_id": target.object_id},
-                                                     annotator__kind=self.annotator_model.Kind.CROWD)
-                .values_list("pk", "annotator__external_id", self.unit_label, "status")):
+        for pk, external, label, status in self.assignment_model.objects.filter(
+            **{f"{self.target_field}_id": target.object_id}, annotator__kind=self.annotator_model.Kind.CROWD
+        ).values_list("pk", "annotator__external_id", self.unit_label, "status"):
             done = status == done_status
             qc = self.crowd.QCOutcome("insufficient_data" if done else "in_progress", detail=self.no_qc if done else "")
             out.append(self.crowd.AssignmentRecord(str(pk), external, label, done, qc))
@@ -124,13 +128,20 @@ class UnitsAdapter:
             unit = by_pk.get(hit) or by_label.get(label) or by_label.get(hit)
             if unit is None:
                 named = ("Input.hit_id", hit) if hit else (f"Input.{self.unit_input}", label)
-                problems.append((row.line, named[0],
-                                 f"no {self.unit_noun} {named[1]!r} in {self.target_field} {found.name}"))
+                problems.append(
+                    (row.line, named[0], f"no {self.unit_noun} {named[1]!r} in {self.target_field} {found.name}")
+                )
                 continue
             if (row.worker_id, unit.pk) in seen:
-                problems.append((row.line, "WorkerId", f"{row.worker_id} answered {self.unit_noun} "
-                                                       f"{self.unit_name(unit)} already on line "
-                                                       f"{seen[(row.worker_id, unit.pk)]}"))
+                problems.append(
+                    (
+                        row.line,
+                        "WorkerId",
+                        f"{row.worker_id} answered {self.unit_noun} "
+                        f"{self.unit_name(unit)} already on line "
+                        f"{seen[(row.worker_id, unit.pk)]}",
+                    )
+                )
                 continue
             seen[(row.worker_id, unit.pk)] = row.line
             yield row, unit
@@ -152,23 +163,35 @@ class UnitsAdapter:
     def import_results(self, target, rows, worker_keys):
         found = self._target(target)
         _, plans = self.plan(found, rows)
-        uuids = {row.assignment_id: uuid.uuid5(self.import_namespace, f"{found.pk}:{row.assignment_id}")
-                 for row, *_ in plans}
-        stored = set(self.submission_model.objects.filter(client_uuid__in=list(uuids.values()))
-                     .values_list("client_uuid", flat=True))
+        uuids = {
+            row.assignment_id: uuid.uuid5(self.import_namespace, f"{found.pk}:{row.assignment_id}") for row, *_ in plans
+        }
+        stored = set(
+            self.submission_model.objects.filter(client_uuid__in=list(uuids.values())).values_list(
+                "client_uuid", flat=True
+            )
+        )
         out, entries = {}, []
         for row, unit, cleaned, incomplete in plans:
             annotator = self._member(found, worker_keys[row.worker_id])
             assignment, created = self.assignment_model.objects.get_or_create(
                 **{self.target_field: found, self.unit_field: unit, "annotator": annotator},
-                defaults=self.new_assignment_fields())
+                defaults=self.new_assignment_fields(),
+            )
             if created:
                 self.unit_model.objects.filter(pk=unit.pk).update(assigned=F("assigned") + 1)
             out[row.assignment_id] = str(assignment.pk)
             if uuids[row.assignment_id] not in stored:
-                entries.append(dict(assignment=assignment, client_uuid=uuids[row.assignment_id],
-                                    time_spent=float(row.work_seconds or 0), video_played=None,
-                                    confirmed_incomplete=incomplete, **self.imported_entry(found, cleaned)))
+                entries.append(
+                    dict(
+                        assignment=assignment,
+                        client_uuid=uuids[row.assignment_id],
+                        time_spent=float(row.work_seconds or 0),
+                        video_played=None,
+                        confirmed_incomplete=incomplete,
+                        **self.imported_entry(found, cleaned),
+                    )
+                )
         if entries:
             self.write_imported(found, entries)
         return out

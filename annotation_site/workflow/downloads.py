@@ -1,5 +1,6 @@
 """Downloads every protocol serves the same way: the attachment response of the pages and the API, and the
 ``anonymise`` switch of raw-answer downloads (on unless ``0``, ``false`` or ``no``)."""
+
 from django.http import HttpResponse
 
 

@@ -8,8 +8,9 @@ services) and mounts the views it gets from it; its own pages (the annotation pa
 the app. This module imports no app: what it needs of the protocol and of the annotators comes in the
 ``ProtocolPages`` (workflow sits beside ``annotators`` and below the protocols, ``.importlinter``).
 """
-from dataclasses import dataclass
+
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
@@ -86,10 +87,17 @@ class ProtocolPages:
         if request.user.is_staff and not self.is_member(unit, annotator):
             return redirect(self.detail_url, name=name)
         mine = list(self.assignments_of(unit, annotator))
-        return render(request, f"{self.templates}/work.html", self.context(
-            unit, title=getattr(unit, self.title_attr), assignments=mine,
-            available=self.assignable_count(unit, annotator),
-            open=next((a for a in mine if a.status == AssignmentStatus.OPEN), None)))
+        return render(
+            request,
+            f"{self.templates}/work.html",
+            self.context(
+                unit,
+                title=getattr(unit, self.title_attr),
+                assignments=mine,
+                available=self.assignable_count(unit, annotator),
+                open=next((a for a in mine if a.status == AssignmentStatus.OPEN), None),
+            ),
+        )
 
     def start(self, request, name):
         """Hand the annotator their next assignment (or the one in progress) and open it."""
@@ -112,6 +120,7 @@ class ProtocolPages:
     def staff_or_work(self, staff_view):
         """The unit's address serves the researcher's overview to staff and sends everyone else to the work
         page (annotators share one link)."""
+
         def view(request, name):
             if not request.user.is_authenticated or not request.user.is_staff:
                 return redirect(self.work_url, name=name)
@@ -184,6 +193,10 @@ class ProtocolPages:
         except refused as exc:
             messages.error(request, str(exc))
         except FormatError as exc:
-            return render(request, f"{self.templates}/import_problems.html",
-                          {self.noun: unit, "problems": exc.problems, "filename": upload.name}, status=400)
+            return render(
+                request,
+                f"{self.templates}/import_problems.html",
+                {self.noun: unit, "problems": exc.problems, "filename": upload.name},
+                status=400,
+            )
         return redirect(self.detail_url, name=unit.name)

@@ -1,6 +1,7 @@
 """Services every protocol's unit of work has (a factuality project, a judgment task), written once for any
 model with a ``name``, a ``status`` (``Status.OPEN`` / ``Status.CLOSED``), a ``closed_at`` time, members
 (``members__annotator``) and assignments (``assignments__annotator``, ``assignments__status``)."""
+
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
@@ -26,23 +27,35 @@ def units_for(queryset, annotator):
     ``mine_done`` (one query)."""
     if annotator is None:
         return []
-    return list(queryset.filter(members__annotator=annotator).select_related("dataset").annotate(
-        mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
-        mine_done=Count("assignments", filter=Q(assignments__annotator=annotator,
-                                                assignments__status=SUBMITTED), distinct=True),
-    ).order_by("-created_at"))
+    return list(
+        queryset.filter(members__annotator=annotator)
+        .select_related("dataset")
+        .annotate(
+            mine=Count("assignments", filter=Q(assignments__annotator=annotator), distinct=True),
+            mine_done=Count(
+                "assignments", filter=Q(assignments__annotator=annotator, assignments__status=SUBMITTED), distinct=True
+            ),
+        )
+        .order_by("-created_at")
+    )
 
 
 def slot_counts(units, capacity):
     """``(units, units with all their annotators, slots taken)`` of a queryset of units (one query)."""
-    counts = units.aggregate(n=Count("id"), n_assigned=Sum("assigned"), n_full=Count("id", filter=Q(assigned__gte=capacity)))
+    counts = units.aggregate(
+        n=Count("id"), n_assigned=Sum("assigned"), n_full=Count("id", filter=Q(assigned__gte=capacity))
+    )
     return counts["n"], counts["n_full"], counts["n_assigned"] or 0
 
 
 def assignment_counts(assignments):
     """``{annotator id: {"assigned", "submitted"}}`` of a queryset of assignments (one query)."""
-    return {row["annotator_id"]: row for row in assignments.values("annotator_id").annotate(
-        assigned=Count("id"), submitted=Count("id", filter=Q(status=SUBMITTED)))}
+    return {
+        row["annotator_id"]: row
+        for row in assignments.values("annotator_id").annotate(
+            assigned=Count("id"), submitted=Count("id", filter=Q(status=SUBMITTED))
+        )
+    }
 
 
 def annotators_of(members, worked, annotator_model):
@@ -64,5 +77,10 @@ def totals(n_units, capacity, n_assigned, rows):
     """The progress counts every protocol shows: slots, taken, submitted and the share done."""
     total = n_units * capacity
     submitted = sum(r["submitted"] for r in rows)
-    return {"slots": total, "assigned": n_assigned, "submitted": submitted,
-            "share": (min(submitted, total) / total) if total else 0.0, "annotators": rows}
+    return {
+        "slots": total,
+        "assigned": n_assigned,
+        "submitted": submitted,
+        "share": (min(submitted, total) / total) if total else 0.0,
+        "annotators": rows,
+    }

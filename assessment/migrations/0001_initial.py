@@ -7,200 +7,433 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('corpus', '0001_initial'),
+        ("corpus", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Campaign',
+            name="Campaign",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.-]*$', "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).")])),
-                ('description', models.TextField(blank=True)),
-                ('source', models.CharField(choices=[('planned', 'Planned'), ('imported', 'Imported')], default='planned', max_length=10)),
-                ('statement', models.CharField(default='The text adequately describes what took place in the video.', max_length=300)),
-                ('hit_size', models.PositiveSmallIntegerField(default=100)),
-                ('pairs_per_hit', models.PositiveSmallIntegerField(default=10, help_text='Original/degraded pairs per HIT.')),
-                ('repeats_per_hit', models.PositiveSmallIntegerField(default=10, help_text='Exact repeats of system items per HIT.')),
-                ('min_control_distance', models.PositiveSmallIntegerField(default=25, help_text='Minimum distance in positions between a control item and its partner (>= 2).')),
-                ('workers_per_hit', models.PositiveSmallIntegerField(default=1, help_text='Assignments handed out per HIT.')),
-                ('seed', models.BigIntegerField(blank=True, help_text="Seed of the plan's random generator.", null=True)),
-                ('qc_test', models.CharField(choices=[('wilcoxon', 'one-sided Wilcoxon signed-rank test (paired)'), ('paired_t', 'one-sided paired t-test'), ('mann_whitney', 'one-sided Mann-Whitney U test (unpaired)')], default='wilcoxon', max_length=15)),
-                ('qc_threshold', models.FloatField(default=0.05, help_text='A worker passes when p < this threshold.')),
-                ('qc_min_pairs', models.PositiveSmallIntegerField(default=10, help_text='Pairs a worker needs to be able to pass.')),
-                ('significance_threshold', models.FloatField(default=0.05)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('planned_at', models.DateTimeField(blank=True, null=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='da_campaigns', to='corpus.dataset')),
-                ('human_system', models.ForeignKey(blank=True, help_text='Human captions: a hidden extra system and the source of QC pairs.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='da_campaigns_as_human', to='corpus.system')),
-                ('systems', models.ManyToManyField(blank=True, help_text='The systems evaluated (the human system comes on top, hidden).', related_name='da_campaigns', to='corpus.system')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=100,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                                "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).",
+                            )
+                        ],
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("planned", "Planned"), ("imported", "Imported")], default="planned", max_length=10
+                    ),
+                ),
+                (
+                    "statement",
+                    models.CharField(
+                        default="The text adequately describes what took place in the video.", max_length=300
+                    ),
+                ),
+                ("hit_size", models.PositiveSmallIntegerField(default=100)),
+                (
+                    "pairs_per_hit",
+                    models.PositiveSmallIntegerField(default=10, help_text="Original/degraded pairs per HIT."),
+                ),
+                (
+                    "repeats_per_hit",
+                    models.PositiveSmallIntegerField(default=10, help_text="Exact repeats of system items per HIT."),
+                ),
+                (
+                    "min_control_distance",
+                    models.PositiveSmallIntegerField(
+                        default=25,
+                        help_text="Minimum distance in positions between a control item and its partner (>= 2).",
+                    ),
+                ),
+                (
+                    "workers_per_hit",
+                    models.PositiveSmallIntegerField(default=1, help_text="Assignments handed out per HIT."),
+                ),
+                (
+                    "seed",
+                    models.BigIntegerField(blank=True, help_text="Seed of the plan's random generator.", null=True),
+                ),
+                (
+                    "qc_test",
+                    models.CharField(
+                        choices=[
+                            ("wilcoxon", "one-sided Wilcoxon signed-rank test (paired)"),
+                            ("paired_t", "one-sided paired t-test"),
+                            ("mann_whitney", "one-sided Mann-Whitney U test (unpaired)"),
+                        ],
+                        default="wilcoxon",
+                        max_length=15,
+                    ),
+                ),
+                ("qc_threshold", models.FloatField(default=0.05, help_text="A worker passes when p < this threshold.")),
+                (
+                    "qc_min_pairs",
+                    models.PositiveSmallIntegerField(default=10, help_text="Pairs a worker needs to be able to pass."),
+                ),
+                ("significance_threshold", models.FloatField(default=0.05)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("planned_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="da_campaigns", to="corpus.dataset"
+                    ),
+                ),
+                (
+                    "human_system",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Human captions: a hidden extra system and the source of QC pairs.",
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="da_campaigns_as_human",
+                        to="corpus.system",
+                    ),
+                ),
+                (
+                    "systems",
+                    models.ManyToManyField(
+                        blank=True,
+                        help_text="The systems evaluated (the human system comes on top, hidden).",
+                        related_name="da_campaigns",
+                        to="corpus.system",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', 'name'],
+                "ordering": ["-created_at", "name"],
             },
         ),
         migrations.CreateModel(
-            name='HIT',
+            name="HIT",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField(help_text='1, 2, ... within the campaign.')),
-                ('external_id', models.CharField(blank=True, help_text='Id in an imported file.', max_length=200)),
-                ('n_items', models.PositiveSmallIntegerField(default=0)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hits', to='assessment.campaign')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveIntegerField(help_text="1, 2, ... within the campaign.")),
+                ("external_id", models.CharField(blank=True, help_text="Id in an imported file.", max_length=200)),
+                ("n_items", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hits", to="assessment.campaign"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'HIT',
-                'ordering': ['campaign', 'number'],
+                "verbose_name": "HIT",
+                "ordering": ["campaign", "number"],
             },
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('hit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='assessment.hit')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "hit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="assessment.hit"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['hit', 'created_at'],
+                "ordering": ["hit", "created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField(help_text='0-based place in the HIT.')),
-                ('item_type', models.CharField(choices=[('system', 'System'), ('original', 'original (hidden human caption)'), ('degraded', 'Degraded'), ('repeat', 'Repeat')], max_length=10)),
-                ('text', models.TextField(blank=True)),
-                ('degraded_start', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('degraded_end', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('external_id', models.CharField(blank=True, help_text='Id in an imported file.', max_length=200)),
-                ('caption', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='da_items', to='corpus.caption')),
-                ('control_of', models.ForeignKey(blank=True, help_text='The item this control pairs with.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='controls', to='assessment.item')),
-                ('donor_caption', models.ForeignKey(blank=True, help_text='Degraded copies: the caption the replacement words came from.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='corpus.caption')),
-                ('hit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='assessment.hit')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField(help_text="0-based place in the HIT.")),
+                (
+                    "item_type",
+                    models.CharField(
+                        choices=[
+                            ("system", "System"),
+                            ("original", "original (hidden human caption)"),
+                            ("degraded", "Degraded"),
+                            ("repeat", "Repeat"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("text", models.TextField(blank=True)),
+                ("degraded_start", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("degraded_end", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("external_id", models.CharField(blank=True, help_text="Id in an imported file.", max_length=200)),
+                (
+                    "caption",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="da_items", to="corpus.caption"
+                    ),
+                ),
+                (
+                    "control_of",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The item this control pairs with.",
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="controls",
+                        to="assessment.item",
+                    ),
+                ),
+                (
+                    "donor_caption",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Degraded copies: the caption the replacement words came from.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="corpus.caption",
+                    ),
+                ),
+                (
+                    "hit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="assessment.hit"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['hit', 'position'],
+                "ordering": ["hit", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Judgment',
+            name="Judgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.PositiveSmallIntegerField(help_text='0 (does not describe it) to 100 (describes it adequately).')),
-                ('started_at', models.DateTimeField(blank=True, help_text='When the item was shown.', null=True)),
-                ('finished_at', models.DateTimeField(blank=True, help_text='When the score was submitted.', null=True)),
-                ('played', models.BooleanField(default=False, help_text='The video played before the score was given.')),
-                ('watched_seconds', models.FloatField(blank=True, help_text='Seconds of video played.', null=True)),
-                ('client_uuid', models.UUIDField(blank=True, default=None, help_text='Client submission id: a retry with the same id stores nothing new.', null=True, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='assessment.assignment')),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='assessment.item')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "score",
+                    models.PositiveSmallIntegerField(
+                        help_text="0 (does not describe it) to 100 (describes it adequately)."
+                    ),
+                ),
+                ("started_at", models.DateTimeField(blank=True, help_text="When the item was shown.", null=True)),
+                ("finished_at", models.DateTimeField(blank=True, help_text="When the score was submitted.", null=True)),
+                (
+                    "played",
+                    models.BooleanField(default=False, help_text="The video played before the score was given."),
+                ),
+                ("watched_seconds", models.FloatField(blank=True, help_text="Seconds of video played.", null=True)),
+                (
+                    "client_uuid",
+                    models.UUIDField(
+                        blank=True,
+                        default=None,
+                        help_text="Client submission id: a retry with the same id stores nothing new.",
+                        null=True,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judgments",
+                        to="assessment.assignment",
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="judgments", to="assessment.item"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['assignment', 'item__position'],
+                "ordering": ["assignment", "item__position"],
             },
         ),
         migrations.CreateModel(
-            name='Worker',
+            name="Worker",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200, unique=True)),
-                ('source', models.CharField(blank=True, help_text='account, link, import, ...', max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='da_worker', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=200, unique=True)),
+                ("source", models.CharField(blank=True, help_text="account, link, import, ...", max_length=20)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="da_worker",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['external_id'],
+                "ordering": ["external_id"],
             },
         ),
         migrations.CreateModel(
-            name='QCResult',
+            name="QCResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('test', models.CharField(choices=[('wilcoxon', 'one-sided Wilcoxon signed-rank test (paired)'), ('paired_t', 'one-sided paired t-test'), ('mann_whitney', 'one-sided Mann-Whitney U test (unpaired)')], max_length=15)),
-                ('threshold', models.FloatField()),
-                ('min_pairs', models.PositiveSmallIntegerField()),
-                ('n_pairs', models.PositiveIntegerField()),
-                ('statistic', models.FloatField(blank=True, null=True)),
-                ('p_value', models.FloatField(blank=True, null=True)),
-                ('passed', models.BooleanField()),
-                ('n_repeats', models.PositiveIntegerField(default=0)),
-                ('repeats_p_value', models.FloatField(blank=True, help_text='Two-sided Wilcoxon signed-rank test of repeats vs first showing.', null=True)),
-                ('computed_at', models.DateTimeField()),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qc_results', to='assessment.campaign')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qc_results', to='assessment.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "test",
+                    models.CharField(
+                        choices=[
+                            ("wilcoxon", "one-sided Wilcoxon signed-rank test (paired)"),
+                            ("paired_t", "one-sided paired t-test"),
+                            ("mann_whitney", "one-sided Mann-Whitney U test (unpaired)"),
+                        ],
+                        max_length=15,
+                    ),
+                ),
+                ("threshold", models.FloatField()),
+                ("min_pairs", models.PositiveSmallIntegerField()),
+                ("n_pairs", models.PositiveIntegerField()),
+                ("statistic", models.FloatField(blank=True, null=True)),
+                ("p_value", models.FloatField(blank=True, null=True)),
+                ("passed", models.BooleanField()),
+                ("n_repeats", models.PositiveIntegerField(default=0)),
+                (
+                    "repeats_p_value",
+                    models.FloatField(
+                        blank=True,
+                        help_text="Two-sided Wilcoxon signed-rank test of repeats vs first showing.",
+                        null=True,
+                    ),
+                ),
+                ("computed_at", models.DateTimeField()),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="qc_results", to="assessment.campaign"
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="qc_results", to="assessment.worker"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'QC result',
-                'ordering': ['campaign', 'worker'],
+                "verbose_name": "QC result",
+                "ordering": ["campaign", "worker"],
             },
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='worker',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='assessment.worker'),
+            model_name="assignment",
+            name="worker",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="assessment.worker"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('qc_threshold__gt', 0), ('qc_threshold__lt', 1)), name='da_campaign_qc_threshold_ok'),
+            model_name="campaign",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("qc_threshold__gt", 0), ("qc_threshold__lt", 1)), name="da_campaign_qc_threshold_ok"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('significance_threshold__gt', 0), ('significance_threshold__lt', 1)), name='da_campaign_significance_threshold_ok'),
+            model_name="campaign",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("significance_threshold__gt", 0), ("significance_threshold__lt", 1)),
+                name="da_campaign_significance_threshold_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('min_control_distance__gte', 2)), name='da_campaign_distance_ok'),
+            model_name="campaign",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("min_control_distance__gte", 2)), name="da_campaign_distance_ok"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='hit',
-            constraint=models.UniqueConstraint(fields=('campaign', 'number'), name='da_hit_unique_number'),
+            model_name="hit",
+            constraint=models.UniqueConstraint(fields=("campaign", "number"), name="da_hit_unique_number"),
         ),
         migrations.AddConstraint(
-            model_name='hit',
-            constraint=models.UniqueConstraint(condition=models.Q(('external_id', ''), _negated=True), fields=('campaign', 'external_id'), name='da_hit_unique_external_id'),
+            model_name="hit",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("external_id", ""), _negated=True),
+                fields=("campaign", "external_id"),
+                name="da_hit_unique_external_id",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('hit', 'position'), name='da_item_unique_position'),
+            model_name="item",
+            constraint=models.UniqueConstraint(fields=("hit", "position"), name="da_item_unique_position"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('item_type__in', ['system', 'original', 'degraded', 'repeat'])), name='da_item_type_valid'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("item_type__in", ["system", "original", "degraded", "repeat"])),
+                name="da_item_type_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('item_type', 'system'), ('control_of__isnull', True)), ('item_type', 'original'), models.Q(('item_type__in', ['degraded', 'repeat']), ('control_of__isnull', False)), _connector='OR'), name='da_item_control_of_ok'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("item_type", "system"), ("control_of__isnull", True)),
+                    ("item_type", "original"),
+                    models.Q(("item_type__in", ["degraded", "repeat"]), ("control_of__isnull", False)),
+                    _connector="OR",
+                ),
+                name="da_item_control_of_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('degraded_start__isnull', True), ('degraded_end__isnull', True)), models.Q(('item_type', 'degraded'), ('degraded_start__lt', models.F('degraded_end'))), _connector='OR'), name='da_item_degraded_range_ok'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("degraded_start__isnull", True), ("degraded_end__isnull", True)),
+                    models.Q(("item_type", "degraded"), ("degraded_start__lt", models.F("degraded_end"))),
+                    _connector="OR",
+                ),
+                name="da_item_degraded_range_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgment',
-            constraint=models.UniqueConstraint(fields=('assignment', 'item'), name='da_judgment_unique_item'),
+            model_name="judgment",
+            constraint=models.UniqueConstraint(fields=("assignment", "item"), name="da_judgment_unique_item"),
         ),
         migrations.AddConstraint(
-            model_name='judgment',
-            constraint=models.CheckConstraint(condition=models.Q(('score__gte', 0), ('score__lte', 100)), name='da_judgment_score_0_100'),
+            model_name="judgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("score__gte", 0), ("score__lte", 100)), name="da_judgment_score_0_100"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgment',
-            constraint=models.CheckConstraint(condition=models.Q(('started_at__isnull', True), ('finished_at__isnull', True), ('finished_at__gte', models.F('started_at')), _connector='OR'), name='da_judgment_time_ordered'),
+            model_name="judgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("started_at__isnull", True),
+                    ("finished_at__isnull", True),
+                    ("finished_at__gte", models.F("started_at")),
+                    _connector="OR",
+                ),
+                name="da_judgment_time_ordered",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='qcresult',
-            constraint=models.UniqueConstraint(fields=('campaign', 'worker'), name='da_qcresult_unique'),
+            model_name="qcresult",
+            constraint=models.UniqueConstraint(fields=("campaign", "worker"), name="da_qcresult_unique"),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('worker', 'hit'), name='da_assignment_unique'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(fields=("worker", "hit"), name="da_assignment_unique"),
         ),
     ]

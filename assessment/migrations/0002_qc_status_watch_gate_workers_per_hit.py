@@ -7,8 +7,7 @@ def fill_status(apps, schema_editor):
     """Stored QC results get the status their numbers and the worker's assignments give (see QCStatus)."""
     QCResult = apps.get_model("assessment", "QCResult")
     Assignment = apps.get_model("assessment", "Assignment")
-    open_work = set(Assignment.objects.filter(completed_at__isnull=True)
-                    .values_list("worker_id", "hit__campaign_id"))
+    open_work = set(Assignment.objects.filter(completed_at__isnull=True).values_list("worker_id", "hit__campaign_id"))
     for result in QCResult.objects.all().iterator():
         if (result.worker_id, result.campaign_id) in open_work:
             status = "in_progress"
@@ -20,67 +19,102 @@ def fill_status(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('assessment', '0001_initial'),
-        ('corpus', '0001_initial'),
+        ("assessment", "0001_initial"),
+        ("corpus", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='watch_fraction',
-            field=models.FloatField(default=0.9, help_text="Share of the clip's duration that must be played (real playback time)."),
+            model_name="campaign",
+            name="watch_fraction",
+            field=models.FloatField(
+                default=0.9, help_text="Share of the clip's duration that must be played (real playback time)."
+            ),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='watch_max_seconds',
-            field=models.FloatField(default=30.0, help_text='Cap of the required playback time, in seconds (for long clips).'),
+            model_name="campaign",
+            name="watch_max_seconds",
+            field=models.FloatField(
+                default=30.0, help_text="Cap of the required playback time, in seconds (for long clips)."
+            ),
         ),
         migrations.AddField(
-            model_name='qcresult',
-            name='status',
-            field=models.CharField(choices=[('passed', 'passed'), ('failed', 'failed'), ('insufficient_data', 'insufficient data'), ('in_progress', 'in progress')], default='in_progress', help_text='passed / failed / insufficient data / in progress (see QCStatus).', max_length=20),
+            model_name="qcresult",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("passed", "passed"),
+                    ("failed", "failed"),
+                    ("insufficient_data", "insufficient data"),
+                    ("in_progress", "in progress"),
+                ],
+                default="in_progress",
+                help_text="passed / failed / insufficient data / in progress (see QCStatus).",
+                max_length=20,
+            ),
         ),
         migrations.RunPython(fill_status, migrations.RunPython.noop),
         migrations.AlterField(
-            model_name='campaign',
-            name='workers_per_hit',
-            field=models.PositiveSmallIntegerField(default=3, help_text='Assignments handed out per HIT.'),
+            model_name="campaign",
+            name="workers_per_hit",
+            field=models.PositiveSmallIntegerField(default=3, help_text="Assignments handed out per HIT."),
         ),
         migrations.AlterField(
-            model_name='judgment',
-            name='played',
-            field=models.BooleanField(default=False, help_text="The campaign's watch gate was met before the score was given (decided by the server where it can)."),
+            model_name="judgment",
+            name="played",
+            field=models.BooleanField(
+                default=False,
+                help_text="The campaign's watch gate was met before the score was given (decided by the server where it can).",
+            ),
         ),
         migrations.AlterField(
-            model_name='judgment',
-            name='watched_seconds',
-            field=models.FloatField(blank=True, help_text="Seconds of real playback (seeking does not count), at most the time the item was in front of the worker by the server's clock.", null=True),
+            model_name="judgment",
+            name="watched_seconds",
+            field=models.FloatField(
+                blank=True,
+                help_text="Seconds of real playback (seeking does not count), at most the time the item was in front of the worker by the server's clock.",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='qcresult',
-            name='passed',
+            model_name="qcresult",
+            name="passed",
             field=models.BooleanField(help_text="The status is 'passed' (kept for readers of the boolean)."),
         ),
         migrations.AddIndex(
-            model_name='qcresult',
-            index=models.Index(fields=['campaign', 'status'], name='da_qcresult_status'),
+            model_name="qcresult",
+            index=models.Index(fields=["campaign", "status"], name="da_qcresult_status"),
         ),
         migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('watch_fraction__gte', 0), ('watch_fraction__lte', 1)), name='da_campaign_watch_fraction_ok'),
+            model_name="campaign",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("watch_fraction__gte", 0), ("watch_fraction__lte", 1)),
+                name="da_campaign_watch_fraction_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('watch_max_seconds__gte', 0)), name='da_campaign_watch_max_ok'),
+            model_name="campaign",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("watch_max_seconds__gte", 0)), name="da_campaign_watch_max_ok"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='qcresult',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['passed', 'failed', 'insufficient_data', 'in_progress'])), name='da_qcresult_status_valid'),
+            model_name="qcresult",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["passed", "failed", "insufficient_data", "in_progress"])),
+                name="da_qcresult_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='qcresult',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('passed', True), ('status', 'passed')), models.Q(('passed', False), models.Q(('status', 'passed'), _negated=True)), _connector='OR'), name='da_qcresult_passed_is_status'),
+            model_name="qcresult",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("passed", True), ("status", "passed")),
+                    models.Q(("passed", False), models.Q(("status", "passed"), _negated=True)),
+                    _connector="OR",
+                ),
+                name="da_qcresult_passed_is_status",
+            ),
         ),
     ]

@@ -4,20 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('assessment', '0002_qc_status_watch_gate_workers_per_hit'),
+        ("assessment", "0002_qc_status_watch_gate_workers_per_hit"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assignment',
-            name='release_reason',
+            model_name="assignment",
+            name="release_reason",
             field=models.CharField(blank=True, max_length=100),
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='released_at',
-            field=models.DateTimeField(blank=True, help_text='Given back (returned, timed out, idle, rejected and replaced): it keeps its judgments but no longer holds a place on its HIT.', null=True),
+            model_name="assignment",
+            name="released_at",
+            field=models.DateTimeField(
+                blank=True,
+                help_text="Given back (returned, timed out, idle, rejected and replaced): it keeps its judgments but no longer holds a place on its HIT.",
+                null=True,
+            ),
         ),
     ]

@@ -3,7 +3,6 @@
 from django.conf import settings
 from django.db import migrations, models
 
-
 PARTICIPANT_PREFIXES = ("prolific:", "mturk:", "link:", "none:", "crowd:")
 
 
@@ -18,21 +17,31 @@ def classify(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('assessment', '0003_assignment_released'),
+        ("assessment", "0003_assignment_released"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='worker',
-            name='kind',
-            field=models.CharField(choices=[('account', 'site account'), ('participant', 'crowd participant'), ('external', 'external id')], default='external', max_length=12),
+            model_name="worker",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("account", "site account"),
+                    ("participant", "crowd participant"),
+                    ("external", "external id"),
+                ],
+                default="external",
+                max_length=12,
+            ),
         ),
         migrations.RunPython(classify, migrations.RunPython.noop),
         migrations.AddConstraint(
-            model_name='worker',
-            constraint=models.CheckConstraint(condition=models.Q(('kind', 'account'), ('user__isnull', True), _connector='OR'), name='assessment_worker_only_accounts_have_users'),
+            model_name="worker",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind", "account"), ("user__isnull", True), _connector="OR"),
+                name="assessment_worker_only_accounts_have_users",
+            ),
         ),
     ]

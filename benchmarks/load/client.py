@@ -15,6 +15,7 @@ A submission whose answer does not arrive (connection refused or reset, timeout,
 same UUID and body, as the pages do, with a growing pause; only a 200 / 201 answer counts as acknowledged.
 Each participant pauses ``think`` seconds (exponentially distributed around the mean) before each action.
 """
+
 import asyncio
 import json
 import random
@@ -111,8 +112,9 @@ class Participant:
         for attempt in range(self.retries + 1):
             self.recorder.requests += 1
             try:
-                async with self.http.request(method, url, data=form, json=body, headers=headers,
-                                             allow_redirects=False, timeout=self.timeout) as response:
+                async with self.http.request(
+                    method, url, data=form, json=body, headers=headers, allow_redirects=False, timeout=self.timeout
+                ) as response:
                     text = await response.text()
                     status, location = response.status, response.headers.get("Location", "")
             except self.RETRYABLE as exc:
@@ -181,9 +183,14 @@ class Participant:
                 return
             item = state["item"]
             score = self.random.randint(0, 100)
-            body = {"item": item["id"], "score": score, "client_uuid": str(uuid.uuid4()),
-                    "elapsed_ms": self.random.randint(3000, 20000), "played": True,
-                    "watched_seconds": round(self.random.uniform(0.5, 1.0), 3)}
+            body = {
+                "item": item["id"],
+                "score": score,
+                "client_uuid": str(uuid.uuid4()),
+                "elapsed_ms": self.random.randint(3000, 20000),
+                "played": True,
+                "watched_seconds": round(self.random.uniform(0.5, 1.0), 3),
+            }
             data = await self.submit(submit_url, body, self.csrf_headers(), {"item": item["id"], "score": score})
             state = data["state"]
 
@@ -198,9 +205,9 @@ class Participant:
         for _ in range(self.spec["limit"]):
             if not self.budget.take():
                 return
-            status, _, location = await self.call("next", "POST", self.spec["start"],
-                                                  form={"csrfmiddlewaretoken": self.csrf},
-                                                  headers=self.csrf_headers())
+            status, _, location = await self.call(
+                "next", "POST", self.spec["start"], form={"csrfmiddlewaretoken": self.csrf}, headers=self.csrf_headers()
+            )
             if status != 302 or "/assignments/" not in location:
                 return  # nothing left for this annotator (back to the work page)
             if not self.budget.take():
@@ -220,8 +227,13 @@ class Participant:
                     wrong = self.random.random() < 0.2
                     sentences.append({"error": int(wrong), "spans": [[0, min(2, length)]] if wrong else []})
                 paragraphs.append({"score": self.random.randint(1, 5), "sentences": sentences})
-            body = {"submission_uuid": str(uuid.uuid4()), "answer": {"paragraphs": paragraphs}, "confirm": False,
-                    "time_spent": self.random.randint(30, 200), "video_played": True}
+            body = {
+                "submission_uuid": str(uuid.uuid4()),
+                "answer": {"paragraphs": paragraphs},
+                "confirm": False,
+                "time_spent": self.random.randint(30, 200),
+                "video_played": True,
+            }
             await self.submit(config["submitUrl"], body, self.csrf_headers(), {"assignment": config["submitUrl"]})
 
     def task_answer(self, questions):
@@ -241,8 +253,9 @@ class Participant:
                     return []
                 raise ProtocolProblem(f"question type {kind!r} not handled by the load client")
 
-            answer[question["id"]] = [one() for _ in range(rows)] if rows is not None and question["type"] != "pairs" \
-                else one()
+            answer[question["id"]] = (
+                [one() for _ in range(rows)] if rows is not None and question["type"] != "pairs" else one()
+            )
         return answer
 
     async def run_task(self):
@@ -257,9 +270,9 @@ class Participant:
         while True:
             if not self.budget.take():
                 return
-            status, _, location = await self.call("next", "POST", next_path,
-                                                  form={"csrfmiddlewaretoken": self.csrf},
-                                                  headers=self.csrf_headers())
+            status, _, location = await self.call(
+                "next", "POST", next_path, form={"csrfmiddlewaretoken": self.csrf}, headers=self.csrf_headers()
+            )
             if status != 302 or "/items/" not in location:
                 return  # the quota is reached or nothing is left
             if not self.budget.take():
@@ -272,14 +285,18 @@ class Participant:
             await self.pause()
             if not self.budget.take():
                 return
-            body = {"submission_uuid": str(uuid.uuid4()), "answer": self.task_answer(config["questions"]),
-                    "confirm": False, "time_spent": self.random.randint(20, 90), "video_played": True}
+            body = {
+                "submission_uuid": str(uuid.uuid4()),
+                "answer": self.task_answer(config["questions"]),
+                "confirm": False,
+                "time_spent": self.random.randint(20, 90),
+                "video_played": True,
+            }
             headers = dict(self.csrf_headers(), **{"X-Participant-Token": config["participantToken"]})
             await self.submit(config["submitUrl"], body, headers, {"assignment": config["submitUrl"]})
 
 
-async def drive(base, specs, *, seconds, max_requests, think, ramp, retries=8, timeout=30, seed=0,
-                during=None):
+async def drive(base, specs, *, seconds, max_requests, think, ramp, retries=8, timeout=30, seed=0, during=None):
     """Run every participant (started evenly over ``ramp`` seconds) until their work, the time or the request
     budget runs out. ``during``: an optional coroutine function run alongside (fault injection) with the
     recorder. Returns the Recorder and the wall time."""
@@ -288,8 +305,9 @@ async def drive(base, specs, *, seconds, max_requests, think, ramp, retries=8, t
 
     async def one(index, spec):
         await asyncio.sleep(ramp * index / max(1, len(specs)))
-        await Participant(spec, base, recorder, budget, think=think, retries=retries, timeout=timeout,
-                          seed=seed * 100_003 + index).run()
+        await Participant(
+            spec, base, recorder, budget, think=think, retries=retries, timeout=timeout, seed=seed * 100_003 + index
+        ).run()
 
     began = time.perf_counter()
     jobs = [asyncio.ensure_future(one(i, spec)) for i, spec in enumerate(specs)]

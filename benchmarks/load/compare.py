@@ -9,6 +9,7 @@ machine weighs on each alike), and print one line per configuration with the med
 A configuration is ``label[:NAME=VALUE,...]`` (environment of gunicorn and the worker); what follows ``--`` goes
 to run.py. DATABASE_URL and CELERY_BROKER_URL come from the environment as for run.py.
 """
+
 import json
 import os
 import statistics
@@ -23,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 def main(argv):
     if "--" in argv:
         split = argv.index("--")
-        argv, extra = argv[:split], argv[split + 1:]
+        argv, extra = argv[:split], argv[split + 1 :]
     else:
         extra = []
     repeat = 1
@@ -37,18 +38,28 @@ def main(argv):
     for round_ in range(repeat):
         for label, env in configs:
             out = Path(tempfile.mkstemp(suffix=".json")[1])
-            done = subprocess.run([sys.executable, str(HERE / "run.py"), "--json", str(out), *extra],
-                                  env=dict(os.environ, **env), capture_output=True, text=True, timeout=1800)
+            done = subprocess.run(
+                [sys.executable, str(HERE / "run.py"), "--json", str(out), *extra],
+                env=dict(os.environ, **env),
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )
             if done.returncode != 0 or not out.stat().st_size:
                 print(f"{label}: run failed\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}", flush=True)
                 continue
             figures = json.loads(out.read_text())
             results[label].append(figures)
             submit = figures["latency"].get("all/submit", {})
-            print(f"  round {round_ + 1} {label:<24} {figures['rate']:6.0f} submissions/s, submit p50 "
-                  f"{submit.get('p50', 0) * 1000:5.0f} p99 {submit.get('p99', 0) * 1000:6.0f} ms", flush=True)
-    print(f"{'configuration':<24} {'subm/s':>7} {'req/s':>6} {'page p99':>9} {'next p99':>9} {'submit p50':>11} "
-          f"{'submit p99':>11}   (median of {repeat})")
+            print(
+                f"  round {round_ + 1} {label:<24} {figures['rate']:6.0f} submissions/s, submit p50 "
+                f"{submit.get('p50', 0) * 1000:5.0f} p99 {submit.get('p99', 0) * 1000:6.0f} ms",
+                flush=True,
+            )
+    print(
+        f"{'configuration':<24} {'subm/s':>7} {'req/s':>6} {'page p99':>9} {'next p99':>9} {'submit p50':>11} "
+        f"{'submit p99':>11}   (median of {repeat})"
+    )
     for label, runs in results.items():
         if not runs:
             continue
@@ -58,8 +69,10 @@ def main(argv):
             return statistics.median(values)
 
         requests = statistics.median(r["requests"] / r["seconds"] for r in runs)
-        print(f"{label:<24} {median('rate'):7.0f} {requests:6.0f} {median('p99', 'page'):9.0f} "
-              f"{median('p99', 'next'):9.0f} {median('p50', 'submit'):11.0f} {median('p99', 'submit'):11.0f}")
+        print(
+            f"{label:<24} {median('rate'):7.0f} {requests:6.0f} {median('p99', 'page'):9.0f} "
+            f"{median('p99', 'next'):9.0f} {median('p50', 'submit'):11.0f} {median('p99', 'submit'):11.0f}"
+        )
     return 0
 
 

@@ -14,11 +14,20 @@ the participants stop is logged as not injected.
   (main process and pool) while it runs, then start a new one, which gets the unacknowledged message again after
   the broker's visibility timeout (``jobs.py``: the jobs and what "done exactly once" means for each).
 """
+
 import asyncio
 import subprocess
 import time
 
-KINDS = ("gunicorn-kill", "db-drop", "pg-restart", "db-lock", "celery-kill:qc", "celery-kill:metrics", "celery-kill:payments")
+KINDS = (
+    "gunicorn-kill",
+    "db-drop",
+    "pg-restart",
+    "db-lock",
+    "celery-kill:qc",
+    "celery-kill:metrics",
+    "celery-kill:payments",
+)
 DB_OUTAGE = 2.0
 
 
@@ -37,8 +46,13 @@ def maintenance_connection():
     settings = connection.settings_dict
     if connection.vendor != "postgresql":
         raise RuntimeError("this fault needs PostgreSQL (DATABASE_URL)")
-    link = psycopg2.connect(dbname="postgres", user=settings["USER"] or None, password=settings["PASSWORD"] or None,
-                            host=settings["HOST"] or None, port=settings["PORT"] or None)
+    link = psycopg2.connect(
+        dbname="postgres",
+        user=settings["USER"] or None,
+        password=settings["PASSWORD"] or None,
+        host=settings["HOST"] or None,
+        port=settings["PORT"] or None,
+    )
     link.autocommit = True
     return link
 
@@ -52,8 +66,9 @@ def cut_database(seconds=DB_OUTAGE):
         with link.cursor() as cursor:
             cursor.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
             try:
-                cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s",
-                               [name])
+                cursor.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s", [name]
+                )
                 killed = cursor.fetchone()[0]
                 time.sleep(seconds)
             finally:
@@ -84,8 +99,7 @@ def restart_postgresql():
     import os
 
     version = sorted(os.listdir("/etc/postgresql"))[0]
-    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"], check=True,
-                   timeout=120)
+    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"], check=True, timeout=120)
 
 
 def parse_when(text):
@@ -98,7 +112,9 @@ def parse_when(text):
             return ("%", share)
         return ("s", float(text))
     except ValueError:
-        raise SystemExit(f"a fault's time is seconds (10) or a share of the planned submissions (40%), not {text!r}") from None
+        raise SystemExit(
+            f"a fault's time is seconds (10) or a share of the planned submissions (40%), not {text!r}"
+        ) from None
 
 
 class Injector:
@@ -144,9 +160,11 @@ class Injector:
                 while recorder.acknowledged() < target and not recorder.finished:
                     await asyncio.sleep(0.02)
                 if recorder.acknowledged() < target:
-                    self.log.append(f"{time.monotonic() - began:5.1f} s ({recorder.acknowledged()} submissions "
-                                    f"acknowledged so far): {kind}: not injected, the participants stopped "
-                                    f"before {at:g}% of {self.planned_submissions} planned submissions")
+                    self.log.append(
+                        f"{time.monotonic() - began:5.1f} s ({recorder.acknowledged()} submissions "
+                        f"acknowledged so far): {kind}: not injected, the participants stopped "
+                        f"before {at:g}% of {self.planned_submissions} planned submissions"
+                    )
                     continue
             stamp = time.monotonic() - began
             acked = recorder.acknowledged()

@@ -11,6 +11,7 @@ timeout, and ``check`` then requires every job done exactly once in effect:
   every ledger row confirmed, every approved submission approved once and every bonus paid once on the
   platform's own log, nothing paid twice.
 """
+
 import time
 from decimal import Decimal
 
@@ -50,8 +51,8 @@ class FaultJobs:
 
     def start_qc(self):
         from annotation_site.jobs.models import Job
-        from assessment.services import start_qc_job
         from assessment.models import Campaign
+        from assessment.services import start_qc_job
 
         job = start_qc_job(Campaign.objects.get(pk=self.made["campaign"]))
         self.started["qc"] = job.pk
@@ -65,11 +66,17 @@ class FaultJobs:
         dataset_videos = Video.objects.filter(dataset__name=self.made["name"])
         if not Reference.objects.filter(video__in=dataset_videos).exists():
             # the human system's captions become the references of a reference set
-            human = (Caption.objects.filter(video__in=dataset_videos, system__is_human=True)
-                     .prefetch_related("sentences"))
-            Reference.objects.bulk_create([
-                Reference(video_id=c.video_id, reference_set="gt_load",
-                          text=" ".join(s.text for s in c.sentences.all())) for c in human])
+            human = Caption.objects.filter(video__in=dataset_videos, system__is_human=True).prefetch_related(
+                "sentences"
+            )
+            Reference.objects.bulk_create(
+                [
+                    Reference(
+                        video_id=c.video_id, reference_set="gt_load", text=" ".join(s.text for s in c.sentences.all())
+                    )
+                    for c in human
+                ]
+            )
         from annotation_site.corpus.models import Dataset
 
         job = services.start_compute_job(Dataset.objects.get(name=self.made["name"]), ["bleu4", "cider"])
@@ -80,16 +87,19 @@ class FaultJobs:
         from annotation_site.crowd import adapters, payments
         from annotation_site.crowd.models import Participant, Participation, Policy, Study
         from annotation_site.crowd.providers import provider_for
-        from annotation_site.jobs import services as jobs
         from annotation_site.crowd.tasks import apply_payments
+        from annotation_site.jobs import services as jobs
         from assessment.models import Assignment
 
         if self.fake is None:
             raise RuntimeError("the payment fault needs the fake platform started before the stack")
         deadline = time.monotonic() + 60
         while True:  # HITs finished by the participants so far
-            done = list(Assignment.objects.filter(hit__campaign_id=self.made["campaign"],
-                                                  completed_at__isnull=False).values_list("pk", "hit_id"))
+            done = list(
+                Assignment.objects.filter(
+                    hit__campaign_id=self.made["campaign"], completed_at__isnull=False
+                ).values_list("pk", "hit_id")
+            )
             if len(done) >= 5 or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
@@ -98,20 +108,40 @@ class FaultJobs:
         target = adapters.get("da").target(self.made["name"])
         external = self.fake.add_study(total_available_places=len(done))
         study = Study.objects.create(
-            name=f"{self.made['name']}-pay", provider="prolific", protocol="da", object_id=target.object_id,
-            target_name=target.name, external_id=external, completion_code="C1234567",
-            status=Study.Status.PUBLISHED, reward=Decimal("1.50"), places=len(done), policy=Policy.APPROVE_ALL,
-            bonus_scope="per-hit", bonus_amount=Decimal("0.25"))
+            name=f"{self.made['name']}-pay",
+            provider="prolific",
+            protocol="da",
+            object_id=target.object_id,
+            target_name=target.name,
+            external_id=external,
+            completion_code="C1234567",
+            status=Study.Status.PUBLISHED,
+            reward=Decimal("1.50"),
+            places=len(done),
+            policy=Policy.APPROVE_ALL,
+            bonus_scope="per-hit",
+            bonus_amount=Decimal("0.25"),
+        )
         namespace = provider_for(study).namespace()
         for index, (assignment, hit) in enumerate(done):
             platform_id = f"5f{index:022x}"
             submission = self.fake.add_submission(external, platform_id, status="AWAITING REVIEW")
             participant, _ = Participant.objects.get_or_create(namespace=namespace, platform_id=platform_id)
-            Participation.objects.create(study=study, participant=participant, external_submission_id=submission,
-                                         work_key=str(assignment), unit_key=str(hit),
-                                         status=Participation.Status.COMPLETED)
-        decisions = payments.preview(adapters.get("da"), target, policy=study.policy, bonus_scope=study.bonus_scope,
-                                     bonus_amount=study.bonus_amount)
+            Participation.objects.create(
+                study=study,
+                participant=participant,
+                external_submission_id=submission,
+                work_key=str(assignment),
+                unit_key=str(hit),
+                status=Participation.Status.COMPLETED,
+            )
+        decisions = payments.preview(
+            adapters.get("da"),
+            target,
+            policy=study.policy,
+            bonus_scope=study.bonus_scope,
+            bonus_amount=study.bonus_amount,
+        )
         payments.record(target, decisions, policy=study.policy)
         self.fake.fail("POST", r".", kind="slow", times=100_000, delay=0.3)  # each call takes a while
         job = jobs.create_job("crowd-payments", scope=f"study:{study.pk}", total=1, message="waiting for a worker")
@@ -136,8 +166,10 @@ class FaultJobs:
         wait = visibility_timeout() + 1
         time.sleep(wait)
         the_stack.start_worker()
-        return (f"{kind}: Celery worker {killed} killed while the job was running ({state}); new worker started "
-                f"after {wait:g} s (the broker's visibility timeout)")
+        return (
+            f"{kind}: Celery worker {killed} killed while the job was running ({state}); new worker started "
+            f"after {wait:g} s (the broker's visibility timeout)"
+        )
 
     def snapshot(self, kind):
         from annotation_site.jobs.models import Job
@@ -159,8 +191,10 @@ class FaultJobs:
             if kind not in self.started:
                 continue
             job_id = self.started[kind]["job"] if kind == "payments" else self.started[kind]
-            while Job.objects.get(pk=job_id).status not in (Job.Status.SUCCEEDED, Job.Status.FAILED) \
-                    and time.monotonic() < deadline:
+            while (
+                Job.objects.get(pk=job_id).status not in (Job.Status.SUCCEEDED, Job.Status.FAILED)
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.5)
             job = Job.objects.get(pk=job_id)
             entry = {"job": job.status, "killed in the middle": kind in self.started.get("killed", [])}
@@ -198,10 +232,16 @@ class FaultJobs:
 
         job = Job.objects.get(pk=self.started["metrics"])
         scored = (job.result or {}).get("scored", {})  # what the delivery that finished computed
-        per_metric = dict(MetricScore.objects.filter(metric__dataset__name=self.made["name"])
-                          .values_list("metric__name").annotate(n=Count("id")))
-        problems = [f"{name}: {per_metric.get(name, 0)} scores stored, the job scored {n}"
-                    for name, n in scored.items() if per_metric.get(name, 0) != n or not n]
+        per_metric = dict(
+            MetricScore.objects.filter(metric__dataset__name=self.made["name"])
+            .values_list("metric__name")
+            .annotate(n=Count("id"))
+        )
+        problems = [
+            f"{name}: {per_metric.get(name, 0)} scores stored, the job scored {n}"
+            for name, n in scored.items()
+            if per_metric.get(name, 0) != n or not n
+        ]
         if set(per_metric) != {"bleu4", "cider"} or set(scored) != {"bleu4", "cider"}:
             problems.append(f"metrics stored: {sorted(per_metric)}, scored: {sorted(scored)}")
         return {"captions": (job.result or {}).get("captions"), "scores": per_metric, "problems": problems}
@@ -217,8 +257,12 @@ class FaultJobs:
             problems.append(f"{len(unsettled)} ledger rows not confirmed ({unsettled[0][1]})")
         approvals = {}
         for call in self.fake.calls:
-            if call.method == "POST" and call.path.endswith("/transition/") and call.status == 200 \
-                    and (call.body or {}).get("action") == "APPROVE":
+            if (
+                call.method == "POST"
+                and call.path.endswith("/transition/")
+                and call.status == 200
+                and (call.body or {}).get("action") == "APPROVE"
+            ):
                 sid = call.path.split("/")[-3]
                 approvals[sid] = approvals.get(sid, 0) + 1
         bulk = [c for c in self.fake.calls if c.path.endswith("/bulk-approve/") and c.status == 200]
@@ -241,6 +285,10 @@ class FaultJobs:
             problems.append(f"{len(not_paid)} submissions without exactly one bonus")
         if self.fake.shape_errors:
             problems.append(f"requests the platform would refuse: {self.fake.shape_errors[:3]}")
-        return {"submissions": len(submissions), "ledger_rows": len(rows),
-                "platform_posts": sum(1 for c in self.fake.calls if c.method == "POST"),
-                "bonuses_paid": sum(len(v) for v in paid.values()), "problems": problems}
+        return {
+            "submissions": len(submissions),
+            "ledger_rows": len(rows),
+            "platform_posts": sum(1 for c in self.fake.calls if c.method == "POST"),
+            "bonuses_paid": sum(len(v) for v in paid.values()),
+            "problems": problems,
+        }

@@ -11,6 +11,7 @@ Django's test client (not measured), then measures each submission: process CPU 
 wall time per submit, medians and means, and the SQL statements per submit. ``--profile N`` runs cProfile
 around the submits only and prints the N functions with the most cumulative time. The run's rows are removed.
 """
+
 import argparse
 import cProfile
 import json
@@ -31,7 +32,6 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from load import work  # noqa: E402
 from load.client import json_script  # noqa: E402
-
 
 SHOW_SQL = False
 
@@ -57,11 +57,13 @@ class Measured:
 
     def summary(self):
         n = len(self.cpu)
-        return (f"{n} submits: CPU per submit median {statistics.median(self.cpu) * 1000:.2f} ms, mean "
-                f"{statistics.fmean(self.cpu) * 1000:.2f} ms; wall median {statistics.median(self.wall) * 1000:.2f} "
-                f"ms; SQL statements per submit {min(self.queries)}-{max(self.queries)}"
-                + (f"; page CPU median {statistics.median(self.pages) * 1000:.2f} ms" if self.pages else "")
-                + (f"; next-item CPU median {statistics.median(self.nexts) * 1000:.2f} ms" if self.nexts else ""))
+        return (
+            f"{n} submits: CPU per submit median {statistics.median(self.cpu) * 1000:.2f} ms, mean "
+            f"{statistics.fmean(self.cpu) * 1000:.2f} ms; wall median {statistics.median(self.wall) * 1000:.2f} "
+            f"ms; SQL statements per submit {min(self.queries)}-{max(self.queries)}"
+            + (f"; page CPU median {statistics.median(self.pages) * 1000:.2f} ms" if self.pages else "")
+            + (f"; next-item CPU median {statistics.median(self.nexts) * 1000:.2f} ms" if self.nexts else "")
+        )
 
 
 def timed(into, call, *args, **kwargs):
@@ -105,9 +107,14 @@ def run_da(participant, measured, profiler, rng):
     submit_url = re.search(r'data-submit-url="([^"]+)"', html).group(1)
     while state.get("item") and not state.get("complete"):
         item = state["item"]
-        body = {"item": item["id"], "score": rng.randint(0, 100), "client_uuid": str(uuid.uuid4()),
-                "elapsed_ms": rng.randint(3000, 20000), "played": True,
-                "watched_seconds": round(rng.uniform(0.5, 1.0), 3)}
+        body = {
+            "item": item["id"],
+            "score": rng.randint(0, 100),
+            "client_uuid": str(uuid.uuid4()),
+            "elapsed_ms": rng.randint(3000, 20000),
+            "played": True,
+            "watched_seconds": round(rng.uniform(0.5, 1.0), 3),
+        }
         state = post(client, submit_url, body, {}, measured, profiler)["state"]
 
 
@@ -130,14 +137,18 @@ def run_factuality(participant, measured, profiler, rng):
                 wrong = rng.random() < 0.2
                 sentences.append({"error": int(wrong), "spans": [[0, min(2, length)]] if wrong else []})
             paragraphs.append({"score": rng.randint(1, 5), "sentences": sentences})
-        body = {"submission_uuid": str(uuid.uuid4()), "answer": {"paragraphs": paragraphs}, "confirm": False,
-                "time_spent": rng.randint(30, 200), "video_played": True}
+        body = {
+            "submission_uuid": str(uuid.uuid4()),
+            "answer": {"paragraphs": paragraphs},
+            "confirm": False,
+            "time_spent": rng.randint(30, 200),
+            "video_played": True,
+        }
         post(client, config["submitUrl"], body, {}, measured, profiler)
 
 
 def run_task(participant, measured, profiler, rng):
     from django.test import Client
-
     from load.client import Participant
 
     answerer = Participant.__new__(Participant)
@@ -151,10 +162,14 @@ def run_task(participant, measured, profiler, rng):
             return
         page = timed(measured.pages, client.get, response["Location"])
         config = json_script(page.content.decode(), "annotation-config")
-        body = {"submission_uuid": str(uuid.uuid4()), "answer": answerer.task_answer(config["questions"]),
-                "confirm": False, "time_spent": rng.randint(20, 90), "video_played": True}
-        post(client, config["submitUrl"], body, {"X-Participant-Token": config["participantToken"]}, measured,
-             profiler)
+        body = {
+            "submission_uuid": str(uuid.uuid4()),
+            "answer": answerer.task_answer(config["questions"]),
+            "confirm": False,
+            "time_spent": rng.randint(20, 90),
+            "video_played": True,
+        }
+        post(client, config["submitUrl"], body, {"X-Participant-Token": config["participantToken"]}, measured, profiler)
 
 
 def main(argv=None):

@@ -21,6 +21,7 @@ longer; 0 gives a closed loop that measures the server's saturation throughput).
 response time bounds what a closed loop can do (Little's law): 200 participants without pause and p99 < 200 ms
 would need more than 1000 submissions/s.
 """
+
 import argparse
 import asyncio
 import json
@@ -90,8 +91,10 @@ def report(recorder, wall, checked, args, environment):
     acked = sum(len(v) for v in recorder.acked.values())
     span = (recorder.last - recorder.first) if recorder.first is not None else wall
     rate = acked / span if span else 0.0
-    print(f"\n{recorder.requests} requests in {span:.1f} s ({recorder.requests / span:.0f}/s); "
-          f"{acked} acknowledged submissions: {rate:.0f}/s; {recorder.retries} retries")
+    print(
+        f"\n{recorder.requests} requests in {span:.1f} s ({recorder.requests / span:.0f}/s); "
+        f"{acked} acknowledged submissions: {rate:.0f}/s; {recorder.retries} retries"
+    )
     print(f"answers: {', '.join(f'{k}: {n}' for k, n in sorted(recorder.statuses.items(), key=str))}")
     print(f"{'protocol':<11} {'kind':<7} {'n':>6} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>7}")
     figures = {}
@@ -109,21 +112,38 @@ def report(recorder, wall, checked, args, environment):
     print("database check:")
     for protocol, entry in checked.items():
         ok &= entry["ok"]
-        print(f"  {protocol:<11} acknowledged {entry['acknowledged']:>6}, stored {entry['stored']:>6} "
-              f"(of which sent but unanswered {entry['unacked_stored']}); lost {entry['n_lost']}, duplicates "
-              f"{len(entry['duplicates'])}, not sent by any client {len(entry['unexpected'])}"
-              + (f", wrong scores {len(entry['wrong_score'])}" if "wrong_score" in entry else "")
-              + ("  OK" if entry["ok"] else "  FAILED"))
+        print(
+            f"  {protocol:<11} acknowledged {entry['acknowledged']:>6}, stored {entry['stored']:>6} "
+            f"(of which sent but unanswered {entry['unacked_stored']}); lost {entry['n_lost']}, duplicates "
+            f"{len(entry['duplicates'])}, not sent by any client {len(entry['unexpected'])}"
+            + (f", wrong scores {len(entry['wrong_score'])}" if "wrong_score" in entry else "")
+            + ("  OK" if entry["ok"] else "  FAILED")
+        )
     submit = figures.get("all/submit")
     target = bool(submit) and rate >= TARGET_RATE and submit["p99"] < TARGET_P99
-    print(f"target (>= {TARGET_RATE} submissions/s, submit p99 < {TARGET_P99 * 1000:.0f} ms at "
-          f"{args.participants} participants): {'met' if target else 'NOT met'} "
-          f"({rate:.0f}/s, p99 {submit['p99'] * 1000:.0f} ms)" if submit else "no submission measured")
+    print(
+        f"target (>= {TARGET_RATE} submissions/s, submit p99 < {TARGET_P99 * 1000:.0f} ms at "
+        f"{args.participants} participants): {'met' if target else 'NOT met'} "
+        f"({rate:.0f}/s, p99 {submit['p99'] * 1000:.0f} ms)"
+        if submit
+        else "no submission measured"
+    )
     print(f"nothing lost, duplicated or invented: {'yes' if ok else 'NO'}")
-    return ok, {"requests": recorder.requests, "seconds": span, "acknowledged": acked, "rate": rate,
-                "retries": recorder.retries, "statuses": {str(k): v for k, v in recorder.statuses.items()},
-                "latency": figures, "check": checked, "ok": ok, "problems": recorder.problems[:50],
-                "participants": args.participants, "think": args.think, "environment": environment}
+    return ok, {
+        "requests": recorder.requests,
+        "seconds": span,
+        "acknowledged": acked,
+        "rate": rate,
+        "retries": recorder.retries,
+        "statuses": {str(k): v for k, v in recorder.statuses.items()},
+        "latency": figures,
+        "check": checked,
+        "ok": ok,
+        "problems": recorder.problems[:50],
+        "participants": args.participants,
+        "think": args.think,
+        "environment": environment,
+    }
 
 
 def reconnect():
@@ -157,8 +177,12 @@ def warm_up(base, specs, rounds=4):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=200)
-    parser.add_argument("--mix", type=parse_mix, default=(("da", 2), ("factuality", 1), ("task", 1)),
-                        help="protocol weights, e.g. da=2,factuality=1,task=1 (default) or da=1")
+    parser.add_argument(
+        "--mix",
+        type=parse_mix,
+        default=(("da", 2), ("factuality", 1), ("task", 1)),
+        help="protocol weights, e.g. da=2,factuality=1,task=1 (default) or da=1",
+    )
     parser.add_argument("--seconds", type=float, default=60, help="stop starting requests after this (default 60)")
     parser.add_argument("--max-requests", type=int, default=100_000)
     parser.add_argument("--think", type=float, default=0.5, help="mean pause before each action, s (default 0.5)")
@@ -168,11 +192,21 @@ def main(argv=None):
     parser.add_argument("--items-each", type=int, default=10, help="task items per participant")
     parser.add_argument("--task-preset", default="fifa-faithfulness")
     parser.add_argument("--task-definition", type=Path, help="a task definition (JSON) instead of the preset")
-    parser.add_argument("--fault", action="append", default=[], metavar="KIND@WHEN",
-                        help=f"inject a fault during the run: {', '.join(faults.KINDS)}; WHEN is seconds (10) or a share of "
-                             "the planned submissions (40%%) (repeatable)")
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra environment of gunicorn and the worker (e.g. raised throttle limits)")
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="KIND@WHEN",
+        help=f"inject a fault during the run: {', '.join(faults.KINDS)}; WHEN is seconds (10) or a share of "
+        "the planned submissions (40%%) (repeatable)",
+    )
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra environment of gunicorn and the worker (e.g. raised throttle limits)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the run's rows in the database")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--log-dir", type=Path, default=None)
@@ -186,22 +220,38 @@ def main(argv=None):
         os.environ.setdefault("CROWD_PAYMENTS_LEASE_SECONDS", "15")
     vendor = setup_django()
     run = uuid.uuid4().hex[:8]
-    plan = work.Plan(participants=args.participants, mix=args.mix, hit_size=args.hit_size,
-                     videos_each=args.videos_each, items_each=args.items_each, task_preset=args.task_preset,
-                     task_definition=json.loads(args.task_definition.read_text()) if args.task_definition else None)
-    environment = {k: os.environ[k] for k in ("DATABASE_URL", "CELERY_BROKER_URL", "CAPTIONEVAL_VAR_DIR",
-                                              "CELERY_TASK_DEFAULT_QUEUE", "CELERY_VISIBILITY_TIMEOUT",
-                                              "CROWD_PAYMENTS_LEASE_SECONDS")
-                   if os.environ.get(k)}
+    plan = work.Plan(
+        participants=args.participants,
+        mix=args.mix,
+        hit_size=args.hit_size,
+        videos_each=args.videos_each,
+        items_each=args.items_each,
+        task_preset=args.task_preset,
+        task_definition=json.loads(args.task_definition.read_text()) if args.task_definition else None,
+    )
+    environment = {
+        k: os.environ[k]
+        for k in (
+            "DATABASE_URL",
+            "CELERY_BROKER_URL",
+            "CAPTIONEVAL_VAR_DIR",
+            "CELERY_TASK_DEFAULT_QUEUE",
+            "CELERY_VISIBILITY_TIMEOUT",
+            "CROWD_PAYMENTS_LEASE_SECONDS",
+        )
+        if os.environ.get(k)
+    }
     environment.update(ONE_ADDRESS_LIMITS)
     environment.update(dict(item.split("=", 1) for item in args.server_env))
     if injector:
         environment.update(injector.server_environment())
     server = {k: v for k, v in os.environ.items() if k.startswith("GUNICORN_")}
-    print(f"database {vendor}; {'Celery worker on ' + os.environ['CELERY_BROKER_URL'] if os.environ.get('CELERY_BROKER_URL') else 'eager tasks (no broker)'}; "
-          f"gunicorn.conf.py with {server or 'its defaults'}; {args.participants} participants "
-          f"{dict(plan.counts())}, think {args.think:g} s, at most {args.seconds:g} s / {args.max_requests} requests; "
-          f"run {run}")
+    print(
+        f"database {vendor}; {'Celery worker on ' + os.environ['CELERY_BROKER_URL'] if os.environ.get('CELERY_BROKER_URL') else 'eager tasks (no broker)'}; "
+        f"gunicorn.conf.py with {server or 'its defaults'}; {args.participants} participants "
+        f"{dict(plan.counts())}, think {args.think:g} s, at most {args.seconds:g} s / {args.max_requests} requests; "
+        f"run {run}"
+    )
     began = time.perf_counter()
     made = work.make_work(run, plan)
     print(f"set up the work in {time.perf_counter() - began:.1f} s (not timed)")
@@ -216,9 +266,17 @@ def main(argv=None):
         from django.db import connection
 
         meter = stack.CpuMeter(the_stack, connection.settings_dict["NAME"] if vendor == "postgresql" else None)
-        recorder, wall = asyncio.run(client.drive(
-            the_stack.base, made["participants"], seconds=args.seconds, max_requests=args.max_requests,
-            think=args.think, ramp=args.ramp, during=injector.run if injector else None))
+        recorder, wall = asyncio.run(
+            client.drive(
+                the_stack.base,
+                made["participants"],
+                seconds=args.seconds,
+                max_requests=args.max_requests,
+                think=args.think,
+                ramp=args.ramp,
+                during=injector.run if injector else None,
+            )
+        )
         cpu = meter.used()
         reconnect()
         if injector:
@@ -228,21 +286,27 @@ def main(argv=None):
         ok, figures = report(recorder, wall, checked, args, server)
         figures["cpu"] = cpu
         cores = os.cpu_count() or 1
-        print(f"CPU over the run ({cpu['wall']:.0f} s, {cores} cores = {cores * cpu['wall']:.0f} core-seconds; machine busy "
-              f"{cpu['machine']:.1f}): load client {cpu['client']:.1f}, gunicorn {cpu['web']:.1f}, Celery "
-              f"{cpu['celery']:.1f}, PostgreSQL backends {cpu['database']:.1f}, everything else on the machine "
-              f"{cpu['others']:.1f} core-seconds")
+        print(
+            f"CPU over the run ({cpu['wall']:.0f} s, {cores} cores = {cores * cpu['wall']:.0f} core-seconds; machine busy "
+            f"{cpu['machine']:.1f}): load client {cpu['client']:.1f}, gunicorn {cpu['web']:.1f}, Celery "
+            f"{cpu['celery']:.1f}, PostgreSQL backends {cpu['database']:.1f}, everything else on the machine "
+            f"{cpu['others']:.1f} core-seconds"
+        )
         if figures["acknowledged"]:
-            print(f"  per submission: gunicorn {cpu['web'] / figures['acknowledged'] * 1000:.1f} ms, database "
-                  f"{cpu['database'] / figures['acknowledged'] * 1000:.1f} ms, client "
-                  f"{cpu['client'] / figures['acknowledged'] * 1000:.1f} ms of CPU (all requests included)")
+            print(
+                f"  per submission: gunicorn {cpu['web'] / figures['acknowledged'] * 1000:.1f} ms, database "
+                f"{cpu['database'] / figures['acknowledged'] * 1000:.1f} ms, client "
+                f"{cpu['client'] / figures['acknowledged'] * 1000:.1f} ms of CPU (all requests included)"
+            )
         if injector:
             figures["faults"] = injector.log
             jobs_ok, jobs_report = injector.check()
             figures["jobs"] = jobs_report
             for kind, entry in jobs_report.items():
-                print(f"  job {kind}: {'OK' if entry['ok'] else 'FAILED'} "
-                      f"{ {k: v for k, v in entry.items() if k != 'ok'} }")
+                print(
+                    f"  job {kind}: {'OK' if entry['ok'] else 'FAILED'} "
+                    f"{ {k: v for k, v in entry.items() if k != 'ok'} }"
+                )
             ok &= jobs_ok
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2, default=str))

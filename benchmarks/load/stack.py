@@ -5,6 +5,7 @@ The load benchmark (``run.py``) and the fault tests (tests/reliability/) share i
 The gunicorn configuration is the deployment's own ``gunicorn.conf.py`` (worker class, processes, threads
 from ``GUNICORN_*`` variables), bound to a free loopback port.
 """
+
 import os
 import signal
 import socket
@@ -107,8 +108,9 @@ class CpuMeter:
     def sample(self):
         # the masters' figures include their exited workers (gunicorn recycles workers after max_requests)
         masters = {self.stack.web.pid if self.stack.web else None, self.stack.worker.pid if self.stack.worker else None}
-        out = {group: {pid: cpu_seconds(pid, reaped=pid in masters) for pid in pids}
-               for group, pids in self.pids().items()}
+        out = {
+            group: {pid: cpu_seconds(pid, reaped=pid in masters) for pid in pids} for group, pids in self.pids().items()
+        }
         out["client"] = time.process_time()
         out["machine"] = machine_busy_seconds()
         out["wall"] = time.monotonic()
@@ -116,8 +118,11 @@ class CpuMeter:
 
     def used(self):
         end = self.sample()
-        report = {"wall": end["wall"] - self.start["wall"], "client": end["client"] - self.start["client"],
-                  "machine": end["machine"] - self.start["machine"]}
+        report = {
+            "wall": end["wall"] - self.start["wall"],
+            "client": end["client"] - self.start["client"],
+            "machine": end["machine"] - self.start["machine"],
+        }
         for group in ("web", "celery", "database"):
             report[group] = sum(v - self.start[group].get(pid, 0.0) for pid, v in end[group].items())
         report["others"] = report["machine"] - sum(report[g] for g in ("client", "web", "celery", "database"))
@@ -131,8 +136,12 @@ class Stack:
     CAPTIONEVAL_VAR_DIR, GUNICORN_*...). ``log_dir``: where their output goes (one file each)."""
 
     def __init__(self, environment, log_dir, *, celery_concurrency=1):
-        self.environment = dict(os.environ, DJANGO_SETTINGS_MODULE="annotation_site.settings",
-                                LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"), **environment)
+        self.environment = dict(
+            os.environ,
+            DJANGO_SETTINGS_MODULE="annotation_site.settings",
+            LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"),
+            **environment,
+        )
         self.environment.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -153,9 +162,23 @@ class Stack:
     def start(self):
         env = dict(self.environment, PORT=str(self.port))
         self.web = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "annotation_site.wsgi", "--config", str(REPO / "gunicorn.conf.py"),
-             "--bind", f"127.0.0.1:{self.port}", "--access-logfile", "/dev/null"],
-            cwd=REPO, env=env, stdout=self._log("gunicorn.log"), stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "annotation_site.wsgi",
+                "--config",
+                str(REPO / "gunicorn.conf.py"),
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--access-logfile",
+                "/dev/null",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=self._log("gunicorn.log"),
+            stderr=subprocess.STDOUT,
+        )
         if self.has_worker:
             self.start_worker()
         wait_for_http(f"{self.base}/healthz", process=self.web)
@@ -164,10 +187,30 @@ class Stack:
     def start_worker(self):
         self._worker_runs += 1
         self.worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "annotation_site", "worker", "--pool", "prefork",
-             "--concurrency", str(self.celery_concurrency), "--loglevel", "WARNING", "--without-gossip",
-             "--without-mingle", "--without-heartbeat", "-n", f"load{self._worker_runs}-{os.getpid()}@%h"],
-            cwd=REPO, env=self.environment, stdout=self._log("celery.log"), stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "annotation_site",
+                "worker",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                str(self.celery_concurrency),
+                "--loglevel",
+                "WARNING",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-n",
+                f"load{self._worker_runs}-{os.getpid()}@%h",
+            ],
+            cwd=REPO,
+            env=self.environment,
+            stdout=self._log("celery.log"),
+            stderr=subprocess.STDOUT,
+        )
         return self.worker
 
     # --- faults -------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ stored more than once; ``unexpected`` stored submissions whose UUID no client se
 UUIDs sent whose answer never arrived but that are stored (allowed: the server stored them, the answer was
 lost; each still at most once). DA scores stored must be the scores sent.
 """
+
 from collections import Counter
 
 
@@ -16,15 +17,26 @@ def stored(made):
 
     out = {}
     if "campaign" in made:
-        out["da"] = [(str(u), (a, i, s)) for u, a, i, s in Judgment.objects.filter(
-            assignment__hit__campaign_id=made["campaign"]).values_list("client_uuid", "assignment_id", "item_id",
-                                                                       "score")]
+        out["da"] = [
+            (str(u), (a, i, s))
+            for u, a, i, s in Judgment.objects.filter(assignment__hit__campaign_id=made["campaign"]).values_list(
+                "client_uuid", "assignment_id", "item_id", "score"
+            )
+        ]
     if "project" in made:
-        out["factuality"] = [(str(u), a) for u, a in FactualitySubmission.objects.filter(
-            assignment__project_id=made["project"]).values_list("client_uuid", "assignment_id")]
+        out["factuality"] = [
+            (str(u), a)
+            for u, a in FactualitySubmission.objects.filter(assignment__project_id=made["project"]).values_list(
+                "client_uuid", "assignment_id"
+            )
+        ]
     if "task" in made:
-        out["task"] = [(str(u), a) for u, a in TaskSubmission.objects.filter(
-            assignment__task_id=made["task"]).values_list("client_uuid", "assignment_id")]
+        out["task"] = [
+            (str(u), a)
+            for u, a in TaskSubmission.objects.filter(assignment__task_id=made["task"]).values_list(
+                "client_uuid", "assignment_id"
+            )
+        ]
     return out
 
 
@@ -47,8 +59,9 @@ def verify(made, recorder):
             pairs = Counter((a, i) for _, (a, i, _s) in rows)
             entry["duplicates"] += [f"assignment {a} item {i}" for (a, i), n in pairs.items() if n > 1][:20]
             by_uuid = {u: extra for u, extra in rows}
-            entry["wrong_score"] = sorted(u for u, summary in acked.items()
-                                          if u in by_uuid and by_uuid[u][2] != summary["score"])[:20]
+            entry["wrong_score"] = sorted(
+                u for u, summary in acked.items() if u in by_uuid and by_uuid[u][2] != summary["score"]
+            )[:20]
         entry["ok"] = not (entry["n_lost"] or entry["duplicates"] or entry["unexpected"] or entry.get("wrong_score"))
         report[protocol] = entry
     return report

@@ -6,6 +6,7 @@ not part of the load), and a configurable judgment task whose participants arriv
 Everything is named after the run (``load-<run id>``), so runs can share a database; ``verify`` checks and
 ``remove`` deletes exactly what a run made.
 """
+
 import json
 from dataclasses import dataclass
 
@@ -48,7 +49,8 @@ def make_work(run, plan):
     from annotation_site.annotators.services import invite
     from annotation_site.corpus.models import Caption
     from annotation_site.factuality import projects
-    from annotation_site.judgment_tasks import imports, participants, services as task_services
+    from annotation_site.judgment_tasks import imports, participants
+    from annotation_site.judgment_tasks import services as task_services
     from assessment import campaigns
     from assessment import services as da
     from assessment.models import HIT
@@ -59,15 +61,28 @@ def make_work(run, plan):
     n_hits = counts["da"] + 2
     # videos the planner needs per HIT (measured: 15 / 4 for HITs of 20 items; a quarter of the items for larger)
     per_hit = 15 / 4 if plan.hit_size <= DA_HIT_SIZE else plan.hit_size / 4
-    n_videos = max(int(n_hits * per_hit) + 10, counts["factuality"] * plan.videos_each + 10,
-                   (counts["task"] * plan.items_each) // 3 + 10)
+    n_videos = max(
+        int(n_hits * per_hit) + 10,
+        counts["factuality"] * plan.videos_each + 10,
+        (counts["task"] * plan.items_each) // 3 + 10,
+    )
     dataset, systems = generate_dataset(name, n_videos=n_videos, n_systems=4, seed=11)
     out = {"run": run, "name": name, "participants": []}
 
     if counts["da"]:
         campaign = campaigns.create_campaign(
-            name=name, dataset=dataset, systems=systems[:-1], human_system=systems[-1], hit_size=plan.hit_size,
-            pairs_per_hit=3, repeats_per_hit=2, min_control_distance=5, qc_min_pairs=3, workers_per_hit=1, seed=8)
+            name=name,
+            dataset=dataset,
+            systems=systems[:-1],
+            human_system=systems[-1],
+            hit_size=plan.hit_size,
+            pairs_per_hit=3,
+            repeats_per_hit=2,
+            min_control_distance=5,
+            qc_min_pairs=3,
+            workers_per_hit=1,
+            seed=8,
+        )
         out["campaign"] = campaign.pk
         hits = list(HIT.objects.filter(campaign=campaign).order_by("number"))
         if len(hits) < counts["da"]:
@@ -75,14 +90,21 @@ def make_work(run, plan):
         for i in range(counts["da"]):
             worker = da.worker_by_external_id(f"{name}-da{i:04d}", source="link")
             assignment = da.create_assignment(hits[i], worker)
-            out["participants"].append({"protocol": "da", "key": f"da{i:04d}",
-                                        "url": f"/da/a/{da.assignment_token(assignment)}/"})
+            out["participants"].append(
+                {"protocol": "da", "key": f"da{i:04d}", "url": f"/da/a/{da.assignment_token(assignment)}/"}
+            )
 
     if counts["factuality"]:
         usernames = [f"{name}-f{i:04d}" for i in range(counts["factuality"])]
-        project = projects.create_project(projects.ProjectSpec(
-            name=name, dataset=dataset, systems=[s for s in systems[:3]], annotators_per_video=1,
-            shuffle_systems=True))
+        project = projects.create_project(
+            projects.ProjectSpec(
+                name=name,
+                dataset=dataset,
+                systems=[s for s in systems[:3]],
+                annotators_per_video=1,
+                shuffle_systems=True,
+            )
+        )
         out["project"] = project.pk
         for i, username in enumerate(usernames):
             annotator = projects.add_member(project, invite(username)[0])
@@ -93,22 +115,34 @@ def make_work(run, plan):
             session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
             session[HASH_SESSION_KEY] = user.get_session_auth_hash()
             session.create()
-            out["participants"].append({
-                "protocol": "factuality", "key": f"f{i:04d}", "session": session.session_key,
-                "session_cookie": settings.SESSION_COOKIE_NAME, "start": f"/factuality/projects/{name}/start/",
-                "limit": plan.videos_each})
+            out["participants"].append(
+                {
+                    "protocol": "factuality",
+                    "key": f"f{i:04d}",
+                    "session": session.session_key,
+                    "session_cookie": settings.SESSION_COOKIE_NAME,
+                    "start": f"/factuality/projects/{name}/start/",
+                    "limit": plan.videos_each,
+                }
+            )
 
     if counts["task"]:
-        task = task_services.create_task(name=name, dataset=dataset, preset=plan.task_preset if not
-                                         plan.task_definition else "", definition=plan.task_definition,
-                                         annotators_per_item=1)
+        task = task_services.create_task(
+            name=name,
+            dataset=dataset,
+            preset=plan.task_preset if not plan.task_definition else "",
+            definition=plan.task_definition,
+            annotators_per_item=1,
+        )
         out["task"] = task.pk
         definition = task.definition
         rng = np.random.default_rng(3)
         n_items = counts["task"] * plan.items_each + 10
-        captions = list(Caption.objects.filter(video__dataset=dataset, system__in=systems[:3])
-                        .select_related("video", "system").order_by("video__position", "system__position")
-                        [:n_items])
+        captions = list(
+            Caption.objects.filter(video__dataset=dataset, system__in=systems[:3])
+            .select_related("video", "system")
+            .order_by("video__position", "system__position")[:n_items]
+        )
         lines = []
         for index, caption in enumerate(captions):
             text = " ".join(rng.choice(["a", "man", "rides", "the", "red", "bike", "in", "park"], 8))
@@ -122,8 +156,9 @@ def make_work(run, plan):
         for i in range(counts["task"]):
             annotator = participants.admit(task, provider="load", external_id=f"{name}-t{i:04d}")
             token = participants.token_for(task, annotator, limit=plan.items_each)
-            out["participants"].append({"protocol": "task", "key": f"t{i:04d}", "token": token,
-                                        "url": f"/tasks/p/{token}/"})
+            out["participants"].append(
+                {"protocol": "task", "key": f"t{i:04d}", "token": token, "url": f"/tasks/p/{token}/"}
+            )
     # interleave the protocols so that every moment of the run mixes them
     by = {}
     for p in out["participants"]:
@@ -136,8 +171,9 @@ def make_work(run, plan):
                 mixed.append(by[protocol][cursor[protocol]])
                 cursor[protocol] += 1
     out["participants"] = mixed
-    out["planned_submissions"] = (counts["da"] * plan.hit_size + counts["factuality"] * plan.videos_each
-                                  + counts["task"] * plan.items_each)
+    out["planned_submissions"] = (
+        counts["da"] * plan.hit_size + counts["factuality"] * plan.videos_each + counts["task"] * plan.items_each
+    )
     return out
 
 

@@ -7,82 +7,172 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('corpus', '0001_initial'),
+        ("corpus", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Metric',
+            name="Metric",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='Short name used on the command line and in the API, e.g. bleu4, emscore.', max_length=60, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.+-]*$', "Use letters, digits, '.', '_', '+' and '-' (starting with a letter or digit).")])),
-                ('label', models.CharField(blank=True, help_text='Display name, e.g. CIDEr-D.', max_length=100)),
-                ('source', models.CharField(choices=[('imported', 'Imported'), ('computed', 'Computed')], max_length=10)),
-                ('version', models.CharField(blank=True, help_text='Implementation and version of the metric.', max_length=200)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('origin', models.CharField(blank=True, help_text='File the scores were imported from.', max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='metrics', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Short name used on the command line and in the API, e.g. bleu4, emscore.",
+                        max_length=60,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.+-]*$",
+                                "Use letters, digits, '.', '_', '+' and '-' (starting with a letter or digit).",
+                            )
+                        ],
+                    ),
+                ),
+                ("label", models.CharField(blank=True, help_text="Display name, e.g. CIDEr-D.", max_length=100)),
+                (
+                    "source",
+                    models.CharField(choices=[("imported", "Imported"), ("computed", "Computed")], max_length=10),
+                ),
+                (
+                    "version",
+                    models.CharField(blank=True, help_text="Implementation and version of the metric.", max_length=200),
+                ),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "origin",
+                    models.CharField(blank=True, help_text="File the scores were imported from.", max_length=500),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="metrics", to="corpus.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset', 'name'],
+                "ordering": ["dataset", "name"],
             },
         ),
         migrations.CreateModel(
-            name='MetricScore',
+            name="MetricScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.FloatField()),
-                ('caption', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='metric_scores', to='corpus.caption')),
-                ('metric', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='metrics_eval.metric')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("score", models.FloatField()),
+                (
+                    "caption",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="metric_scores", to="corpus.caption"
+                    ),
+                ),
+                (
+                    "metric",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="scores", to="metrics_eval.metric"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Report',
+            name="Report",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('factuality', 'Factuality'), ('da', 'Direct Assessment'), ('pairs', 'correct/foil pairs')], max_length=12)),
-                ('campaign', models.CharField(blank=True, help_text='DA campaign name (kind da).', max_length=200)),
-                ('parameters', models.JSONField(default=dict)),
-                ('parameters_hash', models.CharField(db_index=True, max_length=64)),
-                ('snapshot', models.JSONField(default=dict, help_text='Counts and hashes of the data used.')),
-                ('data_hash', models.CharField(db_index=True, max_length=64)),
-                ('versions', models.JSONField(default=dict, help_text='Package versions the result was computed with.')),
-                ('result', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='metric_reports', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("factuality", "Factuality"),
+                            ("da", "Direct Assessment"),
+                            ("pairs", "correct/foil pairs"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("campaign", models.CharField(blank=True, help_text="DA campaign name (kind da).", max_length=200)),
+                ("parameters", models.JSONField(default=dict)),
+                ("parameters_hash", models.CharField(db_index=True, max_length=64)),
+                ("snapshot", models.JSONField(default=dict, help_text="Counts and hashes of the data used.")),
+                ("data_hash", models.CharField(db_index=True, max_length=64)),
+                (
+                    "versions",
+                    models.JSONField(default=dict, help_text="Package versions the result was computed with."),
+                ),
+                ("result", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="metric_reports", to="corpus.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='CaptionPair',
+            name="CaptionPair",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pair_set', models.CharField(max_length=100, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.+-]*$', "Use letters, digits, '.', '_', '+' and '-' (starting with a letter or digit).")])),
-                ('correct', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.caption')),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='caption_pairs', to='corpus.dataset')),
-                ('foil', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.caption')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "pair_set",
+                    models.CharField(
+                        max_length=100,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.+-]*$",
+                                "Use letters, digits, '.', '_', '+' and '-' (starting with a letter or digit).",
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "correct",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.caption"
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="caption_pairs", to="corpus.dataset"
+                    ),
+                ),
+                (
+                    "foil",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.caption"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset', 'pair_set', 'id'],
-                'constraints': [models.UniqueConstraint(fields=('pair_set', 'correct', 'foil'), name='captionpair_unique'), models.CheckConstraint(condition=models.Q(('correct', models.F('foil')), _negated=True), name='captionpair_distinct_captions')],
+                "ordering": ["dataset", "pair_set", "id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("pair_set", "correct", "foil"), name="captionpair_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("correct", models.F("foil")), _negated=True),
+                        name="captionpair_distinct_captions",
+                    ),
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='metric',
-            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='metric_unique_name_per_dataset'),
+            model_name="metric",
+            constraint=models.UniqueConstraint(fields=("dataset", "name"), name="metric_unique_name_per_dataset"),
         ),
         migrations.AddConstraint(
-            model_name='metricscore',
-            constraint=models.UniqueConstraint(fields=('metric', 'caption'), name='metricscore_unique'),
+            model_name="metricscore",
+            constraint=models.UniqueConstraint(fields=("metric", "caption"), name="metricscore_unique"),
         ),
     ]

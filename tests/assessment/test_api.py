@@ -1,4 +1,5 @@
 """REST endpoints for researchers (staff only): campaigns, results, QC, assignments, replication."""
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -17,9 +18,13 @@ def api(staff_user):
 
 
 def test_researcher_endpoints_are_staff_only(db, campaign, annotator, outsider, crowd_worker):
-    for url in ("/api/da/campaigns/", f"/api/da/campaigns/{campaign.name}/",
-                f"/api/da/campaigns/{campaign.name}/results/", f"/api/da/campaigns/{campaign.name}/qc/",
-                "/api/da/replication/?a=x&b=y"):
+    for url in (
+        "/api/da/campaigns/",
+        f"/api/da/campaigns/{campaign.name}/",
+        f"/api/da/campaigns/{campaign.name}/results/",
+        f"/api/da/campaigns/{campaign.name}/qc/",
+        "/api/da/replication/?a=x&b=y",
+    ):
         assert crowd_worker.api.get(url).status_code in (401, 403), url  # no account
         for persona in (annotator, outsider):
             assert persona.api.get(url).status_code == 403, (persona.name, url)
@@ -29,10 +34,22 @@ def test_researcher_endpoints_are_staff_only(db, campaign, annotator, outsider, 
 
 def test_create_list_and_detail(api, db):
     make_dataset("api-ds", n_videos=15)
-    response = api.post("/api/da/campaigns/", {
-        "name": "api-run", "dataset": "api-ds", "systems": ["Alpha", "Beta"], "human_system": "human",
-        "hit_size": 20, "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 5, "seed": 5,
-        "qc_min_pairs": 6}, format="json")
+    response = api.post(
+        "/api/da/campaigns/",
+        {
+            "name": "api-run",
+            "dataset": "api-ds",
+            "systems": ["Alpha", "Beta"],
+            "human_system": "human",
+            "hit_size": 20,
+            "pairs_per_hit": 3,
+            "repeats_per_hit": 2,
+            "min_control_distance": 5,
+            "seed": 5,
+            "qc_min_pairs": 6,
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["name"] == "api-run" and body["seed"] == 5 and body["human_system"] == "human"
@@ -46,24 +63,31 @@ def test_create_list_and_detail(api, db):
     assert detail["workers_per_hit"] == 4 and detail["watch_fraction"] == 0.9
 
 
-@pytest.mark.parametrize("data,message", [
-    ({"dataset": "nope", "human_system": "human"}, "no dataset"),
-    ({"dataset": "api-bad", "human_system": "Alpha"}, "human system"),
-    ({"dataset": "api-bad", "human_system": "human", "systems": ["Zeta"]}, "no system Zeta"),
-    ({"dataset": "api-bad", "human_system": "human", "hit_size": 8}, "system slots"),
-])
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        ({"dataset": "nope", "human_system": "human"}, "no dataset"),
+        ({"dataset": "api-bad", "human_system": "Alpha"}, "human system"),
+        ({"dataset": "api-bad", "human_system": "human", "systems": ["Zeta"]}, "no system Zeta"),
+        ({"dataset": "api-bad", "human_system": "human", "hit_size": 8}, "system slots"),
+    ],
+)
 def test_create_refusals(api, db, data, message):
     make_dataset("api-bad", n_videos=10)
-    response = api.post("/api/da/campaigns/", {"name": "x", "pairs_per_hit": 3, "repeats_per_hit": 2,
-                                               "min_control_distance": 2, **data}, format="json")
+    response = api.post(
+        "/api/da/campaigns/",
+        {"name": "x", "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 2, **data},
+        format="json",
+    )
     assert response.status_code == 400 and message in response.json()["detail"]
     assert not Campaign.objects.exists()
 
 
 def test_results_captions_and_qc(api, db):
     campaign = small_campaign(make_dataset("api-res", n_videos=24), "api-res", qc_min_pairs=6)
-    simulation.simulate_campaign(campaign, {"diligent": 8, "random": 2}, {"human": 80, "Alpha": 60, "Beta": 40,
-                                                                          "Gamma": 20}, hits_per_worker=3)
+    simulation.simulate_campaign(
+        campaign, {"diligent": 8, "random": 2}, {"human": 80, "Alpha": 60, "Beta": 40, "Gamma": 20}, hits_per_worker=3
+    )
     assert api.get("/api/da/campaigns/api-res/results/").json() == results.report(campaign)
     captions = api.get("/api/da/campaigns/api-res/captions/").json()
     assert set(captions[0]) == {"video_id", "system", "raw", "z", "n", "is_human"}

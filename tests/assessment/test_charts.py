@@ -1,6 +1,7 @@
 """The campaign charts printed at one column of a paper (8.5 cm): text at 7 pt or more, nothing overlapping or
 leaving the canvas, visible points, for a realistic campaign and for 20 systems with long names, measured on the
 drawn figures (tests/figure_checks.py)."""
+
 import re
 
 import numpy as np
@@ -10,8 +11,13 @@ import pytest
 from assessment import charts, scoring, significance
 from tests.figure_checks import assert_legible
 
-LONG = ["COOT_100m_finetuned_on_activitynet_captions_v2", "Vid2Seq (YT-Temporal-1B pretraining, full)",
-        "PDVC_with_a_rather_long_descriptive_name_2023", "TimeChat-7B-instruction-tuned", "human"]
+LONG = [
+    "COOT_100m_finetuned_on_activitynet_captions_v2",
+    "Vid2Seq (YT-Temporal-1B pretraining, full)",
+    "PDVC_with_a_rather_long_descriptive_name_2023",
+    "TimeChat-7B-instruction-tuned",
+    "human",
+]
 
 
 def captions(systems, human="human", videos=40, seed=0):

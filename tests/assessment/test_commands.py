@@ -1,4 +1,5 @@
 """The planning and assignment commands, the replication page, the admin pages and CSRF for account workers."""
+
 import io
 import json
 import re
@@ -19,29 +20,61 @@ from .conftest import make_dataset, small_campaign
 def test_da_plan_prints_the_seed_and_replans_identically(db):
     make_dataset("cmd-ds", n_videos=20, references="gt_cmd")
     out = io.StringIO()
-    call_command("da_plan", campaign="cmd-a", dataset="cmd-ds", systems="Alpha,Beta", reference_set="gt_cmd",
-                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, qc_min_pairs=6, stdout=out)
+    call_command(
+        "da_plan",
+        campaign="cmd-a",
+        dataset="cmd-ds",
+        systems="Alpha,Beta",
+        reference_set="gt_cmd",
+        hit_size=20,
+        pairs=3,
+        repeats=2,
+        min_distance=6,
+        seed=31,
+        qc_min_pairs=6,
+        stdout=out,
+    )
     # 40 captions of Alpha and Beta in 12 system slots per HIT (the human captions are the hidden originals)
-    assert "Planned campaign 'cmd-a': 4 HITs of up to 20 items over 2 systems + human 'gt_cmd'; seed 31" in out.getvalue()
+    assert (
+        "Planned campaign 'cmd-a': 4 HITs of up to 20 items over 2 systems + human 'gt_cmd'; seed 31" in out.getvalue()
+    )
     assert "a worker needs 2 HITs (of 4) to reach the 6 pairs quality control needs" in out.getvalue()
-    call_command("da_plan", campaign="cmd-b", dataset="cmd-ds", systems="Alpha,Beta", human_system="gt_cmd",
-                 hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, qc_min_pairs=6, stdout=io.StringIO())
+    call_command(
+        "da_plan",
+        campaign="cmd-b",
+        dataset="cmd-ds",
+        systems="Alpha,Beta",
+        human_system="gt_cmd",
+        hit_size=20,
+        pairs=3,
+        repeats=2,
+        min_distance=6,
+        seed=31,
+        qc_min_pairs=6,
+        stdout=io.StringIO(),
+    )
 
     def plan(name):
-        return list(Item.objects.filter(hit__campaign__name=name).order_by("hit__number", "position")
-                    .values_list("item_type", "caption_id", "text", "degraded_start"))
+        return list(
+            Item.objects.filter(hit__campaign__name=name)
+            .order_by("hit__number", "position")
+            .values_list("item_type", "caption_id", "text", "degraded_start")
+        )
 
     assert plan("cmd-a") == plan("cmd-b")
     assert Campaign.objects.get(name="cmd-a").min_control_distance == 6
 
 
-@pytest.mark.parametrize("options,message", [
-    ({"dataset": "nope", "human_system": "human"}, "no dataset named 'nope'"),
-    ({"dataset": "cmd-err", "human_system": "nobody"}, "has no system 'nobody'"),
-    ({"dataset": "cmd-err", "human_system": "human", "systems": "Alpha,Zeta"}, "has no system Zeta"),
-    ({"dataset": "cmd-err", "human_system": "Alpha"}, "human system"),
-    ({"dataset": "cmd-err", "reference_set": "gt_none"}, "no reference set 'gt_none'"),
-])
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        ({"dataset": "nope", "human_system": "human"}, "no dataset named 'nope'"),
+        ({"dataset": "cmd-err", "human_system": "nobody"}, "has no system 'nobody'"),
+        ({"dataset": "cmd-err", "human_system": "human", "systems": "Alpha,Zeta"}, "has no system Zeta"),
+        ({"dataset": "cmd-err", "human_system": "Alpha"}, "human system"),
+        ({"dataset": "cmd-err", "reference_set": "gt_none"}, "no reference set 'gt_none'"),
+    ],
+)
 def test_da_plan_refusals(db, options, message):
     make_dataset("cmd-err", n_videos=10)
     with pytest.raises(CommandError, match=message):
@@ -51,16 +84,28 @@ def test_da_plan_refusals(db, options, message):
 
 def test_da_assign_prints_links_and_the_entry_link(campaign):
     out, err = io.StringIO(), io.StringIO()
-    call_command("da_assign", campaign=campaign.name, workers="A1,B2", entry_link=True,
-                 base_url="https://da.example.org/", stdout=out, stderr=err)
+    call_command(
+        "da_assign",
+        campaign=campaign.name,
+        workers="A1,B2",
+        entry_link=True,
+        base_url="https://da.example.org/",
+        stdout=out,
+        stderr=err,
+    )
     lines = out.getvalue().splitlines()
     assert re.fullmatch(r"https://da\.example\.org/da/join/[^/]+/\?worker_id=WORKER_ID", lines[0])
     assert re.fullmatch(r"A1\tHIT 1\thttps://da\.example\.org/da/a/[^/]+/", lines[1])
     assert lines[2].startswith("B2\tHIT 2\t")
     assert Assignment.objects.count() == 2
     places = HIT.objects.filter(campaign=campaign).count() * campaign.workers_per_hit
-    call_command("da_assign", campaign=campaign.name, workers=",".join(f"w{i}" for i in range(places)),
-                 stdout=io.StringIO(), stderr=err)
+    call_command(
+        "da_assign",
+        campaign=campaign.name,
+        workers=",".join(f"w{i}" for i in range(places)),
+        stdout=io.StringIO(),
+        stderr=err,
+    )
     assert "no HIT left for this worker" in err.getvalue()
 
 
@@ -70,7 +115,7 @@ def test_replication_page(staff_client, db):
         campaign = small_campaign(make_dataset(f"{name}-ds", n_videos=24), name, qc_min_pairs=6)
         simulation.simulate_campaign(campaign, {"diligent": 8}, quality, seed=seed, hits_per_worker=3, prefix=name)
     page = staff_client.get("/da/replication/?a=first&b=second").content.decode()
-    table = page[page.index('id="replication"'):]
+    table = page[page.index('id="replication"') :]
     r = re.findall(r'<th scope="row">(raw|z)</th><td class="num">([-\d.]+)</td>', table)
     assert [name for name, _ in r] == ["raw", "z"] and all(float(value) > 0.9 for _, value in r)
     assert staff_client.get("/da/replication/").status_code == 200
@@ -114,6 +159,7 @@ def test_da_assign_links_start_with_the_configured_public_address(campaign, sett
     assert re.fullmatch(r"https://rate\.example\.net:8443/da/join/[^/]+/\?worker_id=WORKER_ID", lines[0])
     assert re.fullmatch(r"P1\tHIT \d+\thttps://rate\.example\.net:8443/da/a/[^/]+/", lines[1])
     from assessment.management.commands.da_assign import Command
+
     parser = Command().create_parser("manage.py", "da_assign")
     help_text = parser.format_help()
     assert "--base-url BASE_URL" in help_text and "CAPTIONEVAL_BASE_URL" in help_text
@@ -126,25 +172,60 @@ def test_da_plan_the_api_and_the_form_share_one_campaign_path(db, staff_user):
 
     make_dataset("one-path", n_videos=20, systems=("Alpha", "Beta", "Gamma"))
     layout = dict(hit_size=20, seed=13, qc_min_pairs=6)
-    call_command("da_plan", campaign="by-command", dataset="one-path", systems="Gamma,Alpha", human_system="human",
-                 pairs=3, repeats=2, min_distance=6, stdout=io.StringIO(), **layout)
+    call_command(
+        "da_plan",
+        campaign="by-command",
+        dataset="one-path",
+        systems="Gamma,Alpha",
+        human_system="human",
+        pairs=3,
+        repeats=2,
+        min_distance=6,
+        stdout=io.StringIO(),
+        **layout,
+    )
     api = APIClient()
     api.force_authenticate(staff_user)
-    response = api.post("/api/da/campaigns/", {
-        "name": "by-api", "dataset": "one-path", "systems": ["Gamma", "Alpha"], "human_system": "human",
-        "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 6, **layout}, format="json")
+    response = api.post(
+        "/api/da/campaigns/",
+        {
+            "name": "by-api",
+            "dataset": "one-path",
+            "systems": ["Gamma", "Alpha"],
+            "human_system": "human",
+            "pairs_per_hit": 3,
+            "repeats_per_hit": 2,
+            "min_control_distance": 6,
+            **layout,
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     page = Client()
     page.force_login(staff_user)
-    response = page.post("/da/campaigns/new/?dataset=one-path", {
-        "dataset": "one-path", "name": "by-page", "systems": ["Gamma", "Alpha"], "human": "system:human",
-        "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 6, "qc_test": "wilcoxon",
-        "qc_threshold": 0.05, **layout})
+    response = page.post(
+        "/da/campaigns/new/?dataset=one-path",
+        {
+            "dataset": "one-path",
+            "name": "by-page",
+            "systems": ["Gamma", "Alpha"],
+            "human": "system:human",
+            "pairs_per_hit": 3,
+            "repeats_per_hit": 2,
+            "min_control_distance": 6,
+            "qc_test": "wilcoxon",
+            "qc_threshold": 0.05,
+            **layout,
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
 
     def plan(name):
-        return list(Item.objects.filter(hit__campaign__name=name).order_by("hit__number", "position")
-                    .values_list("item_type", "caption_id", "text", "degraded_start"))
+        return list(
+            Item.objects.filter(hit__campaign__name=name)
+            .order_by("hit__number", "position")
+            .values_list("item_type", "caption_id", "text", "degraded_start")
+        )
 
     assert plan("by-command") and plan("by-command") == plan("by-api") == plan("by-page")
     for name in ("by-command", "by-api", "by-page"):
@@ -156,11 +237,22 @@ def test_da_plan_and_the_api_refuse_unknown_systems_with_the_same_words(db, staf
 
     make_dataset("one-refusal", n_videos=10)
     with pytest.raises(CommandError) as refused:
-        call_command("da_plan", campaign="x", dataset="one-refusal", systems="Zeta,Alpha,Omega",
-                     human_system="human", hit_size=20, pairs=3, repeats=2)
+        call_command(
+            "da_plan",
+            campaign="x",
+            dataset="one-refusal",
+            systems="Zeta,Alpha,Omega",
+            human_system="human",
+            hit_size=20,
+            pairs=3,
+            repeats=2,
+        )
     api = APIClient()
     api.force_authenticate(staff_user)
-    response = api.post("/api/da/campaigns/", {"name": "x", "dataset": "one-refusal", "human_system": "human",
-                                               "systems": ["Zeta", "Alpha", "Omega"]}, format="json")
+    response = api.post(
+        "/api/da/campaigns/",
+        {"name": "x", "dataset": "one-refusal", "human_system": "human", "systems": ["Zeta", "Alpha", "Omega"]},
+        format="json",
+    )
     assert response.status_code == 400
     assert response.json()["detail"] == str(refused.value) == "dataset one-refusal has no system Zeta, Omega"

@@ -1,5 +1,6 @@
 """da_import_judgments: validation up front (file, line, field; nothing written), one transaction, creation of
 the campaign, its dataset, systems and videos; a round trip through the judgments download."""
+
 import io
 import json
 
@@ -23,8 +24,12 @@ def valid_csv():
     """Two workers on one HIT: 3 system items, a repeat, 10 original/degraded pairs."""
     lines = [HEADER]
     for worker, good in (("w1", True), ("w2", False)):
-        lines += [f"{worker},h1,s1,ModelA,vid1,system,,70\n", f"{worker},h1,s2,ModelB,vid1,system,,40\n",
-                  f"{worker},h1,s3,ModelA,vid2,system,,65\n", f"{worker},h1,r1,ModelA,vid1,repeat,s1,72\n"]
+        lines += [
+            f"{worker},h1,s1,ModelA,vid1,system,,70\n",
+            f"{worker},h1,s2,ModelB,vid1,system,,40\n",
+            f"{worker},h1,s3,ModelA,vid2,system,,65\n",
+            f"{worker},h1,r1,ModelA,vid1,repeat,s1,72\n",
+        ]
         for k in range(10):
             original, degraded = (80 + k, 20 + k) if good else (50, 50)
             lines.append(f"{worker},h1,o{k},refs,vid{k + 3},original,d{k},{original}\n")
@@ -39,8 +44,10 @@ def write(tmp_path, text, name="judgments.csv"):
 
 
 def counts():
-    return tuple(m.objects.count() for m in (Campaign, Dataset, System, Video, Caption, HIT, Item, Worker,
-                                            Assignment, Judgment, QCResult))
+    return tuple(
+        m.objects.count()
+        for m in (Campaign, Dataset, System, Video, Caption, HIT, Item, Worker, Assignment, Judgment, QCResult)
+    )
 
 
 def test_import_creates_campaign_dataset_systems_videos(db, tmp_path):
@@ -63,34 +70,76 @@ def test_import_creates_campaign_dataset_systems_videos(db, tmp_path):
     report = analyse(campaign).report()
     # the human caption set is ranked from its originals (Graham, Awad & Smeaton 2018, Table 4: Human-b)
     assert [(s["system"], s["is_human"]) for s in report["systems"]] == [
-        ("refs", True), ("ModelA", False), ("ModelB", False)]
+        ("refs", True),
+        ("ModelA", False),
+        ("ModelB", False),
+    ]
     refs = report["systems"][0]
     assert refs["n"] == 10 and refs["raw"] == pytest.approx(sum(80 + k for k in range(10)) / 10)  # w1's originals
     model_a = report["systems"][1]
     assert model_a["n"] == 3 and model_a["raw"] == pytest.approx(((70 + 72) / 2 + 65) / 2)
 
 
-@pytest.mark.parametrize("edit,line,field,message", [
-    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,,101"),
-     3, "score", "integer from 0 to 100"),
-    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,,4x"),
-     3, "score", "integer from 0 to 100"),
-    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,sytem,,40"),
-     3, "item_type", "one of system|original|degraded|repeat"),
-    (lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,s1,40"),
-     3, "control_of", "controls nothing"),
-    (lambda t: t.replace("w1,h1,r1,ModelA,vid1,repeat,s1,72", "w1,h1,r1,ModelA,vid1,repeat,zz,72"),
-     5, "control_of", "not in HIT 'h1'"),
-    (lambda t: t.replace("w1,h1,r1,ModelA,vid1,repeat,s1,72", "w1,h1,r1,ModelA,vid1,repeat,s2,72"),
-     5, "system", "same system"),
-    (lambda t: t.replace("w2,h1,s2,ModelB,vid1,system,,40", "w2,h1,s2,ModelA,vid1,system,,40"),
-     27, "system", "has system 'ModelB' on line 3"),
-    (lambda t: t.replace("w1,h1,d0,refs,vid3,degraded,o0,20", "w1,h1,d0,refs,vid3,degraded,s1,20"),
-     7, "control_of", "pairs with a original item"),
-    (lambda t: t + "w1,h1,s1,ModelA,vid1,system,,10\n", 50, "item_id", "rated item 's1' of HIT 'h1' already"),
-    (lambda t: t.replace("w1,h1,s1,ModelA,vid1,system,,70", ",h1,s1,ModelA,vid1,system,,70"),
-     2, "worker_id", "1 to 200 characters"),
-])
+@pytest.mark.parametrize(
+    "edit,line,field,message",
+    [
+        (
+            lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,,101"),
+            3,
+            "score",
+            "integer from 0 to 100",
+        ),
+        (
+            lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,,4x"),
+            3,
+            "score",
+            "integer from 0 to 100",
+        ),
+        (
+            lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,sytem,,40"),
+            3,
+            "item_type",
+            "one of system|original|degraded|repeat",
+        ),
+        (
+            lambda t: t.replace("w1,h1,s2,ModelB,vid1,system,,40", "w1,h1,s2,ModelB,vid1,system,s1,40"),
+            3,
+            "control_of",
+            "controls nothing",
+        ),
+        (
+            lambda t: t.replace("w1,h1,r1,ModelA,vid1,repeat,s1,72", "w1,h1,r1,ModelA,vid1,repeat,zz,72"),
+            5,
+            "control_of",
+            "not in HIT 'h1'",
+        ),
+        (
+            lambda t: t.replace("w1,h1,r1,ModelA,vid1,repeat,s1,72", "w1,h1,r1,ModelA,vid1,repeat,s2,72"),
+            5,
+            "system",
+            "same system",
+        ),
+        (
+            lambda t: t.replace("w2,h1,s2,ModelB,vid1,system,,40", "w2,h1,s2,ModelA,vid1,system,,40"),
+            27,
+            "system",
+            "has system 'ModelB' on line 3",
+        ),
+        (
+            lambda t: t.replace("w1,h1,d0,refs,vid3,degraded,o0,20", "w1,h1,d0,refs,vid3,degraded,s1,20"),
+            7,
+            "control_of",
+            "pairs with a original item",
+        ),
+        (lambda t: t + "w1,h1,s1,ModelA,vid1,system,,10\n", 50, "item_id", "rated item 's1' of HIT 'h1' already"),
+        (
+            lambda t: t.replace("w1,h1,s1,ModelA,vid1,system,,70", ",h1,s1,ModelA,vid1,system,,70"),
+            2,
+            "worker_id",
+            "1 to 200 characters",
+        ),
+    ],
+)
 def test_a_bad_row_names_file_line_field_and_nothing_is_written(db, tmp_path, edit, line, field, message):
     before = counts()
     path = write(tmp_path, edit(valid_csv()), "bad.csv")
@@ -134,8 +183,13 @@ def test_more_judgments_extend_an_imported_campaign(db, tmp_path):
 
 def test_round_trip_through_the_judgments_download(staff_client, tmp_path):
     campaign = small_campaign(make_dataset("origin", n_videos=18), "origin", qc_min_pairs=6)
-    simulation.simulate_campaign(campaign, {"diligent": 8, "random": 3}, {"human": 80, "Alpha": 60, "Beta": 50,
-                                                                           "Gamma": 30}, seed=1, hits_per_worker=3)
+    simulation.simulate_campaign(
+        campaign,
+        {"diligent": 8, "random": 3},
+        {"human": 80, "Alpha": 60, "Beta": 50, "Gamma": 30},
+        seed=1,
+        hits_per_worker=3,
+    )
     response = staff_client.get(f"/da/campaigns/{campaign.name}/judgments.csv")
     assert response.status_code == 200
     text = b"".join(response.streaming_content).decode()
@@ -155,8 +209,10 @@ def test_round_trip_through_the_judgments_download(staff_client, tmp_path):
 
 def trecvid_layout():
     """The natural export of tools that link only the degraded copy: originals with an empty control_of."""
-    return "".join(line if ",original," not in line else ",".join(line.split(",")[:6] + ["", line.split(",")[7]])
-                   for line in valid_csv().splitlines(True))
+    return "".join(
+        line if ",original," not in line else ",".join(line.split(",")[:6] + ["", line.split(",")[7]])
+        for line in valid_csv().splitlines(True)
+    )
 
 
 def test_an_original_without_control_of_is_resolved_from_its_degraded_copy(db, tmp_path):
@@ -176,13 +232,23 @@ def test_an_original_without_control_of_is_resolved_from_its_degraded_copy(db, t
     assert [s["system"] for s in systems] == ["refs", "ModelA", "ModelB"]
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda t: t.replace("w1,h1,d4,refs,vid7,degraded,o4,24", "w1,h1,d4,refs,vid7,degraded,o5,24")
-     .replace("w2,h1,d4,refs,vid7,degraded,o4,50", "w2,h1,d4,refs,vid7,degraded,o5,50"),
-     "several degraded items name it"),
-    (lambda t: t.replace("w1,h1,d4,refs,vid7,degraded,o4,24\n", "").replace("w2,h1,d4,refs,vid7,degraded,o4,50\n", ""),
-     "no degraded item of the HIT names it"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (
+            lambda t: t.replace("w1,h1,d4,refs,vid7,degraded,o4,24", "w1,h1,d4,refs,vid7,degraded,o5,24").replace(
+                "w2,h1,d4,refs,vid7,degraded,o4,50", "w2,h1,d4,refs,vid7,degraded,o5,50"
+            ),
+            "several degraded items name it",
+        ),
+        (
+            lambda t: t.replace("w1,h1,d4,refs,vid7,degraded,o4,24\n", "").replace(
+                "w2,h1,d4,refs,vid7,degraded,o4,50\n", ""
+            ),
+            "no degraded item of the HIT names it",
+        ),
+    ],
+)
 def test_an_original_without_control_of_is_refused_when_ambiguous_or_missing(db, tmp_path, edit, message):
     text = edit(trecvid_layout())
     before = counts()
@@ -190,7 +256,8 @@ def test_an_original_without_control_of_is_refused_when_ambiguous_or_missing(db,
         import_judgments("broken", write(tmp_path, text, "tv.csv"))
     problems = [str(p) for p in error.value.problems]
     lines = text.splitlines()
-    wanted = next(i + 1 for i, line in enumerate(lines) if line.startswith("w1,h1,o" + ("5" if "several" in message
-                                                                                         else "4")))
+    wanted = next(
+        i + 1 for i, line in enumerate(lines) if line.startswith("w1,h1,o" + ("5" if "several" in message else "4"))
+    )
     assert any(f"tv.csv, line {wanted}, field 'control_of'" in p and message in p for p in problems), problems
     assert counts() == before

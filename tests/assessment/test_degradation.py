@@ -1,13 +1,31 @@
 """Degradation (Graham, Awad & Smeaton 2018): the run-length table, the non-initial/non-final rule, words from
 another caption, the short-caption rule and the stored token range."""
+
 import numpy as np
 import pytest
 
 from assessment import degradation
 
 # The paper's table, N words -> replaced run length, including every boundary.
-TABLE = [(1, 1), (2, 2), (3, 2), (5, 2), (6, 3), (8, 3), (9, 4), (15, 4), (16, 5), (20, 5), (21, 5), (23, 5),
-         (24, 6), (27, 6), (28, 7), (40, 10), (41, 10)]
+TABLE = [
+    (1, 1),
+    (2, 2),
+    (3, 2),
+    (5, 2),
+    (6, 3),
+    (8, 3),
+    (9, 4),
+    (15, 4),
+    (16, 5),
+    (20, 5),
+    (21, 5),
+    (23, 5),
+    (24, 6),
+    (27, 6),
+    (28, 7),
+    (40, 10),
+    (41, 10),
+]
 
 
 @pytest.mark.parametrize("n_words,length", TABLE)
@@ -31,12 +49,12 @@ def test_replaces_a_non_initial_non_final_run_of_the_table_length(n):
         assert result.end - result.start == length
         assert result.start >= 1 and result.end <= n - 1  # first and last word stay
         assert len(result.tokens) == n
-        assert result.tokens[:result.start] == tokens[:result.start]
-        assert result.tokens[result.end:] == tokens[result.end:]
-        replacement = result.tokens[result.start:result.end]
+        assert result.tokens[: result.start] == tokens[: result.start]
+        assert result.tokens[result.end :] == tokens[result.end :]
+        replacement = result.tokens[result.start : result.end]
         # the replacement is a run of consecutive words of the donor
-        assert any(DONOR[i:i + length] == replacement for i in range(len(DONOR) - length + 1))
-        assert replacement != tokens[result.start:result.end]
+        assert any(DONOR[i : i + length] == replacement for i in range(len(DONOR) - length + 1))
+        assert replacement != tokens[result.start : result.end]
 
 
 def test_every_admissible_start_is_used():

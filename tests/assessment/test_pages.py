@@ -1,5 +1,6 @@
 """The Direct Assessment pages: campaign list and creation, the campaign page (progress, results matching the
 command output, charts, QC, links, downloads), the crowd entry link and the rating page."""
+
 import io
 import json
 import re
@@ -25,8 +26,14 @@ def rated_campaign(db):
 
 
 def test_pages_are_for_staff(client, user_client, rated_campaign):
-    for url in ("/da/", "/da/campaigns/new/", "/da/campaigns/pages/", "/da/campaigns/pages/report.json",
-                "/da/campaigns/pages/judgments.csv", "/da/replication/"):
+    for url in (
+        "/da/",
+        "/da/campaigns/new/",
+        "/da/campaigns/pages/",
+        "/da/campaigns/pages/report.json",
+        "/da/campaigns/pages/judgments.csv",
+        "/da/replication/",
+    ):
         assert client.get(url).status_code == 302, url  # to the login page
         assert user_client.get(url).status_code == 302, url  # not staff
 
@@ -48,10 +55,24 @@ def test_create_a_campaign_through_the_form(staff_client, db):
     assert 'option value="form-ds"' in page
     page = staff_client.get("/da/campaigns/new/?dataset=form-ds").content.decode()
     assert 'value="Alpha"' in page and 'value="system:human"' in page and 'value="references:gt_x"' in page
-    response = staff_client.post("/da/campaigns/new/", {
-        "dataset": "form-ds", "name": "from-form", "systems": ["Alpha", "Gamma"], "human": "references:gt_x",
-        "hit_size": 20, "pairs_per_hit": 3, "repeats_per_hit": 2, "min_control_distance": 5, "workers_per_hit": 2,
-        "seed": 123, "qc_test": "paired_t", "qc_threshold": 0.05, "qc_min_pairs": 3})
+    response = staff_client.post(
+        "/da/campaigns/new/",
+        {
+            "dataset": "form-ds",
+            "name": "from-form",
+            "systems": ["Alpha", "Gamma"],
+            "human": "references:gt_x",
+            "hit_size": 20,
+            "pairs_per_hit": 3,
+            "repeats_per_hit": 2,
+            "min_control_distance": 5,
+            "workers_per_hit": 2,
+            "seed": 123,
+            "qc_test": "paired_t",
+            "qc_threshold": 0.05,
+            "qc_min_pairs": 3,
+        },
+    )
     assert response.status_code == 302 and response["Location"] == "/da/campaigns/from-form/"
     campaign = Campaign.objects.get(name="from-form")
     assert campaign.human_system.name == "gt_x" and campaign.human_system.is_human
@@ -64,10 +85,22 @@ def test_create_a_campaign_through_the_form(staff_client, db):
 
 def test_form_errors_are_shown_and_nothing_is_created(staff_client, db):
     make_dataset("form-bad", n_videos=10)
-    response = staff_client.post("/da/campaigns/new/", {
-        "dataset": "form-bad", "name": "too-big", "systems": ["Alpha"], "human": "system:human", "hit_size": 20,
-        "pairs_per_hit": 8, "repeats_per_hit": 4, "workers_per_hit": 1, "qc_test": "wilcoxon", "qc_threshold": 0.05,
-        "qc_min_pairs": 3})
+    response = staff_client.post(
+        "/da/campaigns/new/",
+        {
+            "dataset": "form-bad",
+            "name": "too-big",
+            "systems": ["Alpha"],
+            "human": "system:human",
+            "hit_size": 20,
+            "pairs_per_hit": 8,
+            "repeats_per_hit": 4,
+            "workers_per_hit": 1,
+            "qc_test": "wilcoxon",
+            "qc_threshold": 0.05,
+            "qc_min_pairs": 3,
+        },
+    )
     assert response.status_code == 200
     assert "system slots" in response.content.decode()
     assert not Campaign.objects.exists()
@@ -78,9 +111,12 @@ def test_campaign_page_matches_the_report_command(staff_client, rated_campaign):
     out = io.StringIO()
     call_command("da_report", campaign="pages", format="json", stdout=out)
     report = json.loads(out.getvalue())
-    table = page[page.index('id="system-scores"'):page.index("</table>", page.index('id="system-scores"'))]
-    rows = re.findall(r'<th scope="row" class="break">([^<]+?)(?: <span class="badge">human</span>)?</th>\s*'
-                      r'<td class="num">([\d.]+)</td><td class="num">([-\d.]+)</td><td class="num">(\d+)</td>', table)
+    table = page[page.index('id="system-scores"') : page.index("</table>", page.index('id="system-scores"'))]
+    rows = re.findall(
+        r'<th scope="row" class="break">([^<]+?)(?: <span class="badge">human</span>)?</th>\s*'
+        r'<td class="num">([\d.]+)</td><td class="num">([-\d.]+)</td><td class="num">(\d+)</td>',
+        table,
+    )
     assert [r[0] for r in rows] == [s["system"] for s in report["systems"]]
     for (_name, raw, z, n), system in zip(rows, report["systems"]):
         assert float(raw) == pytest.approx(system["raw"], abs=0.05)
@@ -90,8 +126,12 @@ def test_campaign_page_matches_the_report_command(staff_client, rated_campaign):
     decided = sum(w["status"] in ("passed", "failed") for w in report["workers"])
     assert f"({passed} of {decided} with a verdict)" in page
     for worker in report["workers"]:  # every worker's QC status is on the page
-        assert re.search(rf'<th scope="row" class="break">{re.escape(worker["worker_id"])}</th>.*?'
-                         rf'data-status="{worker["status"]}"', page, re.S)
+        assert re.search(
+            rf'<th scope="row" class="break">{re.escape(worker["worker_id"])}</th>.*?'
+            rf'data-status="{worker["status"]}"',
+            page,
+            re.S,
+        )
     assert '<figure class="chart da-chart" id="scores-chart"><svg' in page
     assert '<figure class="chart da-chart" id="win-matrix"><svg' in page
     for a, b, _ in report["wins"]:
@@ -110,8 +150,12 @@ def test_progress_counts(staff_client, campaign):
 def test_untrusted_names_are_escaped_in_tables_and_charts(staff_client, db):
     dataset = make_dataset("escape", n_videos=24, systems=("<script>alert(1)</script>", "$x$ & co", "Plain"))
     campaign = small_campaign(dataset, "escape", qc_min_pairs=6)
-    simulation.simulate_campaign(campaign, {"diligent": 8}, {"human": 80, "<script>alert(1)</script>": 60,
-                                                              "$x$ & co": 40, "Plain": 20}, hits_per_worker=3)
+    simulation.simulate_campaign(
+        campaign,
+        {"diligent": 8},
+        {"human": 80, "<script>alert(1)</script>": 60, "$x$ & co": 40, "Plain": 20},
+        hits_per_worker=3,
+    )
     page = staff_client.get("/da/campaigns/escape/").content.decode()
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -184,7 +228,8 @@ def test_every_hit_is_handed_out_workers_per_hit_times(client, campaign):
             assert response.status_code == 200 and b'id="da-state"' in response.content
     assert response.status_code == 409 and "This study is full" in response.content.decode()
     assert sorted(Assignment.objects.values_list("hit__number", flat=True)) == sorted(
-        list(range(1, n_hits + 1)) * campaign.workers_per_hit)
+        list(range(1, n_hits + 1)) * campaign.workers_per_hit
+    )
 
 
 def test_account_workers_rate_at_the_campaign_address(user_client, campaign):
@@ -200,7 +245,7 @@ def test_account_workers_rate_at_the_campaign_address(user_client, campaign):
     page = user_client.get(url).content.decode()
     user_client.get(url)
     assert Assignment.objects.count() == 1
-    assert 'data-da-rating' in page and "strongly disagree" in page and "strongly agree" in page
+    assert "data-da-rating" in page and "strongly disagree" in page and "strongly agree" in page
     assert "Item 1 of 20" in page and 'type="range"' in page
     assert Worker.objects.get(external_id="account:annotator").user.username == "annotator"
 
@@ -208,8 +253,10 @@ def test_account_workers_rate_at_the_campaign_address(user_client, campaign):
 def test_rating_page_puts_the_caption_in_json_not_html(client, db):
     dataset = make_dataset("xss", n_videos=12)
     from annotation_site.corpus.models import Sentence
-    Sentence.objects.filter(caption__system__name="Alpha").update(text="<img src=x onerror=alert(1)> a b c",
-                                                                  tokens=["<img", "src=x", "onerror=alert(1)>", "a"])
+
+    Sentence.objects.filter(caption__system__name="Alpha").update(
+        text="<img src=x onerror=alert(1)> a b c", tokens=["<img", "src=x", "onerror=alert(1)>", "a"]
+    )
     campaign = small_campaign(dataset, "xss")
     hit = next(h for h in HIT.objects.filter(campaign=campaign) if h.items.filter(text__contains="<img").exists())
     assignment = services.create_assignment(hit, services.worker_by_external_id("x"))

@@ -1,5 +1,6 @@
 """Planning HITs: layout, distances between control items and partners, determinism by seed, and the plan as
 written to the database by the campaign service."""
+
 from collections import Counter
 
 import numpy as np
@@ -66,12 +67,15 @@ def test_default_layout_of_100_items():
     assert overfilled == len(hits) * layout.system_slots - len(captions)  # only the last HIT is filled up
 
 
-@pytest.mark.parametrize("layout", [
-    planning.Layout(hit_size=20, pairs_per_hit=3, repeats_per_hit=2, min_distance=5),
-    planning.Layout(hit_size=40, pairs_per_hit=10, repeats_per_hit=0, min_distance=20),
-    planning.Layout(hit_size=100, pairs_per_hit=12, repeats_per_hit=20, min_distance=50),
-    planning.Layout(hit_size=30, pairs_per_hit=12, repeats_per_hit=3, min_distance=15),
-])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        planning.Layout(hit_size=20, pairs_per_hit=3, repeats_per_hit=2, min_distance=5),
+        planning.Layout(hit_size=40, pairs_per_hit=10, repeats_per_hit=0, min_distance=20),
+        planning.Layout(hit_size=100, pairs_per_hit=12, repeats_per_hit=20, min_distance=50),
+        planning.Layout(hit_size=30, pairs_per_hit=12, repeats_per_hit=3, min_distance=15),
+    ],
+)
 def test_constraints_hold_for_other_layouts(layout):
     captions, human = synthetic_inputs(n_videos=40)
     for seed in range(5):
@@ -93,8 +97,11 @@ def test_same_seed_same_plan_other_seed_other_plan():
 
     def flat(seed):
         hits = planning.plan(captions, human, planning.Layout(), np.random.default_rng(seed))
-        return [(i.item_type, i.caption_id, i.partner, tuple(i.tokens or ()), i.degraded_range)
-                for h in hits for i in h.items]
+        return [
+            (i.item_type, i.caption_id, i.partner, tuple(i.tokens or ()), i.degraded_range)
+            for h in hits
+            for i in h.items
+        ]
 
     assert flat(42) == flat(42)
     assert flat(42) != flat(43)
@@ -120,12 +127,15 @@ def test_place_pairs_at_the_limit_falls_back_to_the_half_shift():
     assert all(b - a == 50 for a, b in placed)
 
 
-@pytest.mark.parametrize("layout,message", [
-    (planning.Layout(hit_size=20, pairs_per_hit=8, repeats_per_hit=4), "system slots"),
-    (planning.Layout(hit_size=100, min_distance=1), "at least 2"),
-    (planning.Layout(hit_size=100, min_distance=51), "cannot be kept"),
-    (planning.Layout(pairs_per_hit=0), "at least one"),
-])
+@pytest.mark.parametrize(
+    "layout,message",
+    [
+        (planning.Layout(hit_size=20, pairs_per_hit=8, repeats_per_hit=4), "system slots"),
+        (planning.Layout(hit_size=100, min_distance=1), "at least 2"),
+        (planning.Layout(hit_size=100, min_distance=51), "cannot be kept"),
+        (planning.Layout(pairs_per_hit=0), "at least one"),
+    ],
+)
 def test_impossible_layouts_are_refused(layout, message):
     with pytest.raises(ValueError, match=message):
         layout.validate()
@@ -149,11 +159,23 @@ def test_the_written_plan_is_the_plan_of_its_seed(db):
     dataset = make_dataset("plan-db", n_videos=25)
     campaign = small_campaign(dataset, "plan-db", seed=99)
     assert campaign.seed == 99 and campaign.planned_at is not None
-    stored = list(Item.objects.filter(hit__campaign=campaign).order_by("hit__number", "position")
-                  .values_list("item_type", "caption_id", "text", "degraded_start", "degraded_end", "control_of__position"))
+    stored = list(
+        Item.objects.filter(hit__campaign=campaign)
+        .order_by("hit__number", "position")
+        .values_list("item_type", "caption_id", "text", "degraded_start", "degraded_end", "control_of__position")
+    )
     planned, tokens = campaigns.build_plan(campaign)
-    replanned = [(i.item_type, i.caption_id, " ".join(i.tokens or tokens[i.caption_id]),
-                  *(i.degraded_range or (None, None)), i.partner) for h in planned for i in h.items]
+    replanned = [
+        (
+            i.item_type,
+            i.caption_id,
+            " ".join(i.tokens or tokens[i.caption_id]),
+            *(i.degraded_range or (None, None)),
+            i.partner,
+        )
+        for h in planned
+        for i in h.items
+    ]
     assert stored == replanned
     # control_of links both ways for original/degraded; repeats point at the system item
     for item in Item.objects.filter(hit__campaign=campaign).exclude(item_type="system").select_related("control_of"):
@@ -170,25 +192,43 @@ def test_campaign_from_a_reference_set(db):
     human = campaigns.human_system_from_references(dataset, "gt_1")
     assert human.is_human and human.captions.count() == 15
     assert campaigns.human_system_from_references(dataset, "gt_1") == human  # made once
-    campaign = campaigns.create_campaign(name="refs", dataset=dataset, systems=dataset.systems.filter(is_human=False),
-                                         human_system=human, hit_size=20, pairs_per_hit=3, repeats_per_hit=2,
-                                         min_control_distance=5, seed=1)
+    campaign = campaigns.create_campaign(
+        name="refs",
+        dataset=dataset,
+        systems=dataset.systems.filter(is_human=False),
+        human_system=human,
+        hit_size=20,
+        pairs_per_hit=3,
+        repeats_per_hit=2,
+        min_control_distance=5,
+        seed=1,
+    )
     originals = Item.objects.filter(hit__campaign=campaign, item_type="original").select_related("caption__video")
     for item in originals:
         assert item.text == item.caption.video.references.get(reference_set="gt_1").text
 
 
-@pytest.mark.parametrize("change,message", [
-    ({"name": "bad name!"}, "invalid campaign name"),
-    ({"systems": []}, "at least one system"),
-    ({"hit_size": 8}, "system slots"),
-    ({"qc_test": "chi2"}, "unknown QC test"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"name": "bad name!"}, "invalid campaign name"),
+        ({"systems": []}, "at least one system"),
+        ({"hit_size": 8}, "system slots"),
+        ({"qc_test": "chi2"}, "unknown QC test"),
+    ],
+)
 def test_invalid_campaigns_are_refused_and_nothing_is_written(db, change, message):
     dataset = make_dataset("plan-bad", n_videos=10)
-    options = dict(name="ok", dataset=dataset, systems=list(dataset.systems.filter(is_human=False)),
-                   human_system=dataset.systems.get(is_human=True), hit_size=20, pairs_per_hit=3, repeats_per_hit=2,
-                   min_control_distance=5)
+    options = dict(
+        name="ok",
+        dataset=dataset,
+        systems=list(dataset.systems.filter(is_human=False)),
+        human_system=dataset.systems.get(is_human=True),
+        hit_size=20,
+        pairs_per_hit=3,
+        repeats_per_hit=2,
+        min_control_distance=5,
+    )
     options.update(change)
     with pytest.raises(campaigns.CampaignError, match=message):
         campaigns.create_campaign(**options)

@@ -1,6 +1,7 @@
 """annotation_site.prepared_queries: a query compiled once per connection gives what its queryset gives (model
 fields through the backend's converters, select_related objects, annotations, order, limit) for any values, and
 is compiled once; the submission's reads use it (assessment.services)."""
+
 import uuid
 from datetime import timedelta
 
@@ -29,14 +30,28 @@ def fields(obj, *paths):
 
 def items_queryset(assignment_id, hit_id):
     judged = Judgment.objects.filter(assignment_id=assignment_id)
-    return (Item.objects.filter(hit_id=hit_id).exclude(pk__in=judged.values("item_id"))
-            .select_related("caption__video").order_by("position")
-            .annotate(last=Subquery(judged.order_by("-finished_at").values("finished_at")[:1]))[:3])
+    return (
+        Item.objects.filter(hit_id=hit_id)
+        .exclude(pk__in=judged.values("item_id"))
+        .select_related("caption__video")
+        .order_by("position")
+        .annotate(last=Subquery(judged.order_by("-finished_at").values("finished_at")[:1]))[:3]
+    )
 
 
 ITEMS = Prepared(items_queryset, assignment_id=-77_000_001, hit_id=-77_000_002)
-PATHS = ("pk", "position", "item_type", "text", "hit_id", "caption.pk", "caption.video.external_id",
-         "caption.video.duration", "caption.video.file", "last")
+PATHS = (
+    "pk",
+    "position",
+    "item_type",
+    "text",
+    "hit_id",
+    "caption.pk",
+    "caption.video.external_id",
+    "caption.video.duration",
+    "caption.video.file",
+    "last",
+)
 
 
 @pytest.mark.django_db
@@ -45,8 +60,13 @@ def test_prepared_query_gives_what_the_queryset_gives_for_any_values():
     assignments = [services.assign(campaign, services.worker_by_external_id(f"w{i}")) for i in range(2)]
     now = timezone.now()
     for index, item in enumerate(Item.objects.filter(hit=assignments[0].hit).order_by("position")[:4]):
-        Judgment.objects.create(assignment=assignments[0], item=item, score=50, client_uuid=uuid.uuid4(),
-                                finished_at=now + timedelta(seconds=index))
+        Judgment.objects.create(
+            assignment=assignments[0],
+            item=item,
+            score=50,
+            client_uuid=uuid.uuid4(),
+            finished_at=now + timedelta(seconds=index),
+        )
     for assignment in assignments + assignments:  # each twice: the second run reuses the compiled SQL
         expected = list(items_queryset(assignment.pk, assignment.hit_id))
         got = ITEMS.run(assignment_id=assignment.pk, hit_id=assignment.hit_id)
@@ -54,7 +74,8 @@ def test_prepared_query_gives_what_the_queryset_gives_for_any_values():
         assert len(got) == 3
     # converters ran (SQLite gives datetimes as text without them), the annotation is the last judgment's time
     assert ITEMS.run(assignment_id=assignments[0].pk, hit_id=assignments[0].hit_id)[0].last == now + timedelta(
-        seconds=3)
+        seconds=3
+    )
     assert ITEMS.run(assignment_id=assignments[1].pk, hit_id=assignments[1].hit_id)[0].last is None
     assert ITEMS.run(assignment_id=assignments[0].pk, hit_id=-1) == []
 
@@ -92,7 +113,11 @@ def test_assignment_from_token_reads_the_assignment_with_hit_campaign_and_worker
     with CaptureQueriesContext(connection) as captured:
         found = services.assignment_from_token(token)
         assert (found.pk, found.hit.number, found.hit.campaign.name, found.worker.external_id) == (
-            assignment.pk, assignment.hit.number, "prepared-token", "w")
+            assignment.pk,
+            assignment.hit.number,
+            "prepared-token",
+            "w",
+        )
         assert found.created_at == assignment.created_at
     assert len(captured.captured_queries) == 1
     assert services.assignment_from_token(token[:-2] + "xx") is None
@@ -104,8 +129,10 @@ def test_string_values_in_exact_lookups_give_what_the_queryset_gives():
 
     for external_id in ("w-one", "w-two", "wö ' \" %"):
         services.worker_by_external_id(external_id)
-    query = Prepared(lambda external_id: Worker.objects.filter(external_id=external_id).order_by("pk"),
-                     external_id="prepared-sentinel:test-worker")
+    query = Prepared(
+        lambda external_id: Worker.objects.filter(external_id=external_id).order_by("pk"),
+        external_id="prepared-sentinel:test-worker",
+    )
     for external_id in ("w-one", "w-two", "wö ' \" %", "nobody", "W-ONE"):
         expected = [w.pk for w in Worker.objects.filter(external_id=external_id).order_by("pk")]
         assert [w.pk for w in query.run(external_id=external_id)] == expected

@@ -1,6 +1,7 @@
 """QC status per worker (issue #9, item 2): passed / failed / insufficient data (below the minimum of pairs) /
 in progress (not finished), stored in QCResult.status, exposed by services.qc_status(es) (what payment
 policies read), the report, the page and the API; only passed workers count towards scores."""
+
 import io
 import json
 import uuid
@@ -16,8 +17,12 @@ from assessment.models import Judgment, QCResult, QCStatus
 
 def test_status_of_every_case():
     status = quality_control.status_of(
-        n_pairs=np.array([12, 12, 4, 12, 0]), p_value=np.array([0.01, 0.2, 0.01, 0.01, 1.0]),
-        finished=np.array([True, True, True, False, True]), threshold=0.05, min_pairs=10)
+        n_pairs=np.array([12, 12, 4, 12, 0]),
+        p_value=np.array([0.01, 0.2, 0.01, 0.01, 1.0]),
+        finished=np.array([True, True, True, False, True]),
+        threshold=0.05,
+        min_pairs=10,
+    )
     assert status.tolist() == ["passed", "failed", "insufficient_data", "in_progress", "insufficient_data"]
     assert QCStatus.values == ["passed", "failed", "insufficient_data", "in_progress"]
 
@@ -76,7 +81,11 @@ def test_statuses_in_the_report_the_api_and_the_page(campaign, crowd, staff_clie
     report = json.loads(out.getvalue())
     assert {w["worker_id"]: w["status"] for w in report["workers"]} == EXPECTED
     assert report["parameters"]["n_workers_by_status"] == {
-        "passed": 1, "failed": 1, "insufficient_data": 1, "in_progress": 1}
+        "passed": 1,
+        "failed": 1,
+        "insufficient_data": 1,
+        "in_progress": 1,
+    }
     assert report["parameters"]["pass_rate"] == 0.5  # of the two workers with a verdict
 
     api = APIClient()
@@ -100,6 +109,7 @@ def test_only_passed_workers_count_towards_scores(campaign, crowd):
     result = analysis.analyse(campaign)
     assert set(result.qc.loc[result.qc["passed"], "worker_id"]) == {"good"}
     # every scored judgment is the good worker's: 2 HITs x (system items + repeats + originals)
-    expected = Judgment.objects.filter(assignment__worker=crowd["good"],
-                                       item__item_type__in=["system", "repeat", "original"]).count()
+    expected = Judgment.objects.filter(
+        assignment__worker=crowd["good"], item__item_type__in=["system", "repeat", "original"]
+    ).count()
     assert expected > 0 and result.captions["n"].sum() == expected

@@ -1,5 +1,6 @@
 """Per-worker quality control against SciPy called directly on each worker's pairs, and against examples worked
 by hand."""
+
 import warnings
 
 import numpy as np
@@ -33,13 +34,13 @@ def awkward_rows(n, seed=0):
     k = 1 if 11 <= n <= 13 else 4 if n <= 13 else 10  # rows per case
     x = rng.integers(0, 101, (6 * k, n)).astype(float)
     y = rng.integers(0, 101, (6 * k, n)).astype(float)  # rows [0, k): plain random scores
-    y[k:2 * k, :1] = x[k:2 * k, :1]  # one zero difference
-    x[2 * k:3 * k] = np.round(x[2 * k:3 * k] / 25) * 25  # many ties
-    y[2 * k:3 * k] = np.round(y[2 * k:3 * k] / 25) * 25
-    x[3 * k:4 * k] = np.arange(n) * 3 + 10  # distinct positive differences
-    y[3 * k:4 * k] = 0
-    x[4 * k:5 * k] = y[4 * k:5 * k] + 7  # every difference the same
-    y[5 * k:] = x[5 * k:]  # every difference zero
+    y[k : 2 * k, :1] = x[k : 2 * k, :1]  # one zero difference
+    x[2 * k : 3 * k] = np.round(x[2 * k : 3 * k] / 25) * 25  # many ties
+    y[2 * k : 3 * k] = np.round(y[2 * k : 3 * k] / 25) * 25
+    x[3 * k : 4 * k] = np.arange(n) * 3 + 10  # distinct positive differences
+    y[3 * k : 4 * k] = 0
+    x[4 * k : 5 * k] = y[4 * k : 5 * k] + 7  # every difference the same
+    y[5 * k :] = x[5 * k :]  # every difference zero
     return x, y
 
 
@@ -113,8 +114,7 @@ def test_hand_worked_paired_t_example():
 
 def test_hand_worked_mann_whitney_example():
     # originals 80 90 70 vs degraded 10 20 75: U = 3 + 3 + 2 = 8 of 9; exact: U >= 8 in 2 of C(6,3) = 20 orders
-    qc = quality_control.worker_qc(judgments({"w": [(80, 10), (90, 20), (70, 75)]}), test="mann_whitney",
-                                   min_pairs=3)
+    qc = quality_control.worker_qc(judgments({"w": [(80, 10), (90, 20), (70, 75)]}), test="mann_whitney", min_pairs=3)
     assert qc.iloc[0]["statistic"] == 8
     assert qc.iloc[0]["p_value"] == pytest.approx(2 / 20)
     assert not qc.iloc[0]["passed"]
@@ -164,8 +164,10 @@ def test_repeats_are_tested_for_passing_workers_only():
     pairs = [(90 - i, 20 + i) for i in range(12)]
     consistent = [(60 + i, 60 + i + (1 if i % 2 else -1)) for i in range(10)]
     drifting = [(30 + i, 80 + i) for i in range(10)]
-    frame = judgments({"steady": pairs, "drifter": pairs, "failing": [(50, 50)] * 12},
-                      {"steady": consistent, "drifter": drifting, "failing": drifting})
+    frame = judgments(
+        {"steady": pairs, "drifter": pairs, "failing": [(50, 50)] * 12},
+        {"steady": consistent, "drifter": drifting, "failing": drifting},
+    )
     qc = quality_control.worker_qc(frame).set_index("worker")
     first, repeat = (np.array(c, dtype=float) for c in zip(*consistent))
     assert qc.loc["steady", "repeats_p_value"] == pytest.approx(stats.wilcoxon(first, repeat).pvalue)

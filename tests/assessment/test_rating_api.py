@@ -1,10 +1,10 @@
 """The workers' endpoints and the rating page: next item, idempotent submission (a retry or a double click
 stores one row and answers the stored judgment), validation, items outside the assignment, access, and a
 constant number of queries whatever the HIT size."""
+
 import threading
 import time
 import uuid
-
 from datetime import timedelta
 
 import pytest
@@ -29,8 +29,14 @@ def api(assignment):
 
 
 def post(client, assignment, **data):
-    body = {"score": 60, "client_uuid": str(uuid.uuid4()), "played": True, "elapsed_ms": 4200,
-            "watched_seconds": 3.5, **data}
+    body = {
+        "score": 60,
+        "client_uuid": str(uuid.uuid4()),
+        "played": True,
+        "elapsed_ms": 4200,
+        "watched_seconds": 3.5,
+        **data,
+    }
     return client.post(api(assignment) + "judgments/", body, content_type="application/json")
 
 
@@ -61,7 +67,11 @@ def test_submit_stores_score_time_and_playback_and_moves_on(client, assignment):
     assert body["state"]["item"]["id"] == second.pk and body["state"]["done"] == 1
     judgment = Judgment.objects.get()
     assert (judgment.assignment_id, judgment.item_id, judgment.score, judgment.played) == (
-        assignment.pk, first.pk, 73, True)
+        assignment.pk,
+        first.pk,
+        73,
+        True,
+    )
     assert judgment.watched_seconds == 3.5
     assert judgment.seconds == pytest.approx(4.2, abs=0.01)
 
@@ -134,7 +144,7 @@ def test_an_item_outside_the_assignment_is_refused(client, campaign, assignment)
     other = Item.objects.filter(hit__campaign=campaign).exclude(hit=assignment.hit).first()
     response = post(client, assignment, item=other.pk)
     assert response.status_code == 403 and response.json()["error"] == "item_not_in_assignment"
-    response = post(client, assignment, item=10 ** 9)
+    response = post(client, assignment, item=10**9)
     assert response.status_code == 403
     assert not Judgment.objects.exists()
 
@@ -248,8 +258,7 @@ def test_a_submit_that_loses_the_race_returns_the_winners_judgment(client, assig
     assert Judgment.objects.count() == 1
 
 
-def test_a_retry_that_arrives_after_the_first_committed_returns_the_stored_judgment(client, assignment,
-                                                                                       monkeypatch):
+def test_a_retry_that_arrives_after_the_first_committed_returns_the_stored_judgment(client, assignment, monkeypatch):
     """The other interleaving (issue #11: 6 of 30 concurrent submits answered 409): the first request commits
     after this one looked the id up and before it reads the current item, which has moved on; the stored
     judgment of the item carries this very id, so it is a replay (200), not "already rated" (409)."""
@@ -326,12 +335,14 @@ def query_counts(client, assignment):
     return counts
 
 
-def test_query_counts_are_small_and_do_not_grow_with_the_hit(db, client, django_assert_max_num_queries,
-                                                             django_assert_num_queries):
+def test_query_counts_are_small_and_do_not_grow_with_the_hit(
+    db, client, django_assert_max_num_queries, django_assert_num_queries
+):
     dataset = make_dataset("queries", n_videos=40)
     small = small_campaign(dataset, "q-small")  # HITs of 20 items
-    large = small_campaign(dataset, "q-large", hit_size=100, pairs_per_hit=10, repeats_per_hit=10,
-                           min_control_distance=25)
+    large = small_campaign(
+        dataset, "q-large", hit_size=100, pairs_per_hit=10, repeats_per_hit=10, min_control_distance=25
+    )
     small_counts = query_counts(client, services.assign(small, services.worker_by_external_id("a")))
     large_counts = query_counts(client, services.assign(large, services.worker_by_external_id("b")))
     assert small_counts == large_counts

@@ -1,10 +1,12 @@
 """A worker rates a short HIT in real headless Chromium: the slider starts unset, "Submit" stays disabled until
 the video has played and the slider has moved, the next item appears without a page reload (progress
 advances), keyboard control works, a double click stores one judgment, and the stored rows are checked."""
+
 import pytest
 from django.core.files import File
 
-from annotation_site.corpus import services as corpus, synthetic
+from annotation_site.corpus import services as corpus
+from annotation_site.corpus import synthetic
 from annotation_site.corpus.models import Caption, Dataset, Sentence, System
 from assessment import campaigns, services
 from assessment.models import Item, Judgment, QCResult
@@ -22,8 +24,10 @@ CAPTIONS = {
 def rating_campaign(transactional_db, celery_worker, tmp_path):
     clip = synthetic.make_video(tmp_path / "clip.webm", seconds=1.2, pattern="testsrc2", size="192x108")
     dataset = Dataset.objects.create(name="da-browser")
-    systems = {name: System.objects.create(dataset=dataset, name=name, is_human=name == "human", position=i)
-               for i, name in enumerate(CAPTIONS)}
+    systems = {
+        name: System.objects.create(dataset=dataset, name=name, is_human=name == "human", position=i)
+        for i, name in enumerate(CAPTIONS)
+    }
     for v in range(4):
         with open(clip, "rb") as handle:
             video = corpus.add_video(dataset, f"clip-{v}", file=File(handle, name="clip.webm"))
@@ -33,9 +37,19 @@ def rating_campaign(transactional_db, celery_worker, tmp_path):
                 Sentence.objects.create(caption=caption, index=index, text=f"{text} ({v})" if index else text)
     # HITs of 10 items: 5 system captions (one repeated), 2 original/degraded pairs, 1 repeat; the paired t-test
     # can pass with the 4 pairs of the campaign's 2 HITs (the Wilcoxon test needs 5)
-    return campaigns.create_campaign(name="da-browser", dataset=dataset, systems=[systems["Alpha"], systems["Beta"]],
-                                     human_system=systems["human"], hit_size=10, pairs_per_hit=2, repeats_per_hit=1,
-                                     min_control_distance=3, qc_test="paired_t", qc_min_pairs=2, seed=4)
+    return campaigns.create_campaign(
+        name="da-browser",
+        dataset=dataset,
+        systems=[systems["Alpha"], systems["Beta"]],
+        human_system=systems["human"],
+        hit_size=10,
+        pairs_per_hit=2,
+        repeats_per_hit=1,
+        min_control_distance=3,
+        qc_test="paired_t",
+        qc_min_pairs=2,
+        seed=4,
+    )
 
 
 def enabled(page):
@@ -87,8 +101,10 @@ def test_a_worker_rates_a_short_hit(page, live_server, rating_campaign):
         else:
             page.locator("[data-role=submit]").click()
         if n + 1 < len(items):
-            page.wait_for_function(f"() => document.querySelector('[data-role=progress]').textContent === "
-                                   f"'Item {n + 2} of 10'", timeout=10_000)
+            page.wait_for_function(
+                f"() => document.querySelector('[data-role=progress]').textContent === 'Item {n + 2} of 10'",
+                timeout=10_000,
+            )
             assert "is-unset" in slider.get_attribute("class")
 
     page.wait_for_selector("[data-role=done]:not([hidden])", timeout=10_000)
@@ -100,6 +116,8 @@ def test_a_worker_rates_a_short_hit(page, live_server, rating_campaign):
     assert all(j.played and j.watched_seconds > 0.5 and j.seconds > 0 for j in stored)
     assignment.refresh_from_db()
     assert assignment.completed_at is not None
-    wait_until(lambda: QCResult.objects.filter(campaign=rating_campaign, worker=assignment.worker).exists(),
-               timeout=60, what="the QC task after the completed HIT")
-
+    wait_until(
+        lambda: QCResult.objects.filter(campaign=rating_campaign, worker=assignment.worker).exists(),
+        timeout=60,
+        what="the QC task after the completed HIT",
+    )

@@ -1,4 +1,5 @@
 """The public results contract (metrics_eval calls it) and the da_report command's JSON document."""
+
 import io
 import json
 
@@ -18,8 +19,9 @@ QUALITY = {"human": 85, "Alpha": 70, "Beta": 50, "Gamma": 45}
 @pytest.fixture
 def rated(db):
     campaign = small_campaign(make_dataset("rated", n_videos=24), "rated", qc_min_pairs=6)
-    crowd = simulation.simulate_campaign(campaign, {"diligent": 12, "random": 3, "constant": 2}, QUALITY, seed=3,
-                                         hits_per_worker=3)
+    crowd = simulation.simulate_campaign(
+        campaign, {"diligent": 12, "random": 3, "constant": 2}, QUALITY, seed=3, hits_per_worker=3
+    )
     return campaign, crowd
 
 

@@ -1,4 +1,5 @@
 """z-scores against scipy.stats.zscore, caption and system scores against a hand computation."""
+
 import math
 
 import numpy as np
@@ -10,8 +11,9 @@ from assessment import scoring
 
 
 def frame(rows):
-    return pd.DataFrame(rows, columns=["worker", "item", "score", "item_type", "control_of", "caption", "system",
-                                       "video"])
+    return pd.DataFrame(
+        rows, columns=["worker", "item", "score", "item_type", "control_of", "caption", "system", "video"]
+    )
 
 
 def test_z_scores_are_scipy_zscore_with_ddof_1_per_worker():
@@ -33,20 +35,22 @@ def test_zero_variance_and_single_judgments_give_z_zero():
 # A hand-worked example. Worker A (passed): X1 60, its repeat 40, X2 60, original 50, degraded 40: mean 50,
 # sample SD sqrt(400 / 4) = 10. Worker B (passed): X1 90, X2 70, X3 100, original 80, degraded 60: mean 80,
 # sample SD sqrt(1000 / 4) = sqrt(250). Worker C failed QC: its score does not count.
-HAND = frame([
-    ("A", 1, 60, "system", -1, 11, "S1", "v1"),
-    ("A", 2, 40, "repeat", 1, 11, "S1", "v1"),
-    ("A", 3, 60, "system", -1, 12, "S2", "v1"),
-    ("A", 4, 50, "original", 5, 13, "human", "v9"),
-    ("A", 5, 40, "degraded", 4, 13, "human", "v9"),
-    ("B", 1, 90, "system", -1, 11, "S1", "v1"),
-    ("B", 3, 70, "system", -1, 12, "S2", "v1"),
-    ("B", 6, 100, "system", -1, 14, "S1", "v2"),
-    ("B", 4, 80, "original", 5, 13, "human", "v9"),
-    ("B", 5, 60, "degraded", 4, 13, "human", "v9"),
-    ("C", 3, 0, "system", -1, 12, "S2", "v1"),
-    ("C", 7, 100, "system", -1, 15, "S3", "v3"),
-])
+HAND = frame(
+    [
+        ("A", 1, 60, "system", -1, 11, "S1", "v1"),
+        ("A", 2, 40, "repeat", 1, 11, "S1", "v1"),
+        ("A", 3, 60, "system", -1, 12, "S2", "v1"),
+        ("A", 4, 50, "original", 5, 13, "human", "v9"),
+        ("A", 5, 40, "degraded", 4, 13, "human", "v9"),
+        ("B", 1, 90, "system", -1, 11, "S1", "v1"),
+        ("B", 3, 70, "system", -1, 12, "S2", "v1"),
+        ("B", 6, 100, "system", -1, 14, "S1", "v2"),
+        ("B", 4, 80, "original", 5, 13, "human", "v9"),
+        ("B", 5, 60, "degraded", 4, 13, "human", "v9"),
+        ("C", 3, 0, "system", -1, 12, "S2", "v1"),
+        ("C", 7, 100, "system", -1, 15, "S3", "v3"),
+    ]
+)
 
 
 def test_caption_scores_by_hand():
@@ -90,8 +94,15 @@ def test_failing_workers_still_standardise_their_own_scores_only():
 
 
 def test_confidence_interval_is_the_normal_interval_over_captions():
-    captions = pd.DataFrame({"system": ["a"] * 4 + ["b"] * 2, "video_id": list("wxyzwx"),
-                             "raw": [1, 2, 3, 4, 5, 6], "z": [0.1, 0.3, -0.2, 0.6, 1.0, 1.0], "n": [1] * 6})
+    captions = pd.DataFrame(
+        {
+            "system": ["a"] * 4 + ["b"] * 2,
+            "video_id": list("wxyzwx"),
+            "raw": [1, 2, 3, 4, 5, 6],
+            "z": [0.1, 0.3, -0.2, 0.6, 1.0, 1.0],
+            "n": [1] * 6,
+        }
+    )
     systems = scoring.system_scores(captions)
     ci = scoring.confidence_interval(systems).set_index(systems["system"])
     z = np.array([0.1, 0.3, -0.2, 0.6])

@@ -1,5 +1,6 @@
 """The significance matrix against SciPy, clusters and wins against a worked example, replication against
 scipy.stats.pearsonr."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,8 +23,7 @@ def test_win_matrix_is_scipy_mannwhitneyu_greater_on_caption_z():
             else:
                 za = captions.loc[captions.system == a, "z"].to_numpy()
                 zb = captions.loc[captions.system == b, "z"].to_numpy()
-                assert p.loc[a, b] == pytest.approx(stats.mannwhitneyu(za, zb, alternative="greater").pvalue,
-                                                    rel=1e-12)
+                assert p.loc[a, b] == pytest.approx(stats.mannwhitneyu(za, zb, alternative="greater").pvalue, rel=1e-12)
     assert p.loc["A", "D"] < 0.05 and p.loc["D", "A"] > 0.95
 
 
@@ -41,8 +41,13 @@ def test_clusters_by_hand():
     # Boundaries: after A (A beats B, C, D), not after B (B does not beat C), after C ({A,B,C} all beat D).
     p = matrix(list("ABCD"), [("A", "B"), ("A", "C"), ("A", "D"), ("B", "D"), ("C", "D")])
     assert significance.clusters(p).tolist() == [1, 2, 2, 3]
-    assert significance.wins(p) == [["A", "B", 0.001], ["A", "C", 0.001], ["A", "D", 0.001], ["B", "D", 0.001],
-                                    ["C", "D", 0.001]]
+    assert significance.wins(p) == [
+        ["A", "B", 0.001],
+        ["A", "C", 0.001],
+        ["A", "D", 0.001],
+        ["B", "D", 0.001],
+        ["C", "D", 0.001],
+    ]
 
 
 def test_one_missing_win_above_joins_clusters():
@@ -68,15 +73,17 @@ def test_pearson_is_scipy_pearsonr():
 
 
 def test_replication_correlates_the_common_systems_raw_and_z():
-    a = pd.DataFrame({"system": ["s1", "s2", "s3", "s4", "only-a"], "raw": [70, 60, 55, 40, 99],
-                      "z": [0.5, 0.2, 0.1, -0.4, 2.0]})
+    a = pd.DataFrame(
+        {"system": ["s1", "s2", "s3", "s4", "only-a"], "raw": [70, 60, 55, 40, 99], "z": [0.5, 0.2, 0.1, -0.4, 2.0]}
+    )
     b = pd.DataFrame({"system": ["s4", "s3", "s2", "s1"], "raw": [42, 50, 63, 68], "z": [-0.3, -0.05, 0.3, 0.4]})
     result = replication.correlate(a, b)
     assert result["n_systems"] == 4
     assert result["raw"]["r"] == pytest.approx(stats.pearsonr([70, 60, 55, 40], [68, 63, 50, 42]).statistic)
     assert result["z"]["r"] == pytest.approx(stats.pearsonr([0.5, 0.2, 0.1, -0.4], [0.4, 0.3, -0.05, -0.3]).statistic)
     assert result["z"]["p_value"] == pytest.approx(
-        stats.pearsonr([0.5, 0.2, 0.1, -0.4], [0.4, 0.3, -0.05, -0.3]).pvalue)
+        stats.pearsonr([0.5, 0.2, 0.1, -0.4], [0.4, 0.3, -0.05, -0.3]).pvalue
+    )
 
 
 def test_too_few_systems_give_nan():

@@ -1,6 +1,7 @@
 """A simulated crowd on a planned campaign: quality control keeps the diligent workers (each with a personal
 bias and scale, and noise) and drops random clickers, always-the-same clickers and reversed scorers; the system
 ranking recovers the true order, the hidden human system included."""
+
 import pytest
 
 from assessment import simulation
@@ -17,8 +18,13 @@ CROWD = {"diligent": 40, "random": 10, "constant": 6, "reversed": 6}
 @pytest.fixture
 def crowd_campaign(db):
     dataset = make_dataset("crowd", n_videos=80, systems=("Alpha", "Beta", "Gamma", "Delta", "Epsilon"))
-    campaign = create_campaign(name="crowd", dataset=dataset, systems=System.objects.filter(dataset=dataset, is_human=False),
-                               human_system=System.objects.get(dataset=dataset, is_human=True), seed=11)
+    campaign = create_campaign(
+        name="crowd",
+        dataset=dataset,
+        systems=System.objects.filter(dataset=dataset, is_human=False),
+        human_system=System.objects.get(dataset=dataset, is_human=True),
+        seed=11,
+    )
     result = simulation.simulate_campaign(campaign, CROWD, TRUE_QUALITY, seed=5, hits_per_worker=2)
     return campaign, result
 

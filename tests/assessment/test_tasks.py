@@ -1,5 +1,6 @@
 """Quality control in Celery after each completed HIT: eagerly on the embedded default, by a real worker
 consuming from the broker when CELERY_BROKER_URL is set. Tasks take primary keys and are safe to run twice."""
+
 import threading
 import uuid
 
@@ -9,8 +10,8 @@ from scipy import stats
 
 from annotation_site.jobs.models import Job
 from assessment import services, tasks
-from assessment.services import start_qc_job
 from assessment.models import Item, QCResult
+from assessment.services import start_qc_job
 from tests.conftest import wait_until
 
 from .conftest import make_dataset, small_campaign
@@ -44,8 +45,15 @@ def record_qc_tasks():
 
 @pytest.mark.django_db(transaction=True)
 def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, settings):
-    campaign = small_campaign(make_dataset("celery-qc", n_videos=20), "celery-qc", hit_size=40, pairs_per_hit=6,
-                              repeats_per_hit=2, min_control_distance=10, qc_min_pairs=6)
+    campaign = small_campaign(
+        make_dataset("celery-qc", n_videos=20),
+        "celery-qc",
+        hit_size=40,
+        pairs_per_hit=6,
+        repeats_per_hit=2,
+        min_control_distance=10,
+        qc_min_pairs=6,
+    )
     worker = services.worker_by_external_id("careful")
     assignment = services.assign(campaign, worker)
     half = list(Item.objects.filter(hit=assignment.hit).order_by("position"))[:20]
@@ -53,10 +61,14 @@ def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, se
         services.submit(assignment, item_id=item.pk, score=50, client_uuid=uuid.uuid4(), played=True)
     assert not QCResult.objects.exists()
     for item in list(Item.objects.filter(hit=assignment.hit).order_by("position"))[20:]:
-        services.submit(assignment, item_id=item.pk, score=DILIGENT.get(item.item_type, 50),
-                        client_uuid=uuid.uuid4(), played=True)
-    result = wait_until(lambda: QCResult.objects.filter(campaign=campaign, worker=worker).first(),
-                        timeout=60, what="the worker's QC result")
+        services.submit(
+            assignment, item_id=item.pk, score=DILIGENT.get(item.item_type, 50), client_uuid=uuid.uuid4(), played=True
+        )
+    result = wait_until(
+        lambda: QCResult.objects.filter(campaign=campaign, worker=worker).first(),
+        timeout=60,
+        what="the worker's QC result",
+    )
     assert (result.test, result.threshold, result.min_pairs, result.n_pairs) == ("wilcoxon", 0.05, 6, 6)
     scores = {j.item_id: j.score for j in assignment.judgments.all()}
     originals = Item.objects.filter(hit=assignment.hit, item_type="original").order_by("pk")
@@ -74,26 +86,42 @@ def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, se
 
 @pytest.mark.django_db(transaction=True)
 def test_the_qc_task_is_safe_to_run_twice(celery_worker):
-    campaign = small_campaign(make_dataset("twice", n_videos=20), "twice", hit_size=40, pairs_per_hit=6,
-                              repeats_per_hit=2, min_control_distance=10, qc_min_pairs=6)
+    campaign = small_campaign(
+        make_dataset("twice", n_videos=20),
+        "twice",
+        hit_size=40,
+        pairs_per_hit=6,
+        repeats_per_hit=2,
+        min_control_distance=10,
+        qc_min_pairs=6,
+    )
     worker = services.worker_by_external_id("diligent")
     complete_hit(services.assign(campaign, worker))
     first = wait_until(lambda: QCResult.objects.filter(campaign=campaign, worker=worker).first(), what="QC")
     assert first.passed and first.p_value == pytest.approx(1 / 64)  # 6 positive differences: exact 1/2^6
     tasks.compute_worker_qc.delay(campaign.pk, worker.pk)
     tasks.compute_worker_qc(campaign.pk, worker.pk)
-    wait_until(lambda: QCResult.objects.get(campaign=campaign, worker=worker).computed_at > first.computed_at,
-               what="the second run")
+    wait_until(
+        lambda: QCResult.objects.get(campaign=campaign, worker=worker).computed_at > first.computed_at,
+        what="the second run",
+    )
     assert QCResult.objects.filter(campaign=campaign).count() == 1
     again = QCResult.objects.get(campaign=campaign, worker=worker)
     assert (again.p_value, again.passed, again.n_pairs) == (first.p_value, first.passed, first.n_pairs)
-    assert tasks.compute_worker_qc(10 ** 9, worker.pk) is None  # a campaign deleted meanwhile
+    assert tasks.compute_worker_qc(10**9, worker.pk) is None  # a campaign deleted meanwhile
 
 
 @pytest.mark.django_db(transaction=True)
 def test_campaign_qc_runs_as_a_job(celery_worker):
-    campaign = small_campaign(make_dataset("qc-job", n_videos=20), "qc-job", hit_size=40, pairs_per_hit=6,
-                              repeats_per_hit=2, min_control_distance=10, qc_min_pairs=6)
+    campaign = small_campaign(
+        make_dataset("qc-job", n_videos=20),
+        "qc-job",
+        hit_size=40,
+        pairs_per_hit=6,
+        repeats_per_hit=2,
+        min_control_distance=10,
+        qc_min_pairs=6,
+    )
     complete_hit(services.assign(campaign, services.worker_by_external_id("good")))
     complete_hit(services.assign(campaign, services.worker_by_external_id("same")), {"original": 50, "degraded": 50})
     QCResult.objects.all().delete()

@@ -1,5 +1,6 @@
 """benchmarks/da_analysis.py on a configured database (issue #9, item 4): it removes what it made (dataset,
 campaign and its simulated workers), so a second run works instead of failing on the workers' unique ids."""
+
 import importlib.util
 import io
 from contextlib import redirect_stdout

@@ -1,5 +1,6 @@
 """Fixtures of the browser tests: a live server with a staff user and a dataset holding one real (generated)
 video file, added through the same service as the upload page, and a helper that logs in through the form."""
+
 import os
 from pathlib import Path
 
@@ -54,8 +55,12 @@ def live_server(request):
     addr = request.config.getvalue("liveserver") or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost"
     server = LiveServer(addr, start=False)
     default = server.thread
-    server.thread = _ProductionMediaServerThread(default.host, static_handler=default.static_handler,
-                                                 connections_override=default.connections_override, port=default.port)
+    server.thread = _ProductionMediaServerThread(
+        default.host,
+        static_handler=default.static_handler,
+        connections_override=default.connections_override,
+        port=default.port,
+    )
     server.thread.daemon = True
     server.start()
     yield server
@@ -86,13 +91,16 @@ def video_dataset(transactional_db, celery_worker, clip_file):
     good = System.objects.create(dataset=dataset, name="ClipTrans", position=0)
     bad = System.objects.create(dataset=dataset, name="RetrievalBaseline", position=1)
     caption = Caption.objects.create(video=video, system=good, position=0)
-    first = Sentence.objects.create(caption=caption, index=0, text="a colourful test card is shown .",
-                                    start=0.0, end=4.0)
-    second = Sentence.objects.create(caption=caption, index=1, text="a small square moves across the picture .",
-                                     start=4.0, end=8.0)
+    first = Sentence.objects.create(
+        caption=caption, index=0, text="a colourful test card is shown .", start=0.0, end=4.0
+    )
+    second = Sentence.objects.create(
+        caption=caption, index=1, text="a small square moves across the picture .", start=4.0, end=8.0
+    )
     other = Caption.objects.create(video=video, system=bad, position=1)
-    wrong = Sentence.objects.create(caption=other, index=0, text="a tv presenter stands in front of a wall .",
-                                    start=2.0, end=6.0)
+    wrong = Sentence.objects.create(
+        caption=other, index=0, text="a tv presenter stands in front of a wall .", start=2.0, end=6.0
+    )
     labels = LabelSet.objects.create(dataset=dataset, name="imported", origin=LabelSet.Origin.IMPORTED)
     ParagraphLabel.objects.create(label_set=labels, caption=caption, score=5)
     ParagraphLabel.objects.create(label_set=labels, caption=other, score=2)

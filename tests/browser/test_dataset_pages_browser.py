@@ -1,6 +1,7 @@
 """The dataset pages in real headless Chromium (Debian's /usr/bin/chromium through Playwright), against a live
 server: logging in, clicking through to a video, and checking in the browser that the video really plays,
 seeks and changes speed with our controls and shortcuts; and that the import page lists a bad file's problems."""
+
 import re
 
 import pytest
@@ -22,8 +23,9 @@ def video_state(page):
 
 def wait_until(page, expression, timeout=10_000):
     """Wait for a JavaScript expression on the page's <video> (named v) to become true."""
-    page.wait_for_function(f"() => {{ const v = document.querySelector('video'); return {expression}; }}",
-                           timeout=timeout)
+    page.wait_for_function(
+        f"() => {{ const v = document.querySelector('video'); return {expression}; }}", timeout=timeout
+    )
 
 
 def assert_no_horizontal_scroll(page):
@@ -48,8 +50,10 @@ def test_video_plays_seeks_and_changes_speed(page, live_server, video_dataset, l
     row = page.locator("#videos tbody tr").first
     assert "clip-01" in row.inner_text()
     if video.status == Video.Status.READY:  # processed (eager tasks): the thumbnail is served and loads
-        page.wait_for_function("() => { const i = document.querySelector('#videos img.thumb'); "
-                               "return i && i.complete && i.naturalWidth > 0; }")
+        page.wait_for_function(
+            "() => { const i = document.querySelector('#videos img.thumb'); "
+            "return i && i.complete && i.naturalWidth > 0; }"
+        )
     assert_no_horizontal_scroll(page)
 
     page.get_by_role("link", name="clip-01").click()
@@ -115,8 +119,11 @@ def test_video_plays_seeks_and_changes_speed(page, live_server, video_dataset, l
     # a sentence time is a seek link: it jumps there and plays
     page.locator('.caption[data-system="RetrievalBaseline"] a.seek').click()
     wait_until(page, "!v.paused && v.currentTime >= 2 && v.currentTime < 3")
-    wait_until(page, "document.querySelector('.caption[data-system=\"RetrievalBaseline\"] .sentence').classList"
-                     ".contains('is-current')")
+    wait_until(
+        page,
+        "document.querySelector('.caption[data-system=\"RetrievalBaseline\"] .sentence').classList"
+        ".contains('is-current')",
+    )
     page.click('[data-action="toggle"]')
     wait_until(page, "v.paused")
 
@@ -165,8 +172,9 @@ def test_import_page_lists_problems_of_a_bad_file(page, live_server, transaction
     page.wait_for_selector("#problems")
     problems = page.locator("#problems")
     assert "2 problems found: nothing was imported" in problems.inner_text()
-    cells = [[cell.strip() for cell in row.split("\t")]
-             for row in page.locator("#problems tr.problem").all_inner_texts()]
+    cells = [
+        [cell.strip() for cell in row.split("\t")] for row in page.locator("#problems tr.problem").all_inner_texts()
+    ]
     assert [row[:3] for row in cells] == [["bad.jsonl", "2", "paragraph_score"], ["bad.jsonl", "3", "—"]]
     assert "paragraph_score must be an integer from 1 to 5, not 0" in cells[0][3]
     assert cells[1][3].startswith("invalid JSON")
@@ -185,8 +193,9 @@ def test_import_page_lists_problems_of_a_bad_file(page, live_server, transaction
 
 
 @pytest.mark.parametrize("width, height", [(1024, 768), (390, 844)])
-def test_pages_do_not_scroll_sideways_on_smaller_screens(browser, live_server, video_dataset, staff_user, width,
-                                                         height, artifacts):
+def test_pages_do_not_scroll_sideways_on_smaller_screens(
+    browser, live_server, video_dataset, staff_user, width, height, artifacts
+):
     context = browser.new_context(viewport={"width": width, "height": height})
     try:
         page = context.new_page()

@@ -2,6 +2,7 @@
 in, plays the video, flags sentences, marks spans by dragging and by clicking first and last words, scores
 every paragraph and submits; the stored rows are checked. Also: refusal reasons and confirmation, the dialog
 after clearing a sentence's last span, draft restore, the screen sizes, and an accessibility smoke test."""
+
 import re
 
 import pytest
@@ -14,7 +15,11 @@ from annotation_site.corpus.models import Caption, Dataset, Sentence, System
 from annotation_site.factuality import projects
 from annotation_site.factuality.assignment import presented_captions
 from annotation_site.factuality.models import (
-    Assignment, ParagraphJudgment, SentenceJudgment, SpanJudgment, Submission,
+    Assignment,
+    ParagraphJudgment,
+    SentenceJudgment,
+    SpanJudgment,
+    Submission,
 )
 
 pytestmark = [pytest.mark.browser]
@@ -32,8 +37,7 @@ def fact_project(transactional_db, celery_worker, clip_file, django_user_model):
     """Dataset "fact-demo": two uploaded clips with three systems' captions; project "pilot" (3 annotators per
     video) with the invited annotator "annie"."""
     dataset = Dataset.objects.create(name="fact-demo")
-    systems = {name: System.objects.create(dataset=dataset, name=name, position=i)
-               for i, name in enumerate(CAPTIONS)}
+    systems = {name: System.objects.create(dataset=dataset, name=name, position=i) for i, name in enumerate(CAPTIONS)}
     for external_id in ("clip-01", "clip-02"):
         with open(clip_file, "rb") as handle:
             video = services.add_video(dataset, external_id, file=File(handle, name=clip_file.name))
@@ -86,8 +90,7 @@ def drag(page, start, end):
 
 
 def score(page, letter, value):
-    paragraph(page, letter).locator(".fact-likert__option").filter(
-        has=page.locator(f'input[value="{value}"]')).click()
+    paragraph(page, letter).locator(".fact-likert__option").filter(has=page.locator(f'input[value="{value}"]')).click()
 
 
 def no_sideways_scroll(page):
@@ -110,7 +113,9 @@ def test_an_annotator_completes_a_video(page, live_server, fact_project, artifac
 
     # play the video with our button, then pause with the k shortcut
     page.click('[data-action="toggle"]')
-    page.wait_for_function("() => { const v = document.querySelector('video'); return v.currentTime > 0.3 && !v.paused; }")
+    page.wait_for_function(
+        "() => { const v = document.querySelector('video'); return v.currentTime > 0.3 && !v.paused; }"
+    )
     page.locator("h1").click()
     page.keyboard.press("k")
     page.wait_for_function("() => document.querySelector('video').paused")
@@ -154,18 +159,22 @@ def test_an_annotator_completes_a_video(page, live_server, fact_project, artifac
     submission = Submission.objects.get(assignment_id=pk)
     assert submission.is_current and submission.video_played is True and submission.time_spent > 0
     assert not submission.confirmed_incomplete
-    scores = dict(ParagraphJudgment.objects.filter(submission=submission).values_list("caption__system__name",
-                                                                                      "score"))
+    scores = dict(ParagraphJudgment.objects.filter(submission=submission).values_list("caption__system__name", "score"))
     assert scores == {"ClipTrans": 4, "RetrievalBaseline": 1, "DenseCap": 3}
-    flagged = {(s.sentence.caption.system.name, s.sentence.index) for s in
-               SentenceJudgment.objects.filter(submission=submission, error=True).select_related(
-                   "sentence__caption__system")}
+    flagged = {
+        (s.sentence.caption.system.name, s.sentence.index)
+        for s in SentenceJudgment.objects.filter(submission=submission, error=True).select_related(
+            "sentence__caption__system"
+        )
+    }
     assert flagged == {("RetrievalBaseline", 0), ("DenseCap", 1), ("ClipTrans", 1)}
-    spans = sorted((s.sentence_judgment.sentence.caption.system.name, s.start, s.end) for s in
-                   SpanJudgment.objects.filter(sentence_judgment__submission=submission).select_related(
-                       "sentence_judgment__sentence__caption__system"))
-    assert spans == [("ClipTrans", 1, 3), ("DenseCap", 3, 4), ("RetrievalBaseline", 1, 3),
-                     ("RetrievalBaseline", 3, 6)]
+    spans = sorted(
+        (s.sentence_judgment.sentence.caption.system.name, s.start, s.end)
+        for s in SpanJudgment.objects.filter(sentence_judgment__submission=submission).select_related(
+            "sentence_judgment__sentence__caption__system"
+        )
+    )
+    assert spans == [("ClipTrans", 1, 3), ("DenseCap", 3, 4), ("RetrievalBaseline", 1, 3), ("RetrievalBaseline", 3, 6)]
     assert SentenceJudgment.objects.filter(submission=submission).count() == 5
     assert not errors, errors
 
@@ -268,7 +277,8 @@ def test_accessibility_smoke(page, live_server, fact_project):
     seen = []
     for _ in range(60):
         page.keyboard.press("Tab")
-        seen.append(page.evaluate("""() => {
+        seen.append(
+            page.evaluate("""() => {
             const el = document.activeElement;
             if (el.matches('[data-action=toggle]')) return 'play';
             if (el.matches('[data-role=seek]')) return 'seek';
@@ -280,7 +290,8 @@ def test_accessibility_smoke(page, live_server, fact_project):
             if (el.matches('input[type=radio]')) return 'scale ' + where;
             if (el.id === 'submit') return 'submit';
             return null;
-        }"""))
+        }""")
+        )
         if seen[-1] == "submit":
             break
     order = [item for item in seen if item]
@@ -303,7 +314,8 @@ def test_accessibility_smoke(page, live_server, fact_project):
 
 
 def test_three_annotators_complete_a_project_and_the_researcher_reads_the_report(
-        browser, live_server, fact_project, staff_user, django_user_model, tmp_path, artifacts):
+    browser, live_server, fact_project, staff_user, django_user_model, tmp_path, artifacts
+):
     """Three invited annotators each judge both videos in their own browser; the researcher then aggregates,
     reads alpha per level on the report page and downloads factuality_annotation.json with the button."""
     import io
@@ -340,8 +352,11 @@ def test_three_annotators_complete_a_project_and_the_researcher_reads_the_report
                             token(page, letters[system], number, first).click()
                             token(page, letters[system], number, first).click()
                         else:
-                            drag(page, token(page, letters[system], number, first),
-                                 token(page, letters[system], number, last))
+                            drag(
+                                page,
+                                token(page, letters[system], number, first),
+                                token(page, letters[system], number, last),
+                            )
                     score(page, letters[system], value)
                 page.get_by_role("button", name="Submit and go to the next video").click()
                 page.wait_for_url(lambda url, pk=pk: not url.endswith(f"/assignments/{pk}/"))
@@ -371,22 +386,40 @@ def test_three_annotators_complete_a_project_and_the_researcher_reads_the_report
         saved = tmp_path / "download.json"
         download.value.save_as(saved)
         expected = io.StringIO()
-        call_command("export_dataset", "--format", "factvc", "--name", "fact-demo", "--labels", "pilot",
-                     "--out", "-", stdout=expected, stderr=io.StringIO())
+        call_command(
+            "export_dataset",
+            "--format",
+            "factvc",
+            "--name",
+            "fact-demo",
+            "--labels",
+            "pilot",
+            "--out",
+            "-",
+            stdout=expected,
+            stderr=io.StringIO(),
+        )
         assert saved.read_text() == expected.getvalue()
         assert json.loads(saved.read_text())["clip-01"]["RetrievalBaseline"]["sentences"] == [
-            "a [tv presenter] stands in front of a wall ."]
+            "a [tv presenter] stands in front of a wall ."
+        ]
         page.get_by_role("link", name="Agreement report").click()
         page.wait_for_url(f"{live_server.url}/factuality/projects/pilot/report/")
         rows = page.locator("#alpha tbody tr").all_inner_texts()
-        assert [row.split("\t")[:2] for row in rows] == [["Paragraph", "ordinal"], ["Paragraph", "interval"],
-                                                         ["Sentence", "nominal"], ["Word", "nominal"]]
+        assert [row.split("\t")[:2] for row in rows] == [
+            ["Paragraph", "ordinal"],
+            ["Paragraph", "interval"],
+            ["Sentence", "nominal"],
+            ["Word", "nominal"],
+        ]
         for row in rows:
             cells = row.split("\t")
             assert re.fullmatch(r"-?\d\.\d{3}", cells[2]) and cells[4] == "3", row
         assert "fewer than 30" in page.locator("#warnings").inner_text()
-        page.wait_for_function("() => Array.from(document.querySelectorAll('.fact-chart img'))"
-                               ".every((img) => img.complete && img.naturalWidth > 0)")
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.fact-chart img'))"
+            ".every((img) => img.complete && img.naturalWidth > 0)"
+        )
         no_sideways_scroll(page)
         page.screenshot(path=str(artifacts / "factuality-report.png"), full_page=True)
     finally:

@@ -6,6 +6,7 @@ Every route of the URL resolver is opened by GET in a real browser: as staff for
 admin, anonymously with the world's signed tokens for participants' pages. The payloads set ``window.__xss`` if
 they ever run (an inline script, an ``onerror`` handler, a broken-out attribute); any dialog counts too.
 """
+
 import pytest
 from django.conf import settings as django_settings
 from django.test import Client
@@ -53,8 +54,11 @@ def renders(client, path):
     """Whether a GET of ``path`` answers a page or a figure (not a download, a redirect or an error)."""
     response = client.get(path)
     kind = response.get("Content-Type", "")
-    return (response.status_code == 200 and "attachment" not in response.get("Content-Disposition", "")
-            and kind.startswith(("text/html", "image/svg+xml")))
+    return (
+        response.status_code == 200
+        and "attachment" not in response.get("Content-Disposition", "")
+        and kind.startswith(("text/html", "image/svg+xml"))
+    )
 
 
 def test_hostile_text_never_runs_on_any_page(live_server, browser, settings):

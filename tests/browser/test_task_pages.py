@@ -6,6 +6,7 @@
 - FIFA fact verification on a phone (390 px): a crowd participant arrives through a signed link, watches the
   video, answers yes / no per question with the keyboard and lands on the study's completion address.
 - VC-Inspector on a desktop: Likert judgments of an explanation and a comment survive a reload as a draft."""
+
 import json
 import re
 
@@ -22,11 +23,18 @@ pytestmark = [pytest.mark.browser]
 
 PASSWORD = "pw-annotator-7"
 ITEMS = [
-    {"item_id": "qq-1", "video_id": "clip-01", "tuples": ["a test card is shown", "a square moves",
-                                                          "numbers count up"],
-     "questions": ["Is a test card shown?", "Does a square move?", "Is there a dog?"]},
-    {"item_id": "qq-2", "video_id": "clip-01", "tuples": ["the screen turns black", "a tone plays"],
-     "questions": ["Does the screen turn black?", "Is a tone played?"]},
+    {
+        "item_id": "qq-1",
+        "video_id": "clip-01",
+        "tuples": ["a test card is shown", "a square moves", "numbers count up"],
+        "questions": ["Is a test card shown?", "Does a square move?", "Is there a dog?"],
+    },
+    {
+        "item_id": "qq-2",
+        "video_id": "clip-01",
+        "tuples": ["the screen turns black", "a tone plays"],
+        "questions": ["Does the screen turn black?", "Is a tone played?"],
+    },
 ]
 # What each annotator matches, (tuple, question) 1-based as on the page; ann3 disagrees on item 1.
 PLANS = {
@@ -114,11 +122,13 @@ def test_question_quality_end_to_end(browser, live_server, login, clip_dataset, 
 
     task = Task.objects.get(name="qq")
     assert Submission.objects.filter(assignment__task=task).count() == 6
-    stored = {(s.annotator.user.username, s.assignment.item.key): sorted(map(tuple, s.answers["matches"]))
-              for s in Submission.objects.filter(assignment__task=task).select_related("annotator__user",
-                                                                                        "assignment__item")}
-    assert stored == {(u, k): sorted((t - 1, q - 1) for t, q in pairs)
-                      for u, plan in PLANS.items() for k, pairs in plan.items()}
+    stored = {
+        (s.annotator.user.username, s.assignment.item.key): sorted(map(tuple, s.answers["matches"]))
+        for s in Submission.objects.filter(assignment__task=task).select_related("annotator__user", "assignment__item")
+    }
+    assert stored == {
+        (u, k): sorted((t - 1, q - 1) for t, q in pairs) for u, plan in PLANS.items() for k, pairs in plan.items()
+    }
 
     staff = browser.new_context(viewport={"width": 1280, "height": 800})
     page = login(staff.new_page())
@@ -126,7 +136,9 @@ def test_question_quality_end_to_end(browser, live_server, login, clip_dataset, 
     table = page.inner_text("#figure-table-0")
     # majority pairs: item 1 (T1,Q1), (T2,Q2); item 2 (T1,Q1): 3 of 5 questions, 3 of 5 tuples matched
     assert "60.00%" in table and "5 (3)" in table
-    page.wait_for_function("() => Array.from(document.querySelectorAll('.task-chart img')).every(i => i.complete && i.naturalWidth > 0)")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.task-chart img')).every(i => i.complete && i.naturalWidth > 0)"
+    )
     page.screenshot(path=str(artifacts / "task-report.png"), full_page=True)
     staff.close()
 
@@ -136,12 +148,24 @@ def verification_study(clip_dataset, live_server):
     """A one-item study whose completion address is a page of the live server (a stand-in for the platform's:
     nothing here may leave the machine)."""
     task = services.create_task(name="verify", dataset=clip_dataset, preset="fifa-verification")
-    imports.import_items(task, json.dumps({"item_id": "v-1", "video_id": "clip-01", "subset": "T2V", "questions": [
-        "Is a test card shown?", "Does a cat appear at the end of the clip, after the countdown finishes?",
-        "Is there a square?"]}) + "\n")
+    imports.import_items(
+        task,
+        json.dumps(
+            {
+                "item_id": "v-1",
+                "video_id": "clip-01",
+                "subset": "T2V",
+                "questions": [
+                    "Is a test card shown?",
+                    "Does a cat appear at the end of the clip, after the countdown finishes?",
+                    "Is there a square?",
+                ],
+            }
+        )
+        + "\n",
+    )
     annotator = participants.admit(task, provider="prolific", external_id="5f00c0ffee")
-    return task, participants.entry_url(task, annotator, limit=1,
-                                        finish_url=f"{live_server.url}/healthz?cc=C1ZX")
+    return task, participants.entry_url(task, annotator, limit=1, finish_url=f"{live_server.url}/healthz?cc=C1ZX")
 
 
 def test_a_participant_verifies_facts_on_a_phone(browser, live_server, verification_study, artifacts):
@@ -176,10 +200,19 @@ def test_a_participant_verifies_facts_on_a_phone(browser, live_server, verificat
 
 def test_vc_inspector_judgments_survive_a_reload(page, live_server, clip_dataset):
     task = services.create_task(name="vci", dataset=clip_dataset, preset="vc-inspector")
-    imports.import_items(task, json.dumps({"video_id": "clip-01", "model": "vci-7b",
-                                           "caption": "a man walks a dog in a park .", "score": "2",
-                                           "explanation": "The caption names a man and a dog; the video shows "
-                                                          "a test card."}) + "\n")
+    imports.import_items(
+        task,
+        json.dumps(
+            {
+                "video_id": "clip-01",
+                "model": "vci-7b",
+                "caption": "a man walks a dog in a park .",
+                "score": "2",
+                "explanation": "The caption names a man and a dog; the video shows a test card.",
+            }
+        )
+        + "\n",
+    )
     services.add_member(task, invite("ann1")[0])
     log_in(page, live_server, "ann1", PASSWORD)
     page.goto(f"{live_server.url}/tasks/t/vci/work/")

@@ -8,6 +8,7 @@ serves media with Range requests (so seeking works as in production):
 - Factuality: a double click on "Submit and go to the next video" never lands on "Save draft and leave", no
   draft PUT follows the submit, and the work page shows the video as done.
 """
+
 import re
 import time
 
@@ -18,7 +19,8 @@ from annotation_site.annotators.services import invite
 from annotation_site.corpus import services as corpus
 from annotation_site.corpus.models import Caption, Dataset, Sentence, System
 from annotation_site.factuality import projects
-from annotation_site.factuality.models import Assignment as FactAssignment, Submission
+from annotation_site.factuality.models import Assignment as FactAssignment
+from annotation_site.factuality.models import Submission
 from assessment import campaigns, services
 from assessment.models import Judgment
 from tests.conftest import wait_until
@@ -34,8 +36,10 @@ CAPTIONS = {
 
 def _dataset(name, clip_file, n_videos, systems, human=None):
     dataset = Dataset.objects.create(name=name)
-    rows = {s: System.objects.create(dataset=dataset, name=s, is_human=s == human, position=i)
-            for i, s in enumerate(systems)}
+    rows = {
+        s: System.objects.create(dataset=dataset, name=s, is_human=s == human, position=i)
+        for i, s in enumerate(systems)
+    }
     for v in range(n_videos):
         with open(clip_file, "rb") as handle:
             video = corpus.add_video(dataset, f"clip-{v}", file=File(handle, name=clip_file.name))
@@ -44,8 +48,9 @@ def _dataset(name, clip_file, n_videos, systems, human=None):
             for index, text in enumerate(CAPTIONS[name]):
                 Sentence.objects.create(caption=caption, index=index, text=f"{text} ({v})" if index else text)
     # probing runs in the Celery worker when a broker is configured: the durations are needed below
-    wait_until(lambda: not dataset.videos.filter(duration__isnull=True).exists(), timeout=90,
-               what="the videos' durations")
+    wait_until(
+        lambda: not dataset.videos.filter(duration__isnull=True).exists(), timeout=90, what="the videos' durations"
+    )
     return dataset, rows
 
 
@@ -54,9 +59,19 @@ def watch_campaign(transactional_db, celery_worker, clip_file):
     """A campaign over the 12 s clip whose gate asks for 90 % of the clip, capped at 1.5 s."""
     dataset, systems = _dataset("da-watch", clip_file, 3, ["Alpha", "Beta", "human"], human="human")
     return campaigns.create_campaign(
-        name="da-watch", dataset=dataset, systems=[systems["Alpha"], systems["Beta"]], human_system=systems["human"],
-        hit_size=8, pairs_per_hit=2, repeats_per_hit=1, min_control_distance=2, qc_test="paired_t", qc_min_pairs=2,
-        watch_max_seconds=1.5, seed=1)
+        name="da-watch",
+        dataset=dataset,
+        systems=[systems["Alpha"], systems["Beta"]],
+        human_system=systems["human"],
+        hit_size=8,
+        pairs_per_hit=2,
+        repeats_per_hit=1,
+        min_control_distance=2,
+        qc_test="paired_t",
+        qc_min_pairs=2,
+        watch_max_seconds=1.5,
+        seed=1,
+    )
 
 
 def _video(page, script):
@@ -64,8 +79,11 @@ def _video(page, script):
 
 
 def _seek(page, seconds):
-    page.evaluate("(t) => new Promise((done) => { const v = document.querySelector('video.da-video');"
-                  " v.addEventListener('seeked', () => done(), {once: true}); v.currentTime = t; })", seconds)
+    page.evaluate(
+        "(t) => new Promise((done) => { const v = document.querySelector('video.da-video');"
+        " v.addEventListener('seeked', () => done(), {once: true}); v.currentTime = t; })",
+        seconds,
+    )
 
 
 def _locked(page):
@@ -134,13 +152,13 @@ def _score_everything(page):
 def _play(page, seconds):
     """Play from the start for ``seconds`` (by the clip's clock), then pause."""
     page.click('#player [data-action="toggle"]')
-    page.wait_for_function(f"() => document.querySelector('#player video').currentTime >= {seconds}",
-                           timeout=15_000)
+    page.wait_for_function(f"() => document.querySelector('#player video').currentTime >= {seconds}", timeout=15_000)
     page.evaluate("() => document.querySelector('#player video').pause()")
 
 
-def test_factuality_asks_before_submitting_an_unplayed_video_and_stores_the_time_played(page, live_server,
-                                                                                        fact_project):
+def test_factuality_asks_before_submitting_an_unplayed_video_and_stores_the_time_played(
+    page, live_server, fact_project
+):
     pk = _open_first_video(page, live_server)
     _score_everything(page)
     page.click("#submit")
@@ -151,8 +169,10 @@ def test_factuality_asks_before_submitting_an_unplayed_video_and_stores_the_time
     assert not Submission.objects.exists()
 
     # seeking does not count as playing
-    page.evaluate("() => new Promise((done) => { const v = document.querySelector('#player video');"
-                  " v.addEventListener('seeked', () => done(), {once: true}); v.currentTime = v.duration; })")
+    page.evaluate(
+        "() => new Promise((done) => { const v = document.querySelector('#player video');"
+        " v.addEventListener('seeked', () => done(), {once: true}); v.currentTime = v.duration; })"
+    )
     page.wait_for_timeout(300)
     assert page.evaluate("() => window.captionEvalAnnotation.videoPlayed()") is False
 
@@ -182,7 +202,7 @@ def test_factuality_double_click_submits_once_and_goes_to_the_next_video(page, l
     assert not any(url.endswith("/projects/watch/work/") for url in navigations), navigations
     submits = [i for i, (method, url) in enumerate(requests) if method == "POST" and url.endswith(f"/{pk}/submit/")]
     assert submits, requests
-    late_drafts = [r for r in requests[submits[0]:] if r[0] == "PUT" and r[1].endswith(f"/{pk}/draft/")]
+    late_drafts = [r for r in requests[submits[0] :] if r[0] == "PUT" and r[1].endswith(f"/{pk}/draft/")]
     assert not late_drafts, requests
     assert Submission.objects.filter(assignment_id=pk).count() == 1
     assignment = FactAssignment.objects.get(pk=pk)

@@ -1,4 +1,5 @@
 """Fixtures of the corpus tests: generated videos (made once per session) and eager Celery tasks."""
+
 import struct
 
 import pytest
@@ -15,8 +16,9 @@ def make_webm(tmp_path_factory):
     def make(seconds=2.0, pattern="testsrc2", size="320x180"):
         key = (seconds, pattern, size)
         if key not in made:
-            made[key] = synthetic.make_video(folder / f"{pattern}-{seconds}-{size}.webm",
-                                             seconds=seconds, pattern=pattern, size=size)
+            made[key] = synthetic.make_video(
+                folder / f"{pattern}-{seconds}-{size}.webm", seconds=seconds, pattern=pattern, size=size
+            )
         return made[key]
 
     return make
@@ -41,9 +43,9 @@ def jpeg_size(data):
     while i < len(data):
         assert data[i] == 0xFF, f"bad JPEG marker at {i}"
         marker = data[i + 1]
-        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        length = struct.unpack(">H", data[i + 2 : i + 4])[0]
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            height, width = struct.unpack(">HH", data[i + 5 : i + 9])
             return width, height
         i += 2 + length
     raise AssertionError("no start-of-frame marker in the JPEG")

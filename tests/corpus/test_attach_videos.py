@@ -1,4 +1,5 @@
 """attach_videos: a folder of clips attached to an imported dataset by id, then processed as one job."""
+
 import io
 
 import pytest
@@ -38,8 +39,9 @@ def test_attaches_by_id_with_or_without_v_prefix_and_processes(dataset, tmp_path
     make_video(tmp_path / "v_ZZZZZZZZZZZ.webm", seconds=1.0)
     out = run(str(tmp_path), "--name", "clips")
     assert "2 files match, 1 videos have no file, 1 files match no video" in out
-    job = wait_until(lambda: Job.objects.filter(scope=f"dataset:{dataset.pk}", status="succeeded").first(),
-                     what="the processing job")
+    job = wait_until(
+        lambda: Job.objects.filter(scope=f"dataset:{dataset.pk}", status="succeeded").first(), what="the processing job"
+    )
     assert (job.done, job.total, job.result) == (2, 2, {"processed": 2, "failed": 0})
     videos = {v.external_id: v for v in Video.objects.filter(dataset=dataset)}
     a, b, c = videos["v_AAAAAAAAAAA"], videos["v_BBBBBBBBBBB"], videos["v_CCCCCCCCCCC"]

@@ -1,11 +1,12 @@
 """manage.py load_demo: the demo dataset with stored, probed videos, captions, references and labels."""
+
 from io import StringIO
 
 import pytest
-from django.http import HttpRequest
 from django.contrib.auth import authenticate
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
+from django.http import HttpRequest
 
 from annotation_site.corpus.models import Caption, Dataset, Reference, Sentence, System, Video
 from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
@@ -40,7 +41,10 @@ def test_load_demo_creates_a_complete_dataset():
             assert handle.read(2) == b"\xff\xd8"
 
     assert list(System.objects.filter(dataset=dataset, is_human=False).values_list("name", flat=True)) == [
-        "ClipTrans", "FrameLSTM", "RetrievalBaseline"]
+        "ClipTrans",
+        "FrameLSTM",
+        "RetrievalBaseline",
+    ]
     # the DA demo campaign made the reference set its hidden human system (see test_demo_steps.py)
     assert list(System.objects.filter(dataset=dataset, is_human=True).values_list("name", flat=True)) == ["gt_demo"]
     assert Caption.objects.filter(video__dataset=dataset, system__is_human=False).count() == 6
@@ -64,9 +68,11 @@ def test_load_demo_creates_a_complete_dataset():
     assert SentenceLabel.objects.filter(label_set=label_set, error=True).exists()
     assert SentenceLabel.objects.filter(label_set=label_set, error=False).exists()
     # one labelled error written by hand in the demo: ClipTrans says the bottom bars of smptebars are "white"
-    span = ErrorSpan.objects.get(sentence_label__sentence__caption__system__name="ClipTrans",
-                                 sentence_label__sentence__caption__video__external_id="demo-02-smptebars")
-    assert span.sentence_label.sentence.tokens[span.start:span.end] == ["white"]
+    span = ErrorSpan.objects.get(
+        sentence_label__sentence__caption__system__name="ClipTrans",
+        sentence_label__sentence__caption__video__external_id="demo-02-smptebars",
+    )
+    assert span.sentence_label.sentence.tokens[span.start : span.end] == ["white"]
 
 
 def test_rerunning_leaves_the_demo_alone_and_replace_recreates_it(django_capture_on_commit_callbacks):

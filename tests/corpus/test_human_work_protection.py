@@ -1,6 +1,7 @@
 """Human work is never deleted as a side effect (issue #12, item 3): replacing a dataset (command, API, page),
 deleting it in the admin and deleting one of its videos through the API are refused while people's judgments
 are on it, with a message that says what would be lost and how to export it; an explicit force goes ahead."""
+
 import io
 
 import pytest
@@ -20,8 +21,9 @@ MINI = FIXTURES / "factvc_mini"
 
 def import_mini(name, *extra):
     out = io.StringIO()
-    call_command("import_dataset", "--format", "factvc", "--name", name, *extra, str(MINI), stdout=out,
-                 stderr=io.StringIO())
+    call_command(
+        "import_dataset", "--format", "factvc", "--name", name, *extra, str(MINI), stdout=out, stderr=io.StringIO()
+    )
     return out.getvalue()
 
 
@@ -29,8 +31,9 @@ def da_judged(name="judged"):
     """A dataset with a DA campaign and the judgments of a simulated crowd on it."""
     dataset = make_dataset(name, n_videos=12)
     campaign = small_campaign(dataset, f"{name}-da")
-    simulation.simulate_campaign(campaign, {"diligent": 2}, {"human": 80, "Alpha": 60, "Beta": 50, "Gamma": 40},
-                                 seed=1, prefix=name)
+    simulation.simulate_campaign(
+        campaign, {"diligent": 2}, {"human": 80, "Alpha": 60, "Beta": 50, "Gamma": 40}, seed=1, prefix=name
+    )
     assert Judgment.objects.exists()
     return dataset
 
@@ -61,8 +64,10 @@ def test_import_replace_is_refused_while_da_judgments_are_on_the_dataset(db):
     with pytest.raises(CommandError) as refused:
         import_mini("judged", "--replace")
     message = str(refused.value)
-    assert f"replacing dataset 'judged' would delete human work that cannot be made again: {judgments} DA judgments" \
+    assert (
+        f"replacing dataset 'judged' would delete human work that cannot be made again: {judgments} DA judgments"
         in message
+    )
     assert "judgments.csv" in message and "--force-delete-judgments" in message
     assert Dataset.objects.get(name="judged").pk == dataset.pk and Judgment.objects.count() == judgments
 
@@ -85,9 +90,17 @@ def test_api_and_page_imports_refuse_a_replace_that_would_delete_factuality_answ
 
     def post(client, url, **extra):
         with open(upload, "rb") as handle:
-            return client.post(url, {"file": handle, "format": "factvc", "name": "answered", "replace": True,
-                                     **extra}, format="multipart") if client is api else \
-                client.post(url, {"file": handle, "format": "factvc", "name": "answered", "replace": "on", **extra})
+            return (
+                client.post(
+                    url,
+                    {"file": handle, "format": "factvc", "name": "answered", "replace": True, **extra},
+                    format="multipart",
+                )
+                if client is api
+                else client.post(
+                    url, {"file": handle, "format": "factvc", "name": "answered", "replace": "on", **extra}
+                )
+            )
 
     response = post(api, "/api/datasets/import/")
     assert response.status_code == 409
@@ -107,9 +120,11 @@ def test_admin_delete_is_refused_with_what_would_be_lost_unless_forced(admin_cli
     judgments = Judgment.objects.count()
     response = admin_client.get(f"/admin/corpus/dataset/{dataset.pk}/delete/", follow=True)
     assert f"{judgments} DA judgments" in response.content.decode()
-    response = admin_client.post("/admin/corpus/dataset/", {"action": "delete_selected",
-                                                            "_selected_action": [dataset.pk], "post": "yes"},
-                                 follow=True)
+    response = admin_client.post(
+        "/admin/corpus/dataset/",
+        {"action": "delete_selected", "_selected_action": [dataset.pk], "post": "yes"},
+        follow=True,
+    )
     assert "would delete human work" in response.content.decode()
     assert Dataset.objects.filter(pk=dataset.pk).exists() and Judgment.objects.count() == judgments
 
@@ -133,8 +148,10 @@ def test_video_api_delete_is_refused_while_its_captions_are_judged(api):
     assert judgments
     response = api.delete(f"/api/videos/{judged.pk}/")
     assert response.status_code == 409
-    assert f"deleting video '{judged.external_id}' would delete human work that cannot be made again: " \
-           f"{judgments} DA judgments" in response.json()["detail"]
+    assert (
+        f"deleting video '{judged.external_id}' would delete human work that cannot be made again: "
+        f"{judgments} DA judgments" in response.json()["detail"]
+    )
     assert Video.objects.filter(pk=judged.pk).exists()
     assert api.delete(f"/api/videos/{judged.pk}/?force_delete_judgments=true").status_code == 204
     assert not Video.objects.filter(pk=judged.pk).exists()

@@ -1,5 +1,6 @@
 """Local media through MediaFilesMiddleware (WhiteNoise): Range requests for seeking, and nothing but video and
 image files from inside MEDIA_ROOT."""
+
 import tempfile
 from pathlib import Path
 
@@ -72,8 +73,9 @@ def test_a_page_in_media_root_is_not_served(client):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("template", ["{media}../{name}", "{media}videos/../../{name}", "{media}%2e%2e/{name}",
-                                      "{media}..%2f{name}"])
+@pytest.mark.parametrize(
+    "template", ["{media}../{name}", "{media}videos/../../{name}", "{media}%2e%2e/{name}", "{media}..%2f{name}"]
+)
 def test_paths_leaving_media_root_are_not_served(client, template):
     media_root = Path(settings.MEDIA_ROOT)
     with tempfile.NamedTemporaryFile(dir=media_root.parent, suffix=".webm") as outside:

@@ -1,5 +1,6 @@
 """video_processing: probing generated videos (the reference is what ffmpeg was asked to make), thumbnails,
 and process_video on stored files (local, storage without local paths, bad files, re-runs, timeouts)."""
+
 import os
 import subprocess
 
@@ -15,8 +16,12 @@ from annotation_site.corpus.video_processing import VideoProcessingError, make_t
 
 @pytest.mark.parametrize(
     "pattern, seconds, size",
-    [("testsrc2", 2.0, "320x180"), ("smptebars", 3.5, "640x360"), ("life", 1.2, "176x144"),
-     ("rgbtestsrc", 2.4, "240x320")],
+    [
+        ("testsrc2", 2.0, "320x180"),
+        ("smptebars", 3.5, "640x360"),
+        ("life", 1.2, "176x144"),
+        ("rgbtestsrc", 2.4, "240x320"),
+    ],
 )
 def test_probe_gives_the_requested_duration_and_size(make_webm, pattern, seconds, size):
     info = probe(make_webm(seconds, pattern, size))
@@ -26,8 +31,25 @@ def test_probe_gives_the_requested_duration_and_size(make_webm, pattern, seconds
 
 def test_probe_reads_the_duration_of_a_file_whose_header_has_none(make_webm, tmp_path):
     live = tmp_path / "live.webm"  # a live-streaming WebM (as browsers record) has no duration in its header
-    subprocess.run([synthetic.ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-i", str(make_webm(3.0)),
-                    "-c", "copy", "-f", "webm", "-live", "1", str(live)], check=True, timeout=60)
+    subprocess.run(
+        [
+            synthetic.ffmpeg_exe(),
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-i",
+            str(make_webm(3.0)),
+            "-c",
+            "copy",
+            "-f",
+            "webm",
+            "-live",
+            "1",
+            str(live),
+        ],
+        check=True,
+        timeout=60,
+    )
     header = subprocess.run([synthetic.ffmpeg_exe(), "-hide_banner", "-i", str(live)], capture_output=True, text=True)
     assert "Duration: N/A" in header.stderr  # otherwise this test would not test the fallback
     info = probe(live)
@@ -44,8 +66,23 @@ def test_probe_rejects_a_file_that_is_not_a_video(tmp_path):
 
 def test_probe_rejects_audio_without_video(tmp_path):
     audio = tmp_path / "sound.ogg"
-    subprocess.run([synthetic.ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
-                    "sine=frequency=440:duration=1", "-c:a", "libvorbis", str(audio)], check=True, timeout=60)
+    subprocess.run(
+        [
+            synthetic.ffmpeg_exe(),
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:duration=1",
+            "-c:a",
+            "libvorbis",
+            str(audio),
+        ],
+        check=True,
+        timeout=60,
+    )
     with pytest.raises(VideoProcessingError, match="no video stream"):
         probe(audio)
 
@@ -91,8 +128,7 @@ def test_cover_art_is_not_a_video_stream():
         parse_header(SONG_WITH_COVER)
 
 
-@pytest.mark.parametrize("size, expected", [("640x360", (320, 180)), ("320x180", (320, 180)),
-                                            ("176x144", (320, 262))])
+@pytest.mark.parametrize("size, expected", [("640x360", (320, 180)), ("320x180", (320, 180)), ("176x144", (320, 262))])
 def test_thumbnail_is_a_jpeg_320_wide(make_webm, read_jpeg_size, size, expected):
     image = make_thumbnail(make_webm(2.0, "smptebars", size), 0.2)
     assert image[:2] == b"\xff\xd8"
@@ -140,7 +176,9 @@ def test_process_video_twice_replaces_the_thumbnail(make_webm):
     assert default_storage.exists(video.thumbnail.name)
     assert not default_storage.exists(first)  # the old thumbnail is gone, not left behind
     folder = video.thumbnail.name.rpartition("/")[0]
-    assert [f for f in default_storage.listdir(folder)[1] if f.startswith("twice")] == [video.thumbnail.name.rpartition("/")[2]]
+    assert [f for f in default_storage.listdir(folder)[1] if f.startswith("twice")] == [
+        video.thumbnail.name.rpartition("/")[2]
+    ]
 
 
 @pytest.mark.django_db

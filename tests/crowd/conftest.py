@@ -1,6 +1,7 @@
 """Fixtures of the crowd tests: the fake Prolific server (real HTTP on loopback), a toy protocol adapter (the
 crowd app is tested on its own; the DA and factuality adapters have their own tests) and helpers to lay out a
 study with participants who did their HITs."""
+
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -57,13 +58,17 @@ class ToyAdapter(adapters.ProtocolAdapter):
         return Target("toy", t.object_id, name) if t else None
 
     def target_by_id(self, object_id):
-        return next((Target("toy", t.object_id, t.name) for t in self.targets.values() if t.object_id == object_id),
-                    None)
+        return next(
+            (Target("toy", t.object_id, t.name) for t in self.targets.values() if t.object_id == object_id), None
+        )
 
     def describe(self, target):
         t = self._t(target)
-        return adapters.Description(title=f"Rate captions ({t.name})", description="Rate video captions.",
-                                    units=[adapters.Unit(k, f"HIT {k}", c) for k, c in t.units])
+        return adapters.Description(
+            title=f"Rate captions ({t.name})",
+            description="Rate video captions.",
+            units=[adapters.Unit(k, f"HIT {k}", c) for k, c in t.units],
+        )
 
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
         t = self._t(target)
@@ -79,7 +84,9 @@ class ToyAdapter(adapters.ProtocolAdapter):
             if taken < capacity and key not in done_units:
                 work_key = str(self.next_key)
                 self.next_key += 1
-                t.records[work_key] = AssignmentRecord(work_key, worker_key, key, False, QCOutcome(QCStatus.IN_PROGRESS))
+                t.records[work_key] = AssignmentRecord(
+                    work_key, worker_key, key, False, QCOutcome(QCStatus.IN_PROGRESS)
+                )
                 return self.work(target, work_key)
         return None
 
@@ -113,12 +120,16 @@ class ToyAdapter(adapters.ProtocolAdapter):
         def validate(answers):
             value = answers.get("score", "")
             return [] if value.isdigit() and 0 <= int(value) <= 100 else [("score", f"{value!r} is not 0-100")]
+
         return ["score"], validate
 
     def check_results(self, target, rows):
         units = {k for k, _ in self._t(target).units}
-        return [(r.line, "Input.hit_id", f"unknown HIT {r.inputs.get('hit_id')!r}") for r in rows
-                if r.inputs.get("hit_id") not in units]
+        return [
+            (r.line, "Input.hit_id", f"unknown HIT {r.inputs.get('hit_id')!r}")
+            for r in rows
+            if r.inputs.get("hit_id") not in units
+        ]
 
     def import_results(self, target, rows, worker_keys):
         t = self._t(target)
@@ -126,16 +137,19 @@ class ToyAdapter(adapters.ProtocolAdapter):
         for r in rows:
             key = f"mt-{r.assignment_id}"
             if key not in t.records:
-                t.records[key] = AssignmentRecord(key, worker_keys[r.worker_id], r.inputs["hit_id"], True,
-                                                  QCOutcome(QCStatus.IN_PROGRESS))
+                t.records[key] = AssignmentRecord(
+                    key, worker_keys[r.worker_id], r.inputs["hit_id"], True, QCOutcome(QCStatus.IN_PROGRESS)
+                )
                 t.completed.add(key)
                 self.imported = getattr(self, "imported", 0) + 1
             out[r.assignment_id] = key
         return out
 
     def preview(self, target, unit_key):
-        return {"statement": "The text adequately describes what took place in the video.",
-                "items": [{"text": f"a caption of unit {unit_key}", "video_url": ""}]}
+        return {
+            "statement": "The text adequately describes what took place in the video.",
+            "items": [{"text": f"a caption of unit {unit_key}", "video_url": ""}],
+        }
 
 
 @pytest.fixture
@@ -157,9 +171,16 @@ def prolific_study(fake, target, name="pilot", **fields):
     places = sum(u.capacity for u in registry.get(target.protocol).describe(target).units)
     external = fake.add_study(total_available_places=places)
     fields.setdefault("places", places)
-    defaults = dict(provider="prolific", protocol=target.protocol, object_id=target.object_id,
-                    target_name=target.name, external_id=external, completion_code="C1234567",
-                    status=Study.Status.PUBLISHED, reward=Decimal("1.50"))
+    defaults = dict(
+        provider="prolific",
+        protocol=target.protocol,
+        object_id=target.object_id,
+        target_name=target.name,
+        external_id=external,
+        completion_code="C1234567",
+        status=Study.Status.PUBLISHED,
+        reward=Decimal("1.50"),
+    )
     defaults.update(fields)
     return Study.objects.create(name=name, **defaults)
 
@@ -178,7 +199,12 @@ def worked(toy, target, study, fake, platform_id, *, qc=None, complete=True, sta
     if qc is not None:
         toy.targets[target.name].qc[participant.worker_key] = qc
     participation = Participation.objects.create(
-        study=study, participant=participant, external_submission_id=submission, work_key=work.key,
-        unit_key=work.unit_key, unit_label=work.unit_label,
-        status=Participation.Status.COMPLETED if complete else Participation.Status.WORKING)
+        study=study,
+        participant=participant,
+        external_submission_id=submission,
+        work_key=work.key,
+        unit_key=work.unit_key,
+        unit_label=work.unit_label,
+        status=Participation.Status.COMPLETED if complete else Participation.Status.WORKING,
+    )
     return participation

@@ -5,6 +5,7 @@ answered, a slow answer that times the client out).
 It keeps the state the client changes (studies, submissions, bulk bonus payments), pays a bulk bonus payment
 every time ``pay`` is called (Prolific's pay call is not idempotent, so neither is this one), and shows paid
 bonuses in the submission's ``bonus_payments`` (cents)."""
+
 import base64
 import itertools
 import json
@@ -18,8 +19,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 TOKEN = "fake-prolific-token"
-CATEGORIES = {"TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK", "LOW_EFFORT",
-              "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER"}
+CATEGORIES = {
+    "TOO_QUICKLY",
+    "TOO_SLOWLY",
+    "FAILED_INSTRUCTIONS",
+    "INCOMP_LONGITUDINAL",
+    "FAILED_CHECK",
+    "LOW_EFFORT",
+    "MALINGERING",
+    "NO_CODE",
+    "BAD_CODE",
+    "NO_DATA",
+    "UNSUPP_DEVICE",
+    "OTHER",
+}
 
 
 @dataclass
@@ -73,9 +86,14 @@ class FakeProlific:
 
     def add_submission(self, study_id, participant_id=None, status="ACTIVE"):
         submission_id = self.new_id("6b")
-        self.submissions[submission_id] = {"id": submission_id, "study_id": study_id,
-                                           "participant": participant_id or self.new_id("7c"), "status": status,
-                                           "bonus_payments": [], "started_at": "2026-11-23T10:00:00Z"}
+        self.submissions[submission_id] = {
+            "id": submission_id,
+            "study_id": study_id,
+            "participant": participant_id or self.new_id("7c"),
+            "status": status,
+            "bonus_payments": [],
+            "started_at": "2026-11-23T10:00:00Z",
+        }
         return submission_id
 
     def set_status(self, submission_id, status):
@@ -87,8 +105,11 @@ class FakeProlific:
         self.faults.append(Fault(re.compile(pattern), method, kind, status, retry_after, times, delay))
 
     def log(self, method=None, pattern=None):
-        return [c for c in self.calls if (method is None or c.method == method)
-                and (pattern is None or re.search(pattern, c.path))]
+        return [
+            c
+            for c in self.calls
+            if (method is None or c.method == method) and (pattern is None or re.search(pattern, c.path))
+        ]
 
     def paid(self):
         """{submission id: [cents, ...]} of every bonus paid."""
@@ -136,8 +157,14 @@ class FakeProlific:
         call = Call(request.command, parts.path, parse_qs(parts.query), body)
         with self.lock:
             self.calls.append(call)
-            fault = next((f for f in self.faults if f.remaining > 0 and f.method == request.command
-                          and f.pattern.search(parts.path)), None)
+            fault = next(
+                (
+                    f
+                    for f in self.faults
+                    if f.remaining > 0 and f.method == request.command and f.pattern.search(parts.path)
+                ),
+                None,
+            )
             if fault is not None:
                 fault.remaining -= 1
         if fault is not None and fault.kind == "status":
@@ -192,12 +219,13 @@ class FakeProlific:
             return (200, dict(submission)) if submission else (404, {"error": {"detail": "Not found."}})
         m = re.fullmatch(r"/api/v1/studies/([0-9a-f]{24})/submissions/", path)
         if m and method == "GET":
-            rows = [{**s, "participant_id": s["participant"]} for s in self.submissions.values()
-                    if s["study_id"] == m[1]]
+            rows = [
+                {**s, "participant_id": s["participant"]} for s in self.submissions.values() if s["study_id"] == m[1]
+            ]
             size = int(call.query.get("page_size", [self.page_size])[0])
             size = min(size, self.page_size)
             page = int(call.query.get("page", ["1"])[0])
-            chunk = rows[(page - 1) * size: page * size]
+            chunk = rows[(page - 1) * size : page * size]
             more = page * size < len(rows)
             links = {"next": {"href": f"{self.url}{path}?page={page + 1}&page_size={size}" if more else None}}
             return 200, {"results": chunk, "_links": links, "meta": {"count": len(rows)}}
@@ -234,8 +262,9 @@ class FakeProlific:
                 return 200, self.studies[m[1]]
             if method == "PATCH":
                 places = body.get("total_available_places")
-                if places is not None and (not isinstance(places, int) or places
-                                           < self.studies[m[1]]["total_available_places"]):
+                if places is not None and (
+                    not isinstance(places, int) or places < self.studies[m[1]]["total_available_places"]
+                ):
                     return self.shape(call, "total_available_places can only grow")
                 self.studies[m[1]].update(body)
                 return 200, self.studies[m[1]]
@@ -285,12 +314,26 @@ class FakeProlific:
         bulk_id = self.new_id("8d")
         self.bulk_bonuses[bulk_id] = {"id": bulk_id, "study": study_id, "lines": lines}
         total = sum(c for _, c in lines)
-        return 201, {"id": bulk_id, "study": study_id, "amount": total, "fees": 0, "total_amount": total,
-                     "csv_bonuses": text}
+        return 201, {
+            "id": bulk_id,
+            "study": study_id,
+            "amount": total,
+            "fees": 0,
+            "total_amount": total,
+            "csv_bonuses": text,
+        }
 
     def create_study(self, call, body):
-        needed = ("name", "description", "external_study_url", "prolific_id_option", "completion_codes",
-                  "total_available_places", "estimated_completion_time", "reward")
+        needed = (
+            "name",
+            "description",
+            "external_study_url",
+            "prolific_id_option",
+            "completion_codes",
+            "total_available_places",
+            "estimated_completion_time",
+            "reward",
+        )
         missing = [k for k in needed if k not in body]
         if missing:
             return self.shape(call, f"missing fields {missing}")

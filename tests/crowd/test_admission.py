@@ -1,5 +1,6 @@
 """Entry, consent, practice, taking a slot, finishing and releasing, through the participant pages, on the
 signed-link provider and on Prolific (against the fake server)."""
+
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -16,8 +17,14 @@ pytestmark = pytest.mark.django_db
 
 
 def link_study(target, name="panel", **fields):
-    defaults = dict(provider="link", protocol="toy", object_id=target.object_id, target_name=target.name,
-                    status=Study.Status.PUBLISHED, id_parameter="pid")
+    defaults = dict(
+        provider="link",
+        protocol="toy",
+        object_id=target.object_id,
+        target_name=target.name,
+        status=Study.Status.PUBLISHED,
+        id_parameter="pid",
+    )
     defaults.update(fields)
     return Study.objects.create(name=name, **defaults)
 
@@ -95,8 +102,13 @@ def test_hits_per_participant_and_already_done(client, toy):
 def test_consent_and_practice_come_before_the_hit_and_practice_is_not_stored(client, toy):
     target = toy.add("t", [("1", 1)])
     study = link_study(target, consent_text="We record your ratings.\n\nYou may stop at any time.")
-    PracticeItem.objects.create(study=study, text="a dog runs in the park .", accept_min=70, accept_max=100,
-                                feedback="The caption matches the video.")
+    PracticeItem.objects.create(
+        study=study,
+        text="a dog runs in the park .",
+        accept_min=70,
+        accept_max=100,
+        feedback="The caption matches the video.",
+    )
     response = enter(client, study, pid="carol")
     token = home_token(response)
     assert b"We record your ratings." in response.content
@@ -128,7 +140,7 @@ def test_refusing_consent_takes_no_slot(client, toy):
 def test_per_participant_links_expire_and_work_for_one_participant(client, toy):
     target = toy.add("t", [("1", 1), ("2", 1)])
     study = link_study(target)
-    (pid, token), = admission.create_participant_links(study, ["erin"], expires_at=timezone.now() + timedelta(days=1))
+    ((pid, token),) = admission.create_participant_links(study, ["erin"], expires_at=timezone.now() + timedelta(days=1))
     response = client.get(reverse("crowd-participant-link", args=[token]))
     assert response.status_code == 200
     participation = Participation.objects.get()
@@ -141,7 +153,7 @@ def test_per_participant_links_expire_and_work_for_one_participant(client, toy):
     reused = client.get(reverse("crowd-participant-link", args=[token]))
     assert reused.status_code == 409 and b"This link has been used" in reused.content
     # an expired link
-    (_, old), = admission.create_participant_links(study, ["frank"], expires_at=timezone.now() - timedelta(minutes=1))
+    ((_, old),) = admission.create_participant_links(study, ["frank"], expires_at=timezone.now() - timedelta(minutes=1))
     expired = client.get(reverse("crowd-participant-link", args=[old]))
     assert expired.status_code == 410 and b"This link has expired" in expired.content
     assert b"ask the researcher" in expired.content
@@ -192,11 +204,21 @@ def test_pages_may_be_framed_only_by_configured_origins(client, toy, settings):
 
 # --- Prolific ------------------------------------------------------------------------------------------------
 
+
 def prolific(fake, target, **fields):
     external = fake.add_study()
-    return Study.objects.create(name="pro", provider="prolific", protocol="toy", object_id=target.object_id,
-                                target_name=target.name, external_id=external, status="published",
-                                completion_code="CQX7ZK2L", reward=Decimal("2.00"), **fields)
+    return Study.objects.create(
+        name="pro",
+        provider="prolific",
+        protocol="toy",
+        object_id=target.object_id,
+        target_name=target.name,
+        external_id=external,
+        status="published",
+        completion_code="CQX7ZK2L",
+        reward=Decimal("2.00"),
+        **fields,
+    )
 
 
 def test_prolific_admission_checks_the_submission(client, toy, fake_prolific):
@@ -212,12 +234,16 @@ def test_prolific_admission_checks_the_submission(client, toy, fake_prolific):
     other = fake_prolific.add_submission(study.external_id, "5f" + "2" * 22)
     assert enter(client, study, PROLIFIC_PID=pid, STUDY_ID=study.external_id, SESSION_ID=other).status_code == 403
     assert enter(client, study, PROLIFIC_PID=pid, STUDY_ID="5a" + "0" * 22, SESSION_ID=session).status_code == 400
-    assert enter(client, study, PROLIFIC_PID=pid, STUDY_ID=study.external_id,
-                 SESSION_ID="6b" + "9" * 22).status_code == 403
+    assert (
+        enter(client, study, PROLIFIC_PID=pid, STUDY_ID=study.external_id, SESSION_ID="6b" + "9" * 22).status_code
+        == 403
+    )
     # a returned submission cannot come back
     fake_prolific.set_status(other, "RETURNED")
-    assert enter(client, study, PROLIFIC_PID="5f" + "2" * 22, STUDY_ID=study.external_id,
-                 SESSION_ID=other).status_code == 410
+    assert (
+        enter(client, study, PROLIFIC_PID="5f" + "2" * 22, STUDY_ID=study.external_id, SESSION_ID=other).status_code
+        == 410
+    )
 
 
 def test_prolific_finish_redirects_with_the_study_code(client, toy, fake_prolific, settings):
@@ -257,8 +283,11 @@ def test_prolific_signed_jwt_admission(client, toy, fake_prolific, settings):
     pid, session = "5f" + "5" * 22, "6b" + "5" * 22
 
     def token(**claims):
-        body = {"aud": "https://lab.example", "exp": timezone.now() + timedelta(minutes=5),
-                "prolific": {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session}}
+        body = {
+            "aud": "https://lab.example",
+            "exp": timezone.now() + timedelta(minutes=5),
+            "prolific": {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session},
+        }
         body.update(claims)
         return pyjwt.encode(body, key, algorithm="RS256", headers={"kid": "k1"})
 
@@ -267,11 +296,17 @@ def test_prolific_signed_jwt_admission(client, toy, fake_prolific, settings):
     assert not fake_prolific.log("GET", "/submissions/")  # verified by signature, no lookup
     Participation.objects.all().delete()
     assert enter(client, study, **params, prolific_token=token(aud="https://elsewhere")).status_code == 403
-    assert enter(client, study, **params, prolific_token=token(exp=timezone.now() - timedelta(minutes=1))
-                 ).status_code == 403
+    assert (
+        enter(client, study, **params, prolific_token=token(exp=timezone.now() - timedelta(minutes=1))).status_code
+        == 403
+    )
     forged = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    bad = pyjwt.encode({"aud": "https://lab.example", "exp": timezone.now() + timedelta(minutes=5),
-                        "prolific": params}, forged, algorithm="RS256", headers={"kid": "k1"})
+    bad = pyjwt.encode(
+        {"aud": "https://lab.example", "exp": timezone.now() + timedelta(minutes=5), "prolific": params},
+        forged,
+        algorithm="RS256",
+        headers={"kid": "k1"},
+    )
     assert enter(client, study, **params, prolific_token=bad).status_code == 403
 
 
@@ -282,8 +317,9 @@ def test_returned_timed_out_and_rejected_submissions_release_their_hit(toy, fake
     for i, status in enumerate(["RETURNED", "TIMED-OUT", "AWAITING REVIEW"]):
         pid = f"5f{i:022d}"
         session = fake_prolific.add_submission(study.external_id, pid)
-        participation = admission.admit(study, {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id,
-                                                "SESSION_ID": session})
+        participation = admission.admit(
+            study, {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session}
+        )
         admission.take_slot(participation)
         fake_prolific.set_status(session, status)
         made.append(session)
@@ -296,7 +332,8 @@ def test_returned_timed_out_and_rejected_submissions_release_their_hit(toy, fake
     study.refresh_from_db()
     assert study.places_taken == 1
     assert sorted(toy.targets["t"].released) == sorted(
-        Participation.objects.filter(status="released").values_list("work_key", flat=True))
+        Participation.objects.filter(status="released").values_list("work_key", flat=True)
+    )
 
 
 def test_blocked_participants_are_refused(toy):

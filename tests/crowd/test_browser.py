@@ -7,6 +7,7 @@
   turkSubmitTo/mturk/externalSubmit (intercepted and checked);
 - an expired and a reused per-participant link are refused with a clear page.
 No page may scroll sideways at 390 px."""
+
 from datetime import timedelta
 from decimal import Decimal
 from urllib.parse import parse_qs
@@ -15,12 +16,13 @@ import pytest
 from django.core.files import File
 from django.utils import timezone
 
-from annotation_site.corpus import services as corpus, synthetic
+from annotation_site.corpus import services as corpus
+from annotation_site.corpus import synthetic
 from annotation_site.corpus.models import Caption, Dataset, Sentence, System
 from annotation_site.crowd import admission, links
 from annotation_site.crowd.models import Participation, PracticeItem, Study
 from assessment import campaigns
-from assessment.models import Assignment, HIT, Judgment
+from assessment.models import HIT, Assignment, Judgment
 
 pytestmark = [pytest.mark.browser]
 CAPTIONS = {
@@ -35,8 +37,10 @@ PHONE = {"width": 390, "height": 844}
 def campaign(transactional_db, tmp_path):
     clip = synthetic.make_video(tmp_path / "clip.webm", seconds=1.2, pattern="testsrc2", size="192x108")
     dataset = Dataset.objects.create(name="crowd-browser")
-    systems = {name: System.objects.create(dataset=dataset, name=name, is_human=name == "human", position=i)
-               for i, name in enumerate(CAPTIONS)}
+    systems = {
+        name: System.objects.create(dataset=dataset, name=name, is_human=name == "human", position=i)
+        for i, name in enumerate(CAPTIONS)
+    }
     for v in range(4):
         with open(clip, "rb") as handle:
             video = corpus.add_video(dataset, f"clip-{v}", file=File(handle, name="clip.webm"))
@@ -44,10 +48,20 @@ def campaign(transactional_db, tmp_path):
             caption = Caption.objects.create(video=video, system=systems[name])
             for index, text in enumerate(sentences):
                 Sentence.objects.create(caption=caption, index=index, text=f"{text} ({v})" if index else text)
-    return campaigns.create_campaign(name="crowd-browser", dataset=dataset, systems=[systems["Alpha"], systems["Beta"]],
-                                     human_system=systems["human"], hit_size=10, pairs_per_hit=2, repeats_per_hit=1,
-                                     min_control_distance=3, qc_test="paired_t", qc_min_pairs=2, seed=4,
-                                     workers_per_hit=1)
+    return campaigns.create_campaign(
+        name="crowd-browser",
+        dataset=dataset,
+        systems=[systems["Alpha"], systems["Beta"]],
+        human_system=systems["human"],
+        hit_size=10,
+        pairs_per_hit=2,
+        repeats_per_hit=1,
+        min_control_distance=3,
+        qc_test="paired_t",
+        qc_min_pairs=2,
+        seed=4,
+        workers_per_hit=1,
+    )
 
 
 @pytest.fixture
@@ -67,8 +81,10 @@ def rate_hit(page):
     """Rate every item of the rating page as a participant does: play the video, move the slider, submit."""
     total = int(page.locator("[data-role=progress-bar]").get_attribute("max"))
     for n in range(total):
-        page.wait_for_function(f"() => document.querySelector('[data-role=progress]').textContent === "
-                               f"'Item {n + 1} of {total}'", timeout=15_000)
+        page.wait_for_function(
+            f"() => document.querySelector('[data-role=progress]').textContent === 'Item {n + 1} of {total}'",
+            timeout=15_000,
+        )
         no_sideways_scroll(page)
         page.wait_for_selector("video.da-video", timeout=15_000)
         page.evaluate("() => document.querySelector('video.da-video').play()")
@@ -77,17 +93,31 @@ def rate_hit(page):
         page.locator("[data-role=submit]").click()
 
 
-def test_a_prolific_participant_from_arrival_to_the_completion_url(phone, live_server, campaign, fake_prolific,
-                                                                   settings):
+def test_a_prolific_participant_from_arrival_to_the_completion_url(
+    phone, live_server, campaign, fake_prolific, settings
+):
     settings.PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete"
     external = fake_prolific.add_study(total_available_places=campaign.hits.count())
     study = Study.objects.create(
-        name="browser-prolific", provider="prolific", protocol="da", object_id=campaign.pk, target_name=campaign.name,
-        external_id=external, status="published", completion_code="CBROWSE7", reward=Decimal("1.00"),
+        name="browser-prolific",
+        provider="prolific",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        external_id=external,
+        status="published",
+        completion_code="CBROWSE7",
+        reward=Decimal("1.00"),
         title="Rate how well captions describe short videos",
-        consent_text="We record your ratings for research on video captions.\n\nYou can stop at any time.")
-    PracticeItem.objects.create(study=study, text="colour bars fill the picture .", accept_min=70, accept_max=100,
-                                feedback="The caption describes the test card well: a high score fits.")
+        consent_text="We record your ratings for research on video captions.\n\nYou can stop at any time.",
+    )
+    PracticeItem.objects.create(
+        study=study,
+        text="colour bars fill the picture .",
+        accept_min=70,
+        accept_max=100,
+        feedback="The caption describes the test card well: a high score fits.",
+    )
     pid = "5f" + "9" * 22
     session = fake_prolific.add_submission(external, pid)
     landed = []
@@ -97,8 +127,10 @@ def test_a_prolific_participant_from_arrival_to_the_completion_url(phone, live_s
         route.fulfill(status=200, content_type="text/html", body="<h1>Prolific: study completed</h1>")
 
     phone.route("https://app.prolific.com/**", prolific)
-    phone.goto(f"{live_server.url}/crowd/s/{links.entry_token(study)}/?PROLIFIC_PID={pid}&STUDY_ID={external}"
-               f"&SESSION_ID={session}")
+    phone.goto(
+        f"{live_server.url}/crowd/s/{links.entry_token(study)}/?PROLIFIC_PID={pid}&STUDY_ID={external}"
+        f"&SESSION_ID={session}"
+    )
     assert "We record your ratings" in phone.locator("[data-role=consent-text]").inner_text()
     no_sideways_scroll(phone)
     phone.get_by_role("button", name="I agree and want to take part").click()
@@ -135,9 +167,17 @@ def test_a_prolific_participant_from_arrival_to_the_completion_url(phone, live_s
 
 
 def test_mturk_preview_then_an_accepted_assignment_posts_to_external_submit(phone, live_server, campaign):
-    study = Study.objects.create(name="browser-mturk", provider="mturk", protocol="da", object_id=campaign.pk,
-                                 target_name=campaign.name, status="published", end_mode="submit",
-                                 title="Rate captions", instructions="Watch each clip, then rate the sentence.")
+    study = Study.objects.create(
+        name="browser-mturk",
+        provider="mturk",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+        end_mode="submit",
+        title="Rate captions",
+        instructions="Watch each clip, then rate the sentence.",
+    )
     hit = HIT.objects.filter(campaign=campaign).order_by("number").last()
     entry = f"{live_server.url}/crowd/s/{links.entry_token(study)}/?unit={hit.pk}"
     phone.goto(f"{entry}&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=3PREVIEWHIT")
@@ -155,8 +195,10 @@ def test_mturk_preview_then_an_accepted_assignment_posts_to_external_submit(phon
         route.fulfill(status=200, content_type="text/html", body="<h1>HIT submitted</h1>")
 
     phone.route("https://workersandbox.mturk.com/**", mturk)
-    phone.goto(f"{entry}&assignmentId=3ASSIGNMENTBROWSER&hitId=3PREVIEWHIT&workerId=A1BROWSERWORKER"
-               "&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com")
+    phone.goto(
+        f"{entry}&assignmentId=3ASSIGNMENTBROWSER&hitId=3PREVIEWHIT&workerId=A1BROWSERWORKER"
+        "&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"
+    )
     phone.locator("[data-role=start]").click()
     phone.wait_for_selector("[data-da-rating]")
     rate_hit(phone)
@@ -174,15 +216,23 @@ def test_mturk_preview_then_an_accepted_assignment_posts_to_external_submit(phon
 
 
 def test_expired_and_reused_links_are_refused_with_a_clear_page(phone, live_server, campaign):
-    study = Study.objects.create(name="browser-links", provider="link", protocol="da", object_id=campaign.pk,
-                                 target_name=campaign.name, status="published")
-    (_, expired), = admission.create_participant_links(study, ["late"], expires_at=timezone.now() - timedelta(hours=1))
+    study = Study.objects.create(
+        name="browser-links",
+        provider="link",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+    )
+    ((_, expired),) = admission.create_participant_links(
+        study, ["late"], expires_at=timezone.now() - timedelta(hours=1)
+    )
     phone.goto(f"{live_server.url}/crowd/p/{expired}/")
     assert phone.locator("h1").inner_text() == "This link has expired"
     assert "ask the researcher" in phone.locator("[data-refusal=expired]").inner_text()
     no_sideways_scroll(phone)
 
-    (_, used), = admission.create_participant_links(study, ["early"], expires_at=timezone.now() + timedelta(days=1))
+    ((_, used),) = admission.create_participant_links(study, ["early"], expires_at=timezone.now() + timedelta(days=1))
     phone.goto(f"{live_server.url}/crowd/p/{used}/")
     phone.locator("[data-role=start]").click()
     phone.wait_for_selector("[data-da-rating]")

@@ -1,4 +1,5 @@
 """Commands and REST endpoints of crowd work: the crowd_payments contract, studies, links, ledger, codes."""
+
 import json
 from decimal import Decimal
 from io import StringIO
@@ -27,9 +28,16 @@ def run(*args):
 @pytest.fixture
 def campaign(toy):
     target = toy.add("camp-7", [(str(i), 1) for i in range(1, 6)])
-    study = Study.objects.create(name="camp-7-panel", provider="link", protocol="toy", object_id=target.object_id,
-                                 target_name="camp-7", status="published", bonus_scope="per-passing-hit",
-                                 bonus_amount=Decimal("0.40"))
+    study = Study.objects.create(
+        name="camp-7-panel",
+        provider="link",
+        protocol="toy",
+        object_id=target.object_id,
+        target_name="camp-7",
+        status="published",
+        bonus_scope="per-passing-hit",
+        bonus_amount=Decimal("0.40"),
+    )
     worked(toy, target, study, None, "w-pass", qc=PASSED)
     worked(toy, target, study, None, "w-fail", qc=FAILED)
     worked(toy, target, study, None, "w-short", qc=SHORT)
@@ -38,8 +46,9 @@ def campaign(toy):
 
 
 def test_crowd_payments_dry_run_json_contract(campaign):
-    document = json.loads(run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--dry-run",
-                              "--format", "json"))
+    document = json.loads(
+        run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--dry-run", "--format", "json")
+    )
     assert set(document) == {"campaign", "policy", "decisions"}
     assert (document["campaign"], document["policy"]) == ("camp-7", "approve-passing")
     assert len(document["decisions"]) == 4
@@ -50,8 +59,13 @@ def test_crowd_payments_dry_run_json_contract(campaign):
     assert by_worker["w-fail"]["action"] == "reject" and len(by_worker["w-fail"]["reason"]) >= 100
     assert by_worker["w-short"]["action"] == "review" and by_worker["w-short"]["qc"]["status"] == "insufficient_data"
     assert by_worker["w-busy"]["action"] == "review" and "still working" in by_worker["w-busy"]["reason"]
-    assert by_worker["w-pass"]["qc"] == {"test": "wilcoxon", "p_value": 0.001, "n_pairs": 12, "threshold": 0.05,
-                                         "status": "passed"}
+    assert by_worker["w-pass"]["qc"] == {
+        "test": "wilcoxon",
+        "p_value": 0.001,
+        "n_pairs": 12,
+        "threshold": 0.05,
+        "status": "passed",
+    }
     assert {d["state"] for d in document["decisions"]} == {"planned", "review"}
     assert LedgerEntry.objects.count() == 0  # --dry-run records nothing
 
@@ -62,8 +76,9 @@ def test_crowd_payments_records_then_sends_once(campaign, celery_worker):
     assert LedgerEntry.objects.filter(state="planned").count() == 3  # approve, reject, bonus
     run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--send", "--format", "json")
     wait_until(lambda: LedgerEntry.objects.filter(state="confirmed").count() == 3, what="the payment task")
-    document = json.loads(run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--dry-run",
-                              "--format", "json"))
+    document = json.loads(
+        run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--dry-run", "--format", "json")
+    )
     states = {d["worker_id"].rsplit(":", 1)[1]: d["state"] for d in document["decisions"]}
     assert states == {"w-pass": "confirmed", "w-fail": "confirmed", "w-short": "review", "w-busy": "review"}
     assert LedgerEntry.objects.count() == 3
@@ -96,26 +111,36 @@ def test_api_studies_payments_and_codes(client, staff_user, campaign):
     assert detail["progress"]["participations"]["completed"] == 3 and "/crowd/s/" in detail["entry_url"]
     preview = client.get(reverse("api-crowd-payments"), {"campaign": "camp-7", "policy": "approve-passing"}).json()
     assert set(preview) == {"campaign", "policy", "decisions"} and len(preview["decisions"]) == 4
-    recorded = client.post(reverse("api-crowd-payments"), {"campaign": "camp-7", "policy": "approve-all"},
-                           content_type="application/json")
+    recorded = client.post(
+        reverse("api-crowd-payments"), {"campaign": "camp-7", "policy": "approve-all"}, content_type="application/json"
+    )
     assert recorded.status_code == 201 and recorded.json()["recorded"] == 3
     assert LedgerEntry.objects.filter(action="approve").count() == 3
-    created = client.post(reverse("api-crowd-studies"), {"target": "camp-7", "name": "camp-7-pro",
-                                                        "provider": "prolific", "reward": "2.00"},
-                          content_type="application/json")
+    created = client.post(
+        reverse("api-crowd-studies"),
+        {"target": "camp-7", "name": "camp-7-pro", "provider": "prolific", "reward": "2.00"},
+        content_type="application/json",
+    )
     assert created.status_code == 201 and created.json()["end_mode"] == "redirect"
-    bad = client.post(reverse("api-crowd-studies"), {"target": "zzz", "name": "x", "provider": "link"},
-                      content_type="application/json")
+    bad = client.post(
+        reverse("api-crowd-studies"),
+        {"target": "zzz", "name": "x", "provider": "link"},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "zzz" in bad.json()["detail"]
     participation = Participation.objects.filter(status="completed").select_related("participant").first()
     code = links.completion_code(study.pk, participation.work_key, participation.participant.worker_key)
-    verdict = client.post(reverse("api-crowd-verify-code"), {"study": "camp-7-panel", "code": code,
-                                                            "participant_id": participation.participant.platform_id},
-                          content_type="application/json").json()
+    verdict = client.post(
+        reverse("api-crowd-verify-code"),
+        {"study": "camp-7-panel", "code": code, "participant_id": participation.participant.platform_id},
+        content_type="application/json",
+    ).json()
     assert verdict["valid"] is True
-    assert client.post(reverse("api-crowd-verify-code"), {"study": "camp-7-panel", "code": "AAAAAAAAAA",
-                                                         "participant_id": participation.participant.platform_id},
-                       content_type="application/json").json() == {"valid": False}
+    assert client.post(
+        reverse("api-crowd-verify-code"),
+        {"study": "camp-7-panel", "code": "AAAAAAAAAA", "participant_id": participation.participant.platform_id},
+        content_type="application/json",
+    ).json() == {"valid": False}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -129,10 +154,13 @@ def test_pages_for_researchers(client, staff_user, campaign, celery_worker):
     # recording needs the confirmation box
     client.post(reverse("crowd-payments", args=["toy", "camp-7"]), {"policy": "approve-passing", "send": "no"})
     assert LedgerEntry.objects.count() == 0
-    client.post(reverse("crowd-payments", args=["toy", "camp-7"]), {"policy": "approve-passing",
-                                                                     "confirm": "yes", "send": "yes"})
-    wait_until(lambda: set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"},
-               what="the payment task")
+    client.post(
+        reverse("crowd-payments", args=["toy", "camp-7"]),
+        {"policy": "approve-passing", "confirm": "yes", "send": "yes"},
+    )
+    wait_until(
+        lambda: set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"}, what="the payment task"
+    )
     worker = Participation.objects.get(participant__platform_id="w-pass").participant
     page = client.get(reverse("crowd-worker", args=[worker.pk]))
     assert page.status_code == 200 and b"passed" in page.content and b"0.40" in page.content

@@ -1,10 +1,11 @@
 """Direct Assessment plugged into crowd work: the adapter (units, slots, release, QC outcomes), the
 crowd_payments contract on a campaign imported with da_import_judgments (no provider), the rating page ending on
 the crowd's end page, and an MTurk batch round trip into DA judgments."""
+
 import csv
-import re
 import io
 import json
+import re
 import uuid
 from io import StringIO
 
@@ -26,18 +27,32 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def campaign():
     dataset = make_dataset("da-crowd", n_videos=12)
-    return small_campaign(dataset, "da-crowd", pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4,
-                          qc_min_pairs=5, workers_per_hit=1)
+    return small_campaign(
+        dataset,
+        "da-crowd",
+        pairs_per_hit=5,
+        repeats_per_hit=2,
+        min_control_distance=4,
+        qc_min_pairs=5,
+        workers_per_hit=1,
+    )
 
 
 def link_study(campaign, **fields):
-    return Study.objects.create(name="da-panel", provider="link", protocol="da", object_id=campaign.pk,
-                                target_name=campaign.name, status="published", id_parameter="pid", **fields)
+    return Study.objects.create(
+        name="da-panel",
+        provider="link",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+        id_parameter="pid",
+        **fields,
+    )
 
 
 def rate_all(assignment, *, good=True):
-    for item, item_type in Item.objects.filter(hit=assignment.hit).order_by("position").values_list("pk",
-                                                                                                     "item_type"):
+    for item, item_type in Item.objects.filter(hit=assignment.hit).order_by("position").values_list("pk", "item_type"):
         score = {"original": 90, "degraded": 10}.get(item_type, 60) if good else 50
         services.submit(assignment, item_id=item, score=score, client_uuid=uuid.uuid4(), played=True)
 
@@ -58,8 +73,9 @@ def test_the_adapter_describes_and_hands_out_hits(campaign):
     assert third.unit_key == first.unit_key
     released = Assignment.objects.get(pk=int(first.key))
     with pytest.raises(services.AssignmentReleased):
-        services.submit(released, item_id=Item.objects.filter(hit=released.hit).first().pk, score=50,
-                        client_uuid=uuid.uuid4())
+        services.submit(
+            released, item_id=Item.objects.filter(hit=released.hit).first().pk, score=50, client_uuid=uuid.uuid4()
+        )
     # a HIT chosen by MTurk
     hit = campaign.hits.exclude(pk__in=[int(second.unit_key), int(third.unit_key)]).first()
     fixed = adapter.assign(target, "mturk:W1", unit_key=str(hit.pk))
@@ -84,8 +100,18 @@ def test_qc_outcomes_reach_the_payment_decisions(campaign):
 def test_crowd_payments_contract_on_an_imported_campaign(db, tmp_path):
     call_command("da_import_judgments", str(write(tmp_path, valid_csv())), campaign="trecvid", stdout=StringIO())
     out = StringIO()
-    call_command("crowd_payments", "--campaign", "trecvid", "--policy", "approve-passing", "--dry-run", "--format",
-                 "json", stdout=out, stderr=StringIO())
+    call_command(
+        "crowd_payments",
+        "--campaign",
+        "trecvid",
+        "--policy",
+        "approve-passing",
+        "--dry-run",
+        "--format",
+        "json",
+        stdout=out,
+        stderr=StringIO(),
+    )
     document = json.loads(out.getvalue())
     assert set(document) == {"campaign", "policy", "decisions"} and document["campaign"] == "trecvid"
     by_worker = {d["worker_id"]: d for d in document["decisions"]}
@@ -97,13 +123,16 @@ def test_crowd_payments_contract_on_an_imported_campaign(db, tmp_path):
     assert all(d["state"] == "planned" and d["bonus"] is None for d in document["decisions"])
     assert not LedgerEntry.objects.exists() and not Study.objects.exists()  # --dry-run records nothing
     # recorded for real: a study of provider 'none' holds them, confirmed as recorded (nobody pays through us)
-    call_command("crowd_payments", "--campaign", "trecvid", "--policy", "approve-passing",
-                 stdout=StringIO(), stderr=StringIO())
+    call_command(
+        "crowd_payments", "--campaign", "trecvid", "--policy", "approve-passing", stdout=StringIO(), stderr=StringIO()
+    )
     study = Study.objects.get()
     call_command("crowd_ledger", "apply", "--study", study.name, stdout=StringIO())
     assert study.provider == "none" and study.name == "da-trecvid-records"
     assert sorted(LedgerEntry.objects.values_list("worker_id", "action", "state")) == [
-        ("w1", "approve", "confirmed"), ("w2", "reject", "confirmed")]
+        ("w1", "approve", "confirmed"),
+        ("w2", "reject", "confirmed"),
+    ]
 
 
 def test_the_rating_page_of_crowd_work_ends_on_the_crowd_end_page(client, campaign):
@@ -114,11 +143,14 @@ def test_the_rating_page_of_crowd_work_ends_on_the_crowd_end_page(client, campai
     assert page.status_code == 200 and b'id="da-state"' in page.content
     address = re.search(r'data-address="(/da/a/[^"]+/)"', page.content.decode()).group(1)  # what a reload GETs
     again = client.get(address)
-    assert again.status_code == 200 and b'data-address' not in again.content
+    assert again.status_code == 200 and b"data-address" not in again.content
 
     def state(response):
-        return json.loads(re.search(r'<script id="da-state" type="application/json">(.*?)</script>',
-                                    response.content.decode(), re.S).group(1))
+        return json.loads(
+            re.search(
+                r'<script id="da-state" type="application/json">(.*?)</script>', response.content.decode(), re.S
+            ).group(1)
+        )
 
     # Start's page (its item read by hand-written SQL) shows what the page's own GET shows (the ORM's reads)
     assert state(page) == state(again) and state(page)["item"]["text"]
@@ -134,9 +166,15 @@ def test_the_rating_page_of_crowd_work_ends_on_the_crowd_end_page(client, campai
     assert ended.status_code == 200 and code.encode() in ended.content
     assert Participation.objects.get().status == "completed"
     # an account's own rating page has no crowd end
-    assert b"data-finish-url" not in client.get(
-        reverse("da-rate-token", args=[services.assignment_token(
-            services.assign(campaign, services.worker_by_external_id("plain")))])).content
+    assert (
+        b"data-finish-url"
+        not in client.get(
+            reverse(
+                "da-rate-token",
+                args=[services.assignment_token(services.assign(campaign, services.worker_by_external_id("plain")))],
+            )
+        ).content
+    )
 
 
 def test_idle_crowd_work_is_released_by_the_protocol_activity(client, campaign):
@@ -160,8 +198,14 @@ def test_idle_crowd_work_is_released_by_the_protocol_activity(client, campaign):
 
 
 def test_mturk_round_trip_into_da_judgments(campaign):
-    study = Study.objects.create(name="da-mturk", provider="mturk", protocol="da", object_id=campaign.pk,
-                                 target_name=campaign.name, status="published")
+    study = Study.objects.create(
+        name="da-mturk",
+        provider="mturk",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+    )
     from annotation_site.crowd import studies
 
     batch, _ = studies.mturk_batch(study)
@@ -169,8 +213,11 @@ def test_mturk_round_trip_into_da_judgments(campaign):
     assert len(hits) == campaign.hits.count()
     hit = campaign.hits.order_by("number").first()
     items = list(Item.objects.filter(hit=hit).order_by("position").values_list("position", "item_type"))
-    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"] + [
-        f"Answer.item_{p + 1}" for p, _ in items] + ["Approve", "Reject"]
+    header = (
+        ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"]
+        + [f"Answer.item_{p + 1}" for p, _ in items]
+        + ["Approve", "Reject"]
+    )
 
     def row(assignment, worker, good):
         scores = [{"original": 90, "degraded": 10}.get(t, 60) if good else 50 for _, t in items]
@@ -188,12 +235,18 @@ def test_mturk_round_trip_into_da_judgments(campaign):
     assert mturk_import.import_results(study, text)["unchanged"] == 2 and Judgment.objects.count() == stored
     adapter, target = adapters.resolve("da", campaign.name)
     payments.record(target, payments.preview(adapter, target, policy="approve-passing"), policy="approve-passing")
-    upload = {r["AssignmentId"]: (r["Approve"], bool(r["Reject"]))
-              for r in csv.DictReader(io.StringIO(mturk_import.approve_reject_file(study, text)))}
+    upload = {
+        r["AssignmentId"]: (r["Approve"], bool(r["Reject"]))
+        for r in csv.DictReader(io.StringIO(mturk_import.approve_reject_file(study, text)))
+    }
     assert upload == {"ASGOOD": ("x", False), "ASBAD": ("", True)}
     # malformed: a score out of range and an item the HIT does not have, refused whole with their lines
-    bad = text.replace(",90,", ",190,", 1).rstrip("\n") + "\n" + ",".join(
-        row("ASNEW", "WNEW", True)[:6] + ["50"] * len(items)) + ",,\n"
+    bad = (
+        text.replace(",90,", ",190,", 1).rstrip("\n")
+        + "\n"
+        + ",".join(row("ASNEW", "WNEW", True)[:6] + ["50"] * len(items))
+        + ",,\n"
+    )
     bad = bad.replace("Answer.item_2,", "Answer.item_99,", 1)
     with pytest.raises(mturk_formats.FormatError) as refused:
         mturk_import.import_results(study, bad, filename="batch.csv")

@@ -2,6 +2,7 @@
 and handed a HIT in one transaction; racing threads on PostgreSQL (row locks, skip_locked, INSERT ... ON
 CONFLICT) and on an SQLite file as in production (IMMEDIATE transactions) never put two workers on a one-worker
 HIT, and the same newcomer arriving twice at once gets one worker row and one assignment."""
+
 import threading
 
 import pytest
@@ -17,8 +18,15 @@ from ..factuality.conftest import thread_database
 @pytest.mark.django_db(transaction=True)
 def test_newcomers_arriving_together_take_distinct_hits_and_a_duplicate_is_one_worker():
     dataset = make_dataset("race-arrivals", n_videos=24)
-    campaign = small_campaign(dataset, "race-arrivals", pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4,
-                              qc_min_pairs=5, workers_per_hit=1)
+    campaign = small_campaign(
+        dataset,
+        "race-arrivals",
+        pairs_per_hit=5,
+        repeats_per_hit=2,
+        min_control_distance=4,
+        qc_min_pairs=5,
+        workers_per_hit=1,
+    )
     n_hits = campaign.hits.count()
     keys = [f"link:race:p{i}" for i in range(min(8, n_hits - 1))] + ["link:race:p0"]  # p0 twice at once
     results, errors = {}, []
@@ -46,10 +54,12 @@ def test_newcomers_arriving_together_take_distinct_hits_and_a_duplicate_is_one_w
         def read_rows():  # in a thread too: on SQLite the racing database is a file copy only threads open
             use()
             try:
-                read["rows"] = list(Assignment.objects.filter(hit__campaign_id=campaign.pk)
-                                    .values_list("worker__external_id", "hit_id"))
-                read["workers"] = list(Worker.objects.filter(external_id__startswith="link:race:")
-                                       .values_list("external_id", flat=True))
+                read["rows"] = list(
+                    Assignment.objects.filter(hit__campaign_id=campaign.pk).values_list("worker__external_id", "hit_id")
+                )
+                read["workers"] = list(
+                    Worker.objects.filter(external_id__startswith="link:race:").values_list("external_id", flat=True)
+                )
             finally:
                 connections.close_all()
 
@@ -74,10 +84,24 @@ def test_newcomers_admitted_together_are_created_once():
     from annotation_site.crowd.models import Participant, Participation, Study
 
     dataset = make_dataset("race-entry", n_videos=12)
-    campaign = small_campaign(dataset, "race-entry", pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4,
-                              qc_min_pairs=5, workers_per_hit=1)
-    study = Study.objects.create(name="race-entry", provider="link", protocol="da", object_id=campaign.pk,
-                                 target_name=campaign.name, status="published", id_parameter="pid")
+    campaign = small_campaign(
+        dataset,
+        "race-entry",
+        pairs_per_hit=5,
+        repeats_per_hit=2,
+        min_control_distance=4,
+        qc_min_pairs=5,
+        workers_per_hit=1,
+    )
+    study = Study.objects.create(
+        name="race-entry",
+        provider="link",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+        id_parameter="pid",
+    )
     pids = ["same", "same", "same", "a", "b", "c"]
     answers, errors = {}, []
     with thread_database() as use:
@@ -103,10 +127,12 @@ def test_newcomers_admitted_together_are_created_once():
         def read_rows():
             use()
             try:
-                read["people"] = sorted(Participant.objects.filter(namespace="link:race-entry")
-                                        .values_list("platform_id", flat=True))
-                read["participations"] = sorted(Participation.objects.filter(study_id=study.pk)
-                                                .values_list("participant__platform_id", flat=True))
+                read["people"] = sorted(
+                    Participant.objects.filter(namespace="link:race-entry").values_list("platform_id", flat=True)
+                )
+                read["participations"] = sorted(
+                    Participation.objects.filter(study_id=study.pk).values_list("participant__platform_id", flat=True)
+                )
             finally:
                 connections.close_all()
 
@@ -124,8 +150,15 @@ def test_an_arrival_losing_many_races_for_a_hit_still_gets_one(monkeypatch):
     an arrival in a crowd may lose several in a row, and must not be told the study is full while HITs remain
     (a burst of 200 saw one such refusal when losing six races in a row gave up)."""
     dataset = make_dataset("race-lost", n_videos=12)
-    campaign = small_campaign(dataset, "race-lost", pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4,
-                              qc_min_pairs=5, workers_per_hit=1)
+    campaign = small_campaign(
+        dataset,
+        "race-lost",
+        pairs_per_hit=5,
+        repeats_per_hit=2,
+        min_control_distance=4,
+        qc_min_pairs=5,
+        workers_per_hit=1,
+    )
     real, lost = services._insert_if_room, []
 
     def filled_meanwhile(worker_id, hit_id, workers_per_hit, now):

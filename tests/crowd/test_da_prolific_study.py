@@ -4,6 +4,7 @@ and fail QC; payments follow the approve-passing policy with a bonus per passing
 the pool with a new place on Prolific, until every HIT is done by the planned number of passing workers. The
 payment task runs twice, and once is killed mid-batch and run again: every payment reaches Prolific exactly
 once (the server's log)."""
+
 import uuid
 from decimal import Decimal
 
@@ -36,8 +37,15 @@ def rate(assignment, kind, rng, *, stop_after=None):
             return False
         good = {"degraded": 15, "original": 85}.get(item_type, 70)
         score = good + rng.integers(-8, 9) if kind == "diligent" else 100 - good  # careless: backwards
-        services.submit(assignment, item_id=item, score=int(np.clip(score, 0, 100)), client_uuid=uuid.uuid4(),
-                        elapsed_ms=4000, played=True, watched_seconds=5)
+        services.submit(
+            assignment,
+            item_id=item,
+            score=int(np.clip(score, 0, 100)),
+            client_uuid=uuid.uuid4(),
+            elapsed_ms=4000,
+            played=True,
+            watched_seconds=5,
+        )
     return True
 
 
@@ -47,9 +55,14 @@ def hook(client, session, status):
 
     body = json.dumps({"event_type": "submission.status.change", "resource_id": session, "status": status})
     stamp = str(int(time.time()))
-    return client.post("/crowd/webhooks/prolific/", data=body, content_type="application/json",
-                       HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(SECRET, stamp, body),
-                       HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=stamp, HTTP_X_EVENT_ID=new_event_id())
+    return client.post(
+        "/crowd/webhooks/prolific/",
+        data=body,
+        content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(SECRET, stamp, body),
+        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=stamp,
+        HTTP_X_EVENT_ID=new_event_id(),
+    )
 
 
 def test_a_prolific_study_end_to_end(client, fake_prolific, settings, monkeypatch):
@@ -57,18 +70,37 @@ def test_a_prolific_study_end_to_end(client, fake_prolific, settings, monkeypatc
     settings.PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete"
     rng = np.random.default_rng(42)
     dataset = make_dataset("crowd-e2e", n_videos=24)
-    campaign = small_campaign(dataset, "crowd-e2e", pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4,
-                              qc_min_pairs=5, workers_per_hit=2)
+    campaign = small_campaign(
+        dataset,
+        "crowd-e2e",
+        pairs_per_hit=5,
+        repeats_per_hit=2,
+        min_control_distance=4,
+        qc_min_pairs=5,
+        workers_per_hit=2,
+    )
     n_hits = campaign.hits.count()
     places = n_hits * campaign.workers_per_hit
     external = fake_prolific.add_study(total_available_places=places)
     study = Study.objects.create(
-        name="crowd-e2e-prolific", provider="prolific", protocol="da", object_id=campaign.pk,
-        target_name=campaign.name, external_id=external, status="published", completion_code="CE2E0001",
-        places=places, reward=Decimal("2.00"), bonus_scope="per-passing-hit", bonus_amount=Decimal("0.50"))
+        name="crowd-e2e-prolific",
+        provider="prolific",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        external_id=external,
+        status="published",
+        completion_code="CE2E0001",
+        places=places,
+        reward=Decimal("2.00"),
+        bonus_scope="per-passing-hit",
+        bonus_amount=Decimal("0.50"),
+    )
     kinds = {}
     for i in range(N_PARTICIPANTS):  # 1 in 8 returns, 1 in 8 times out, 1 in 8 is careless
-        kinds[i] = ["returns", "times_out", "careless", "diligent", "diligent", "diligent", "diligent", "diligent"][i % 8]
+        kinds[i] = ["returns", "times_out", "careless", "diligent", "diligent", "diligent", "diligent", "diligent"][
+            i % 8
+        ]
 
     arrivals = iter(range(N_PARTICIPANTS))
     pending_timeouts = []
@@ -105,8 +137,9 @@ def test_a_prolific_study_end_to_end(client, fake_prolific, settings, monkeypatc
         admission.sync_submissions(study)  # time-outs are found by the sync
         # payments: record the policy's decisions, then the Celery task sends them (twice: nothing more happens)
         adapter, target = adapters.resolve("da", campaign.name)
-        decisions = payments.preview(adapter, target, policy="approve-passing", bonus_scope=study.bonus_scope,
-                                     bonus_amount=study.bonus_amount)
+        decisions = payments.preview(
+            adapter, target, policy="approve-passing", bonus_scope=study.bonus_scope, bonus_amount=study.bonus_amount
+        )
         payments.record(target, decisions, policy="approve-passing")
         if not crashed_once and LedgerEntry.objects.filter(kind="bonus", state="planned").count() >= 2:
             crashed_once = True
@@ -114,9 +147,12 @@ def test_a_prolific_study_end_to_end(client, fake_prolific, settings, monkeypatc
             def crash(point):
                 if point == "after-bonus-pay":
                     raise Crash(point)
+
             monkeypatch.setattr(ledger, "checkpoint", crash)
             with pytest.raises(Crash):
-                apply_payments.apply(args=[study.pk], throw=True)  # killed after Prolific paid, before the run recorded it
+                apply_payments.apply(
+                    args=[study.pk], throw=True
+                )  # killed after Prolific paid, before the run recorded it
             monkeypatch.setattr(ledger, "checkpoint", lambda point: None)
         # the task runs here, in this process (the crash above must happen in the test's hands; the same task
         # on a real worker is tested in test_commands_api.py)
@@ -129,8 +165,7 @@ def test_a_prolific_study_end_to_end(client, fake_prolific, settings, monkeypatc
     assert crashed_once
 
     # every HIT is done by the planned number of workers, all of whom passed QC and were approved
-    live = list(Assignment.objects.filter(hit__campaign=campaign, released_at__isnull=True)
-                .select_related("worker"))
+    live = list(Assignment.objects.filter(hit__campaign=campaign, released_at__isnull=True).select_related("worker"))
     assert all(a.completed_at is not None for a in live)
     per_hit = {}
     for a in live:
@@ -138,15 +173,20 @@ def test_a_prolific_study_end_to_end(client, fake_prolific, settings, monkeypatc
     assert sorted(per_hit.values()) == [campaign.workers_per_hit] * n_hits
     statuses = dict(QCResult.objects.filter(campaign=campaign).values_list("worker__external_id", "status"))
     assert {statuses[a.worker.external_id] for a in live} == {"passed"}
-    approved = set(LedgerEntry.objects.filter(action="approve", state="confirmed").values_list("assignment_key",
-                                                                                               flat=True))
+    approved = set(
+        LedgerEntry.objects.filter(action="approve", state="confirmed").values_list("assignment_key", flat=True)
+    )
     assert approved == {str(a.pk) for a in live}
 
     # rejections: exactly the careless participants who finished, each replaced by a new place
-    careless = {p.external_submission_id for p in Participation.objects.filter(study=study)
-                if kinds[int(p.participant.platform_id[2:])] == "careless" and p.completed_at is not None}
-    rejected = set(LedgerEntry.objects.filter(action="reject", state="confirmed").values_list("submission_id",
-                                                                                              flat=True))
+    careless = {
+        p.external_submission_id
+        for p in Participation.objects.filter(study=study)
+        if kinds[int(p.participant.platform_id[2:])] == "careless" and p.completed_at is not None
+    }
+    rejected = set(
+        LedgerEntry.objects.filter(action="reject", state="confirmed").values_list("submission_id", flat=True)
+    )
     assert rejected == careless and len(rejected) >= 3
     assert all(fake_prolific.submissions[s]["status"] == "REJECTED" for s in rejected)
     assert all(len(fake_prolific.submissions[s]["bonus_payments"]) == 0 for s in rejected)

@@ -1,7 +1,8 @@
 """Large exports go to the bucket with a presigned link: moto's S3 server on loopback, reached over HTTP."""
+
 import csv
-import time
 import io
+import time
 import urllib.request
 
 import pytest
@@ -25,12 +26,17 @@ def test_a_ledger_export_lands_in_the_bucket_with_a_working_presigned_link(s3_me
     endpoint, client = s3_media
     settings.CROWD_EXPORT_EXPIRES = 600
     target = toy.add("t", [("1", 1), ("2", 1)])
-    study = Study.objects.create(name="s3-study", provider="link", protocol="toy", object_id=target.object_id,
-                                 target_name="t", status="published")
+    study = Study.objects.create(
+        name="s3-study",
+        provider="link",
+        protocol="toy",
+        object_id=target.object_id,
+        target_name="t",
+        status="published",
+    )
     worked(toy, target, study, None, "anne", qc=PASSED)
     worked(toy, target, study, None, "ben", qc=FAILED)
-    payments.record(target, payments.preview(toy, target, policy=Policy.APPROVE_PASSING),
-                    policy=Policy.APPROVE_PASSING)
+    payments.record(target, payments.preview(toy, target, policy=Policy.APPROVE_PASSING), policy=Policy.APPROVE_PASSING)
     result = exports.export_ledger(study)
     assert result["key"].startswith("exports/ledgers/") and result["key"].endswith("s3-study-ledger.csv")
     assert result["url"].startswith(f"{endpoint}/{BUCKET}/exports/ledgers/")
@@ -43,8 +49,10 @@ def test_a_ledger_export_lands_in_the_bucket_with_a_working_presigned_link(s3_me
     status, body = _get(result["url"])
     assert status == 200 and len(body) == result["bytes"]
     rows = list(csv.DictReader(io.StringIO(body.decode())))
-    assert sorted((r["worker_id"], r["action"]) for r in rows) == [("link:s3-study:anne", "approve"),
-                                                                   ("link:s3-study:ben", "reject")]
+    assert sorted((r["worker_id"], r["action"]) for r in rows) == [
+        ("link:s3-study:anne", "approve"),
+        ("link:s3-study:ben", "reject"),
+    ]
     stored = client.get_object(Bucket=BUCKET, Key=result["key"])["Body"].read()
     assert stored == body
 

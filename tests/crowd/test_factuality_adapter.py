@@ -1,6 +1,7 @@
 """Factuality / rating projects plugged into crowd work: a crowd participant enters by a link study, takes a
 video (Start), annotates on the signed annotation page (no account; draft and submit by token), ends on the
 crowd's end page with a completion code; the payment decisions know projects have no hidden QC."""
+
 import json
 import re
 import uuid
@@ -22,8 +23,15 @@ pytestmark = pytest.mark.django_db
 
 def test_a_crowd_participant_rates_a_video_of_a_rating_project(client, make_project):  # noqa: F811
     project = make_project(name="fifa-crowd", kind=Project.Kind.RATING, annotators_per_video=1)
-    study = Study.objects.create(name="fifa-panel", provider="link", protocol="factuality", object_id=project.pk,
-                                 target_name=project.name, status="published", id_parameter="pid")
+    study = Study.objects.create(
+        name="fifa-panel",
+        provider="link",
+        protocol="factuality",
+        object_id=project.pk,
+        target_name=project.name,
+        status="published",
+        id_parameter="pid",
+    )
     adapter, target = adapters.resolve("factuality", "fifa-crowd")
     n_videos = len(adapter.describe(target).units)
     assert adapter.capacity(target) == n_videos
@@ -33,18 +41,24 @@ def test_a_crowd_participant_rates_a_video_of_a_rating_project(client, make_proj
     assert started.status_code == 302 and started["Location"].startswith("/factuality/a/")
     annotate = client.get(started["Location"])
     assert annotate.status_code == 200 and annotate["Content-Security-Policy"].startswith("frame-ancestors")
-    config = json.loads(re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>',
-                                  annotate.content.decode(), re.S).group(1))
+    config = json.loads(
+        re.search(
+            r'<script id="annotation-config" type="application/json">(.*?)</script>', annotate.content.decode(), re.S
+        ).group(1)
+    )
     finish = reverse("crowd-finish", args=[token])
     assert re.search(r'<form method="get" action="/crowd/w/[^/]+/finish/" id="next-form"', annotate.content.decode())
     n = len(config["paragraphs"])
     # the token is the credential: no account, no session, no CSRF token
-    saved = client.put(config["draftUrl"], {"answer": {"paragraphs": [{"score": 4}] * n}},
-                       content_type="application/json")
+    saved = client.put(
+        config["draftUrl"], {"answer": {"paragraphs": [{"score": 4}] * n}}, content_type="application/json"
+    )
     assert saved.status_code == 200, saved.content
-    submitted = client.post(config["submitUrl"], {"submission_uuid": str(uuid.uuid4()),
-                                                  "answer": {"paragraphs": [{"score": 4}] * n}},
-                            content_type="application/json")
+    submitted = client.post(
+        config["submitUrl"],
+        {"submission_uuid": str(uuid.uuid4()), "answer": {"paragraphs": [{"score": 4}] * n}},
+        content_type="application/json",
+    )
     assert submitted.status_code == 201, submitted.content
     assert CaptionRating.objects.filter(score=4).count() == n
     annotator = Annotator.objects.get(kind="crowd")
@@ -55,17 +69,38 @@ def test_a_crowd_participant_rates_a_video_of_a_rating_project(client, make_proj
     code = links.completion_code(study.pk, participation.work_key, "link:fifa-panel:rita")
     assert code.encode() in ended.content
     # a bad token is refused
-    assert client.post(config["submitUrl"].replace("/a/", "/a/x"), {}, content_type="application/json"
-                       ).status_code == 404
+    assert (
+        client.post(config["submitUrl"].replace("/a/", "/a/x"), {}, content_type="application/json").status_code == 404
+    )
     # payments: no hidden QC in projects, so approve-passing reviews and approve-all approves
     out = StringIO()
-    call_command("crowd_payments", "--campaign", "fifa-crowd", "--policy", "approve-passing", "--dry-run",
-                 "--format", "json", stdout=out, stderr=StringIO())
+    call_command(
+        "crowd_payments",
+        "--campaign",
+        "fifa-crowd",
+        "--policy",
+        "approve-passing",
+        "--dry-run",
+        "--format",
+        "json",
+        stdout=out,
+        stderr=StringIO(),
+    )
     [decision] = json.loads(out.getvalue())["decisions"]
     assert (decision["action"], decision["qc"]["status"]) == ("review", "insufficient_data")
     out = StringIO()
-    call_command("crowd_payments", "--campaign", "fifa-crowd", "--policy", "approve-all", "--dry-run",
-                 "--format", "json", stdout=out, stderr=StringIO())
+    call_command(
+        "crowd_payments",
+        "--campaign",
+        "fifa-crowd",
+        "--policy",
+        "approve-all",
+        "--dry-run",
+        "--format",
+        "json",
+        stdout=out,
+        stderr=StringIO(),
+    )
     assert json.loads(out.getvalue())["decisions"][0]["action"] == "approve"
 
 
@@ -73,8 +108,15 @@ def test_submitted_factuality_work_is_not_released(make_project):  # noqa: F811
     from annotation_site.crowd import admission
 
     project = make_project(name="fact-crowd", annotators_per_video=1)
-    study = Study.objects.create(name="fact-panel", provider="link", protocol="factuality", object_id=project.pk,
-                                 target_name=project.name, status="published", id_parameter="pid")
+    study = Study.objects.create(
+        name="fact-panel",
+        provider="link",
+        protocol="factuality",
+        object_id=project.pk,
+        target_name=project.name,
+        status="published",
+        id_parameter="pid",
+    )
     participation = admission.admit(study, {"pid": "sam"})
     participation, work = admission.take_slot(participation)
     assert admission.release(participation, "idle") is True  # untouched: the video goes back

@@ -1,6 +1,7 @@
 """MTurk through boto3, with botocore's Stubber: the service model validates every request (names, types,
 lengths) and the expected parameters are checked exactly. Also the HIT page parameters and the submit host
 allow-list."""
+
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -20,30 +21,62 @@ NOW = datetime(2026, 8, 1, 12, 0, tzinfo=timezone.utc)
 
 
 def client():
-    return boto3.client("mturk", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s",
-                        endpoint_url="https://mturk-requester-sandbox.us-east-1.amazonaws.com")
+    return boto3.client(
+        "mturk",
+        region_name="us-east-1",
+        aws_access_key_id="k",
+        aws_secret_access_key="s",
+        endpoint_url="https://mturk-requester-sandbox.us-east-1.amazonaws.com",
+    )
 
 
 def assignment(aid, hit, worker, status="Submitted"):
-    return {"AssignmentId": aid, "WorkerId": worker, "HITId": hit, "AssignmentStatus": status, "AcceptTime": NOW,
-            "SubmitTime": NOW, "Answer": "<QuestionFormAnswers/>"}
+    return {
+        "AssignmentId": aid,
+        "WorkerId": worker,
+        "HITId": hit,
+        "AssignmentStatus": status,
+        "AcceptTime": NOW,
+        "SubmitTime": NOW,
+        "Answer": "<QuestionFormAnswers/>",
+    }
 
 
 def test_archive_pages_through_assignments_and_bonuses():
     mturk = client()
     hit = "3" + "H" * 29
     with Stubber(mturk) as stub:
-        stub.add_response("list_assignments_for_hit",
-                          {"Assignments": [assignment("A" * 30, hit, "W1")], "NextToken": "page2", "NumResults": 1},
-                          {"HITId": hit, "MaxResults": 100, "AssignmentStatuses": ["Submitted", "Approved", "Rejected"]})
-        stub.add_response("list_assignments_for_hit",
-                          {"Assignments": [assignment("B" * 30, hit, "W2", "Approved")], "NumResults": 1},
-                          {"HITId": hit, "MaxResults": 100, "AssignmentStatuses": ["Submitted", "Approved", "Rejected"],
-                           "NextToken": "page2"})
-        stub.add_response("list_bonus_payments",
-                          {"BonusPayments": [{"WorkerId": "W2", "BonusAmount": "0.50", "AssignmentId": "B" * 30,
-                                              "Reason": "thanks", "GrantTime": NOW}], "NumResults": 1},
-                          {"HITId": hit, "MaxResults": 100})
+        stub.add_response(
+            "list_assignments_for_hit",
+            {"Assignments": [assignment("A" * 30, hit, "W1")], "NextToken": "page2", "NumResults": 1},
+            {"HITId": hit, "MaxResults": 100, "AssignmentStatuses": ["Submitted", "Approved", "Rejected"]},
+        )
+        stub.add_response(
+            "list_assignments_for_hit",
+            {"Assignments": [assignment("B" * 30, hit, "W2", "Approved")], "NumResults": 1},
+            {
+                "HITId": hit,
+                "MaxResults": 100,
+                "AssignmentStatuses": ["Submitted", "Approved", "Rejected"],
+                "NextToken": "page2",
+            },
+        )
+        stub.add_response(
+            "list_bonus_payments",
+            {
+                "BonusPayments": [
+                    {
+                        "WorkerId": "W2",
+                        "BonusAmount": "0.50",
+                        "AssignmentId": "B" * 30,
+                        "Reason": "thanks",
+                        "GrantTime": NOW,
+                    }
+                ],
+                "NumResults": 1,
+            },
+            {"HITId": hit, "MaxResults": 100},
+        )
         archived = archive_hit(mturk, hit)
         stub.assert_no_pending_responses()
     assert [a["WorkerId"] for a in archived["assignments"]] == ["W1", "W2"]
@@ -55,8 +88,9 @@ def test_the_service_model_validates_requests():
     with Stubber(mturk) as stub:
         stub.add_response("send_bonus", {})
         with pytest.raises(Exception) as refused:
-            mturk.send_bonus(WorkerId="W1", BonusAmount=0.5, AssignmentId="A" * 30, Reason="x",
-                             UniqueRequestToken="t")  # BonusAmount must be a string
+            mturk.send_bonus(
+                WorkerId="W1", BonusAmount=0.5, AssignmentId="A" * 30, Reason="x", UniqueRequestToken="t"
+            )  # BonusAmount must be a string
     assert "BonusAmount" in str(refused.value)
 
 
@@ -66,12 +100,19 @@ def test_missing_credentials_name_the_variable(settings):
         mturk_client()
 
 
-@pytest.mark.parametrize("given, expected", [
-    ("https://www.mturk.com", "https://www.mturk.com/mturk/externalSubmit"),
-    ("https://workersandbox.mturk.com/", "https://workersandbox.mturk.com/mturk/externalSubmit"),
-    ("http://www.mturk.com", None), ("https://evil.example", None), ("https://www.mturk.com.evil.example", None),
-    ("https://user@www.mturk.com", None), ("https://www.mturk.com:8443", None), ("", None),
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        ("https://www.mturk.com", "https://www.mturk.com/mturk/externalSubmit"),
+        ("https://workersandbox.mturk.com/", "https://workersandbox.mturk.com/mturk/externalSubmit"),
+        ("http://www.mturk.com", None),
+        ("https://evil.example", None),
+        ("https://www.mturk.com.evil.example", None),
+        ("https://user@www.mturk.com", None),
+        ("https://www.mturk.com:8443", None),
+        ("", None),
+    ],
+)
 def test_submit_host_allow_list(given, expected):
     assert submit_url(given) == expected
 
@@ -80,10 +121,14 @@ def test_hit_page_parameters():
     provider = MTurkProvider(Study(name="m", provider="mturk"), client=client())
     preview = provider.admit({"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H1"})
     assert preview.preview and preview.unit_id == "H1"
-    accepted = provider.admit({"assignmentId": "A1", "hitId": "H1", "workerId": "W1",
-                               "turkSubmitTo": "https://workersandbox.mturk.com"})
+    accepted = provider.admit(
+        {"assignmentId": "A1", "hitId": "H1", "workerId": "W1", "turkSubmitTo": "https://workersandbox.mturk.com"}
+    )
     assert (accepted.platform_id, accepted.submission_id, accepted.extra["submit_url"]) == (
-        "W1", "A1", "https://workersandbox.mturk.com/mturk/externalSubmit")
+        "W1",
+        "A1",
+        "https://workersandbox.mturk.com/mturk/externalSubmit",
+    )
     with pytest.raises(AdmissionRefused):
         provider.admit({"assignmentId": "A1", "hitId": "H1", "workerId": "W1", "turkSubmitTo": "https://x.example"})
 
@@ -91,16 +136,25 @@ def test_hit_page_parameters():
 @pytest.mark.django_db
 def test_payments_through_the_mturk_api_exactly_once(toy, monkeypatch):
     target = toy.add("mt", [(str(i), 1) for i in range(1, 4)])
-    study = Study.objects.create(name="mt-batch", provider="mturk", protocol="toy", object_id=target.object_id,
-                                 target_name="mt", status="published", bonus_scope=BonusScope.PER_HIT,
-                                 bonus_amount=Decimal("0.25"), currency="USD")
+    study = Study.objects.create(
+        name="mt-batch",
+        provider="mturk",
+        protocol="toy",
+        object_id=target.object_id,
+        target_name="mt",
+        status="published",
+        bonus_scope=BonusScope.PER_HIT,
+        bonus_amount=Decimal("0.25"),
+        currency="USD",
+    )
     good = worked(toy, target, study, None, "WGOOD", qc=PASSED)
     bad = worked(toy, target, study, None, "WBAD", qc=FAILED)
     for participation, aid in ((good, "A" * 30), (bad, "B" * 30)):
         participation.external_submission_id = aid
         participation.save()
-    decisions = payments.preview(toy, target, policy=Policy.APPROVE_PASSING, bonus_scope=BonusScope.PER_HIT,
-                                 bonus_amount=Decimal("0.25"))
+    decisions = payments.preview(
+        toy, target, policy=Policy.APPROVE_PASSING, bonus_scope=BonusScope.PER_HIT, bonus_amount=Decimal("0.25")
+    )
     payments.record(target, decisions, policy=Policy.APPROVE_PASSING)
     bonus = LedgerEntry.objects.get(kind="bonus")
     mturk = client()
@@ -111,11 +165,20 @@ def test_payments_through_the_mturk_api_exactly_once(toy, monkeypatch):
         stub.add_client_error("send_bonus", service_error_code="ServiceFault", http_status_code=500)
         # the crashed-or-failed bonus is reconciled first: not among the bonus payments, so sent again with the
         # same UniqueRequestToken
-        stub.add_response("list_bonus_payments", {"BonusPayments": [], "NumResults": 0},
-                          {"AssignmentId": "A" * 30, "MaxResults": 100})
-        stub.add_response("send_bonus", {}, {"WorkerId": "WGOOD", "BonusAmount": "0.25", "AssignmentId": "A" * 30,
-                                             "Reason": "Bonus for your work",
-                                             "UniqueRequestToken": bonus.request_token})
+        stub.add_response(
+            "list_bonus_payments", {"BonusPayments": [], "NumResults": 0}, {"AssignmentId": "A" * 30, "MaxResults": 100}
+        )
+        stub.add_response(
+            "send_bonus",
+            {},
+            {
+                "WorkerId": "WGOOD",
+                "BonusAmount": "0.25",
+                "AssignmentId": "A" * 30,
+                "Reason": "Bonus for your work",
+                "UniqueRequestToken": bonus.request_token,
+            },
+        )
         provider = MTurkProvider(study, client=mturk)
         payments.apply_study(study, provider)
         assert LedgerEntry.objects.get(kind="bonus").state == "sent"
@@ -128,8 +191,9 @@ def test_payments_through_the_mturk_api_exactly_once(toy, monkeypatch):
 @pytest.mark.django_db
 def test_an_approval_that_went_through_before_a_crash_is_confirmed_not_repeated(toy, monkeypatch):
     target = toy.add("mt2", [("1", 1)])
-    study = Study.objects.create(name="mt2", provider="mturk", protocol="toy", object_id=target.object_id,
-                                 target_name="mt2", status="published")
+    study = Study.objects.create(
+        name="mt2", provider="mturk", protocol="toy", object_id=target.object_id, target_name="mt2", status="published"
+    )
     participation = worked(toy, target, study, None, "W9", qc=PASSED)
     participation.external_submission_id = "C" * 30
     participation.save()
@@ -148,8 +212,11 @@ def test_an_approval_that_went_through_before_a_crash_is_confirmed_not_repeated(
         with pytest.raises(Crash):
             payments.apply_study(study, MTurkProvider(study, client=mturk))
         monkeypatch.setattr(ledger, "checkpoint", lambda point: None)
-        stub.add_response("get_assignment", {"Assignment": assignment("C" * 30, "H" * 30, "W9", "Approved"),
-                                             "HIT": {"HITId": "H" * 30}}, {"AssignmentId": "C" * 30})
+        stub.add_response(
+            "get_assignment",
+            {"Assignment": assignment("C" * 30, "H" * 30, "W9", "Approved"), "HIT": {"HITId": "H" * 30}},
+            {"AssignmentId": "C" * 30},
+        )
         # the row was confirmed before the crash point, so nothing is called; force the 'sent' case:
         LedgerEntry.objects.update(state="sent")
         payments.apply_study(study, MTurkProvider(study, client=mturk))

@@ -1,6 +1,7 @@
 """MTurk file formats: ExternalQuestion XML (checked against the schema's shape), batch input CSV, results CSV
 parsing (per-field answers and taskAnswers JSON; refused whole with every bad line named) and the
 Approve/Reject upload CSV."""
+
 import csv
 import io
 import xml.etree.ElementTree as ET
@@ -9,8 +10,10 @@ import pytest
 
 from annotation_site.crowd import mturk_formats as fmt
 
-HEADER = ("HITId,HITTypeId,Title,AssignmentId,WorkerId,AssignmentStatus,AcceptTime,SubmitTime,WorkTimeInSeconds,"
-          "Input.hit_url,Answer.score,Approve,Reject")
+HEADER = (
+    "HITId,HITTypeId,Title,AssignmentId,WorkerId,AssignmentStatus,AcceptTime,SubmitTime,WorkTimeInSeconds,"
+    "Input.hit_url,Answer.score,Approve,Reject"
+)
 
 
 def results(*rows, header=HEADER):
@@ -30,18 +33,25 @@ def test_external_question_xml():
 
 
 def test_batch_input_csv():
-    text = fmt.batch_input_csv([{"hit_id": "1", "hit_url": "https://x/?unit=1"},
-                                {"hit_id": "2", "hit_url": "https://x/?unit=2,3"}], ["hit_id", "hit_url"])
-    assert list(csv.DictReader(io.StringIO(text))) == [{"hit_id": "1", "hit_url": "https://x/?unit=1"},
-                                                       {"hit_id": "2", "hit_url": "https://x/?unit=2,3"}]
+    text = fmt.batch_input_csv(
+        [{"hit_id": "1", "hit_url": "https://x/?unit=1"}, {"hit_id": "2", "hit_url": "https://x/?unit=2,3"}],
+        ["hit_id", "hit_url"],
+    )
+    assert list(csv.DictReader(io.StringIO(text))) == [
+        {"hit_id": "1", "hit_url": "https://x/?unit=1"},
+        {"hit_id": "2", "hit_url": "https://x/?unit=2,3"},
+    ]
 
 
 def test_results_with_per_field_answers():
-    rows = fmt.parse_results(results(
-        "H1,T,t,A1,W1,Submitted,x,y,120,u,73,,",
-        'H1,T,t,A2,W2,Approved,x,y,99,u,"12",,'), answer_fields=["score"])
+    rows = fmt.parse_results(
+        results("H1,T,t,A1,W1,Submitted,x,y,120,u,73,,", 'H1,T,t,A2,W2,Approved,x,y,99,u,"12",,'),
+        answer_fields=["score"],
+    )
     assert [(r.line, r.assignment_id, r.worker_id, r.status, r.work_seconds, r.answers) for r in rows] == [
-        (2, "A1", "W1", "Submitted", 120, {"score": "73"}), (3, "A2", "W2", "Approved", 99, {"score": "12"})]
+        (2, "A1", "W1", "Submitted", 120, {"score": "73"}),
+        (3, "A2", "W2", "Approved", 99, {"score": "12"}),
+    ]
     assert rows[0].inputs == {"hit_url": "u"}
 
 
@@ -55,10 +65,10 @@ def test_results_with_task_answers_json():
 def test_a_malformed_file_is_refused_whole_with_line_numbers():
     text = results(
         "H1,T,t,A1,W1,Submitted,x,y,120,u,73,,",
-        "H1,T,t,,W2,Submitted,x,y,120,u,73,,",          # line 3: no AssignmentId
-        "H2,T,t,A3,W3,Done,x,y,-4,u,,,",                 # line 4: bad status, seconds, missing answer
-        "H2,T,t,A1,W4,Submitted,x,y,5,u,7,x,bad work",   # line 5: repeated assignment, Approve and Reject
-        "H2,T,t,A5,W5,Submitted",                        # line 6: short row
+        "H1,T,t,,W2,Submitted,x,y,120,u,73,,",  # line 3: no AssignmentId
+        "H2,T,t,A3,W3,Done,x,y,-4,u,,,",  # line 4: bad status, seconds, missing answer
+        "H2,T,t,A1,W4,Submitted,x,y,5,u,7,x,bad work",  # line 5: repeated assignment, Approve and Reject
+        "H2,T,t,A5,W5,Submitted",  # line 6: short row
     )
 
     def score_in_range(answers):
@@ -88,17 +98,24 @@ def test_not_a_results_file():
 
 
 def test_approve_reject_csv_round_trip():
-    text = results("H1,T,t,A1,W1,Submitted,x,y,120,u,73,,", "H1,T,t,A2,W2,Submitted,x,y,99,u,12,,",
-                   "H2,T,t,A3,W3,Submitted,x,y,99,u,50,,")
+    text = results(
+        "H1,T,t,A1,W1,Submitted,x,y,120,u,73,,",
+        "H1,T,t,A2,W2,Submitted,x,y,99,u,12,,",
+        "H2,T,t,A3,W3,Submitted,x,y,99,u,50,,",
+    )
     out = fmt.approve_reject_csv(text, {"A1": ("approve", ""), "A2": ("reject", "Failed the hidden checks.")})
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [(r["AssignmentId"], r["Approve"], r["Reject"]) for r in rows] == [
-        ("A1", "x", ""), ("A2", "", "Failed the hidden checks."), ("A3", "", "")]
+        ("A1", "x", ""),
+        ("A2", "", "Failed the hidden checks."),
+        ("A3", "", ""),
+    ]
     parsed = fmt.parse_results(out)
     assert [(r.approve, r.reject) for r in parsed] == [(True, ""), (False, "Failed the hidden checks."), (False, "")]
 
 
 # --- through a study (toy protocol) ---------------------------------------------------------------------------
+
 
 @pytest.mark.django_db
 def test_round_trip_export_import_approve_reject(toy, client, staff_user):
@@ -110,37 +127,49 @@ def test_round_trip_export_import_approve_reject(toy, client, staff_user):
     from .conftest import FAILED, PASSED
 
     target = toy.add("mt", [("1", 2), ("2", 2)])
-    study = Study.objects.create(name="mt", provider="mturk", protocol="toy", object_id=target.object_id,
-                                 target_name="mt", status="published")
+    study = Study.objects.create(
+        name="mt", provider="mturk", protocol="toy", object_id=target.object_id, target_name="mt", status="published"
+    )
     batch, _ = studies.mturk_batch(study)
     hits = list(csv.DictReader(io.StringIO(batch)))
     assert [(h["hit_id"], h["assignments"]) for h in hits] == [("1", "2"), ("2", "2")]
     assert all("/crowd/s/" in h["hit_url"] and h["hit_url"].endswith(f"?unit={h['hit_id']}") for h in hits)
     header = "HITId,HITTypeId,AssignmentId,WorkerId,AssignmentStatus,WorkTimeInSeconds,Input.hit_id,Answer.score"
-    results_text = results("3HIT1,T,ASSIGN1,WORKERA,Submitted,300,1,80", "3HIT1,T,ASSIGN2,WORKERB,Submitted,200,1,20",
-                           "3HIT2,T,ASSIGN3,WORKERA,Submitted,250,2,75", header=header)
+    results_text = results(
+        "3HIT1,T,ASSIGN1,WORKERA,Submitted,300,1,80",
+        "3HIT1,T,ASSIGN2,WORKERB,Submitted,200,1,20",
+        "3HIT2,T,ASSIGN3,WORKERA,Submitted,250,2,75",
+        header=header,
+    )
     assert mturk_import.import_results(study, results_text) == {"rows": 3, "created": 3, "unchanged": 0}
     assert mturk_import.import_results(study, results_text) == {"rows": 3, "created": 0, "unchanged": 3}
     assert toy.imported == 3 and Participation.objects.count() == 3
     toy.targets["mt"].qc.update({"mturk:WORKERA": PASSED, "mturk:WORKERB": FAILED})
-    payments.record(target, payments.preview(toy, target, policy=Policy.APPROVE_PASSING),
-                    policy=Policy.APPROVE_PASSING)
+    payments.record(target, payments.preview(toy, target, policy=Policy.APPROVE_PASSING), policy=Policy.APPROVE_PASSING)
     upload = mturk_import.approve_reject_file(study, results_text)
     decided = {r["AssignmentId"]: (r["Approve"], r["Reject"][:20]) for r in csv.DictReader(io.StringIO(upload))}
     assert decided == {"ASSIGN1": ("x", ""), "ASSIGN2": ("", "Your ratings did not"), "ASSIGN3": ("x", "")}
     # a malformed file through the page: refused whole, every line named, nothing written
-    broken = results("3HIT1,T,ASSIGN9,WORKERC,Submitted,300,1,101", "3HIT1,T,ASSIGN10,WORKERD,Submitted,x,1,50",
-                     "3HIT1,T,ASSIGN11,WORKERE,Submitted,30,7,50", header=header)
+    broken = results(
+        "3HIT1,T,ASSIGN9,WORKERC,Submitted,300,1,101",
+        "3HIT1,T,ASSIGN10,WORKERD,Submitted,x,1,50",
+        "3HIT1,T,ASSIGN11,WORKERE,Submitted,30,7,50",
+        header=header,
+    )
     client.force_login(staff_user)
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    page = client.post(reverse("crowd-mturk-file", args=["mt"]),
-                       {"action": "import", "file": SimpleUploadedFile("batch.csv", broken.encode())})
+    page = client.post(
+        reverse("crowd-mturk-file", args=["mt"]),
+        {"action": "import", "file": SimpleUploadedFile("batch.csv", broken.encode())},
+    )
     assert page.status_code == 400
     text = page.content.decode()
     assert "batch.csv, line 2, field &#x27;Answer.score&#x27;: &#x27;101&#x27; is not 0-100" in text
     assert "batch.csv, line 3, field &#x27;WorkTimeInSeconds&#x27;" in text
-    assert "batch.csv, line 4, field &#x27;Input.hit_id&#x27;: unknown HIT &#x27;7&#x27;" in text  # the protocol's check
+    assert (
+        "batch.csv, line 4, field &#x27;Input.hit_id&#x27;: unknown HIT &#x27;7&#x27;" in text
+    )  # the protocol's check
     assert Participation.objects.count() == 3
 
 
@@ -153,18 +182,27 @@ def test_the_crowd_mturk_command(toy, tmp_path):
     from annotation_site.crowd.models import Study
 
     target = toy.add("mtc", [("1", 1)])
-    Study.objects.create(name="mtc", provider="mturk", protocol="toy", object_id=target.object_id, target_name="mtc",
-                         status="published")
+    Study.objects.create(
+        name="mtc", provider="mturk", protocol="toy", object_id=target.object_id, target_name="mtc", status="published"
+    )
     batch = tmp_path / "batch.csv"
     call_command("crowd_mturk", "export", "--study", "mtc", "--out", str(batch), stdout=StringIO(), stderr=StringIO())
     assert batch.read_text().startswith("hit_id,hit_label,assignments,hit_url\n1,")
     results_file = tmp_path / "results.csv"
-    results_file.write_text(results("3H,T,A1,W1,Submitted,30,1,70", header="HITId,HITTypeId,AssignmentId,WorkerId,"
-                                     "AssignmentStatus,WorkTimeInSeconds,Input.hit_id,Answer.score"))
+    results_file.write_text(
+        results(
+            "3H,T,A1,W1,Submitted,30,1,70",
+            header="HITId,HITTypeId,AssignmentId,WorkerId,AssignmentStatus,WorkTimeInSeconds,Input.hit_id,Answer.score",
+        )
+    )
     out = StringIO()
     call_command("crowd_mturk", "import", str(results_file), "--study", "mtc", stdout=out)
     assert '"created": 1' in out.getvalue()
-    results_file.write_text(results("3H,T,A2,W2,Submitted,30,1,700", header="HITId,HITTypeId,AssignmentId,WorkerId,"
-                                    "AssignmentStatus,WorkTimeInSeconds,Input.hit_id,Answer.score"))
+    results_file.write_text(
+        results(
+            "3H,T,A2,W2,Submitted,30,1,700",
+            header="HITId,HITTypeId,AssignmentId,WorkerId,AssignmentStatus,WorkTimeInSeconds,Input.hit_id,Answer.score",
+        )
+    )
     with pytest.raises(CommandError, match="results.csv, line 2, field 'Answer.score'"):
         call_command("crowd_mturk", "import", str(results_file), "--study", "mtc", stdout=StringIO())

@@ -3,6 +3,7 @@ production otherwise): two workers running the payment task for the same study a
 Prolific answers slowly, send each approval, each rejection and each bonus exactly once (asserted on the fake
 server's log); a run that crashes between "bonus batch created" and "paid" is resumed by the next run, which
 pays that batch once and never creates or pays another."""
+
 import threading
 import time
 from decimal import Decimal
@@ -23,12 +24,19 @@ class Crash(BaseException):
 
 def _setup(toy, fake):
     target = toy.add("race", [(str(i), 1) for i in range(1, 9)])
-    study = prolific_study(fake, target, name="race", bonus_scope=BonusScope.PER_PASSING_HIT,
-                           bonus_amount=Decimal("0.50"))
+    study = prolific_study(
+        fake, target, name="race", bonus_scope=BonusScope.PER_PASSING_HIT, bonus_amount=Decimal("0.50")
+    )
     for i, qc in enumerate([PASSED, PASSED, PASSED, PASSED, FAILED, FAILED]):
         worked(toy, target, study, fake, f"5f00000000000000000000{i:02d}", qc=qc)
-    decisions = payments.preview(toy, target, policy=Policy.APPROVE_PASSING, bonus_scope=study.bonus_scope,
-                                 bonus_amount=study.bonus_amount, rejection_message=study.rejection_message)
+    decisions = payments.preview(
+        toy,
+        target,
+        policy=Policy.APPROVE_PASSING,
+        bonus_scope=study.bonus_scope,
+        bonus_amount=study.bonus_amount,
+        rejection_message=study.rejection_message,
+    )
     payments.record(target, decisions, policy=Policy.APPROVE_PASSING)
     return study
 
@@ -96,15 +104,17 @@ def test_two_payment_runs_at_once_send_everything_exactly_once(toy, fake_prolifi
     fake_prolific.fail("POST", "bonus-payments", kind="queued", delay=0.6, times=5)
     fake_prolific.fail("POST", "/pay/", kind="queued", delay=0.6, times=5)
     with thread_database() as use:
-        errors = _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))] * 2,
-                             [0, second_after])
+        errors = _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))] * 2, [0, second_after])
         assert not errors, errors
         # whatever one run left to the other, a third run settles it, still without sending anything twice
         _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))])
-        states = _read(use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk)
-                                           .values_list("state", flat=True)))
-        dispatches = _read(use, lambda: sorted(Dispatch.objects.filter(study_id=study.pk, kind="bonus")
-                                               .values_list("state", flat=True)))
+        states = _read(
+            use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk).values_list("state", flat=True))
+        )
+        dispatches = _read(
+            use,
+            lambda: sorted(Dispatch.objects.filter(study_id=study.pk, kind="bonus").values_list("state", flat=True)),
+        )
     _sent_once(fake_prolific)
     assert states == ["confirmed"] * 10
     assert dispatches == ["done"]
@@ -128,8 +138,9 @@ def test_a_crash_after_the_bonus_batch_is_created_is_resumed_without_paying_twic
         errors = _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))] * 2, [0, 0.2])
         assert not errors, errors
         _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))])
-        states = _read(use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk)
-                                           .values_list("state", flat=True)))
+        states = _read(
+            use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk).values_list("state", flat=True))
+        )
     _sent_once(fake_prolific)
     assert len(fake_prolific.bulk_bonuses) == 1
     assert states == ["confirmed"] * 10
@@ -155,30 +166,48 @@ def test_webhooks_delivered_twice_at_once_release_the_hit_once(toy, fake_prolifi
     study = prolific_study(fake_prolific, target, name="hooks")
     pid = "5f" + "b" * 22
     session = fake_prolific.add_submission(study.external_id, pid)
-    participation = admission.admit(study, {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id,
-                                            "SESSION_ID": session})
+    participation = admission.admit(study, {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session})
     admission.take_slot(participation)
-    body = json.dumps({"event_type": "submission.status.change", "resource_id": session, "status": "RETURNED",
-                       "study_id": study.external_id})
+    body = json.dumps(
+        {
+            "event_type": "submission.status.change",
+            "resource_id": session,
+            "status": "RETURNED",
+            "study_id": study.external_id,
+        }
+    )
     same, other = new_event_id(), new_event_id()
     answers = []
 
     def deliver(event_id):
         def send():
             timestamp = str(int(clock.time()))
-            answers.append(Client().post(
-                reverse("crowd-webhook-prolific"), data=body, content_type="application/json",
-                HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature("hook-secret", timestamp, body),
-                HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp, HTTP_X_EVENT_ID=event_id).status_code)
+            answers.append(
+                Client()
+                .post(
+                    reverse("crowd-webhook-prolific"),
+                    data=body,
+                    content_type="application/json",
+                    HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature("hook-secret", timestamp, body),
+                    HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+                    HTTP_X_EVENT_ID=event_id,
+                )
+                .status_code
+            )
+
         return send
 
     with thread_database() as use:
         errors = _in_threads(use, [deliver(same), deliver(same), deliver(other)])
         assert not errors, errors
-        state = _read(use, lambda: (list(Participation.objects.filter(study_id=study.pk)
-                                          .values_list("status", flat=True)),
-                                    Study.objects.get(pk=study.pk).places_taken,
-                                    sorted(WebhookEvent.objects.values_list("event_id", flat=True))))
+        state = _read(
+            use,
+            lambda: (
+                list(Participation.objects.filter(study_id=study.pk).values_list("status", flat=True)),
+                Study.objects.get(pk=study.pk).places_taken,
+                sorted(WebhookEvent.objects.values_list("event_id", flat=True)),
+            ),
+        )
     assert answers == [200, 200, 200]
     statuses, places_taken, events = state
     assert statuses == ["released"] and places_taken == 0

@@ -1,5 +1,6 @@
 """The payment engine against the fake Prolific server: decisions from QC, the ledger, and exactly-once sending
 across retries, failures and crashes (asserted on the server's own log)."""
+
 from decimal import Decimal
 
 import pytest
@@ -31,31 +32,40 @@ def crash_at(monkeypatch, name, times=1):
 @pytest.fixture
 def study_setup(toy, fake_prolific):
     target = toy.add("camp", [(str(i), 1) for i in range(1, 9)])
-    study = prolific_study(fake_prolific, target, bonus_scope=BonusScope.PER_PASSING_HIT,
-                           bonus_amount=Decimal("0.50"))
+    study = prolific_study(fake_prolific, target, bonus_scope=BonusScope.PER_PASSING_HIT, bonus_amount=Decimal("0.50"))
     people = {}
     for i, qc in enumerate([PASSED, PASSED, PASSED, FAILED, FAILED, SHORT]):
         people[f"p{i}"] = worked(toy, target, study, fake_prolific, f"5f00000000000000000000{i:02d}", qc=qc)
-    people["still"] = worked(toy, target, study, fake_prolific, "5f0000000000000000000099", qc=PASSED,
-                             complete=False, status="ACTIVE")
+    people["still"] = worked(
+        toy, target, study, fake_prolific, "5f0000000000000000000099", qc=PASSED, complete=False, status="ACTIVE"
+    )
     return toy, target, study
 
 
 def plan_and_record(toy, target, study, policy=Policy.APPROVE_PASSING):
-    decisions = payments.preview(toy, target, policy=policy, bonus_scope=study.bonus_scope,
-                                 bonus_amount=study.bonus_amount, rejection_message=study.rejection_message)
+    decisions = payments.preview(
+        toy,
+        target,
+        policy=policy,
+        bonus_scope=study.bonus_scope,
+        bonus_amount=study.bonus_amount,
+        rejection_message=study.rejection_message,
+    )
     payments.record(target, decisions, policy=policy)
     return decisions
 
 
 def test_preview_follows_the_policy_and_records_nothing(study_setup):
     toy, target, study = study_setup
-    decisions = payments.preview(toy, target, policy=Policy.APPROVE_PASSING, bonus_scope=BonusScope.PER_PASSING_HIT,
-                                 bonus_amount=Decimal("0.50"))
+    decisions = payments.preview(
+        toy, target, policy=Policy.APPROVE_PASSING, bonus_scope=BonusScope.PER_PASSING_HIT, bonus_amount=Decimal("0.50")
+    )
     actions = sorted((d.qc.status, d.completed, d.action, d.bonus) for d in decisions)
-    assert actions == sorted([("passed", True, "approve", Decimal("0.50"))] * 3
-                             + [("failed", True, "reject", None)] * 2
-                             + [("insufficient_data", True, "review", None), ("passed", False, "review", None)])
+    assert actions == sorted(
+        [("passed", True, "approve", Decimal("0.50"))] * 3
+        + [("failed", True, "reject", None)] * 2
+        + [("insufficient_data", True, "review", None), ("passed", False, "review", None)]
+    )
     rejected = [d for d in decisions if d.action == "reject"]
     assert all(len(d.reason) >= 100 for d in rejected)
     assert LedgerEntry.objects.count() == 0
@@ -139,10 +149,13 @@ def test_a_5xx_on_pay_that_did_not_pay_leaves_the_dispatch_in_doubt(study_setup,
     assert LedgerEntry.objects.filter(kind="bonus", state="confirmed").count() == 3
 
 
-@pytest.mark.parametrize("point", ["after-approve-batch", "after-reject", "after-bonus-create",
-                                   "after-bonus-created-recorded", "after-bonus-pay"])
-def test_a_crash_between_two_calls_then_a_rerun_sends_each_payment_exactly_once(study_setup, fake_prolific,
-                                                                                monkeypatch, point):
+@pytest.mark.parametrize(
+    "point",
+    ["after-approve-batch", "after-reject", "after-bonus-create", "after-bonus-created-recorded", "after-bonus-pay"],
+)
+def test_a_crash_between_two_calls_then_a_rerun_sends_each_payment_exactly_once(
+    study_setup, fake_prolific, monkeypatch, point
+):
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     crash_at(monkeypatch, point)
@@ -152,7 +165,8 @@ def test_a_crash_between_two_calls_then_a_rerun_sends_each_payment_exactly_once(
     payments.apply_study(study)
     payments.apply_study(study)
     assert sorted(fake_prolific.paid().items()) == sorted(
-        (e.submission_id, [50]) for e in LedgerEntry.objects.filter(kind="bonus"))
+        (e.submission_id, [50]) for e in LedgerEntry.objects.filter(kind="bonus")
+    )
     assert len(fake_prolific.log("POST", "/pay/")) == 1
     assert LedgerEntry.objects.exclude(state="confirmed").count() == 0
     transitions = fake_prolific.log("POST", r"/submissions/[0-9a-f]+/transition/$")

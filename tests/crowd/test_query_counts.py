@@ -2,6 +2,7 @@
 query costs Django time on each of hundreds of arrivals): the entry page, Start (taking a slot), the rating page
 and the end page, on a real protocol (Direct Assessment). Counted as a crowd burst has them: after 1 and after
 several earlier participants, on campaigns of different sizes; the counts must not move and stay under the bounds."""
+
 import re
 import uuid
 
@@ -31,8 +32,9 @@ def entry_queries():
 
 def campaign_of(name, n_videos):
     dataset = make_dataset(name, n_videos=n_videos)
-    return small_campaign(dataset, name, pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4,
-                          qc_min_pairs=5, workers_per_hit=1)
+    return small_campaign(
+        dataset, name, pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4, qc_min_pairs=5, workers_per_hit=1
+    )
 
 
 def walk(client, study, pid):
@@ -72,8 +74,15 @@ def walk(client, study, pid):
 @pytest.mark.parametrize("n_videos", [12, 30])
 def test_arrival_query_counts_are_constant_and_small(client, n_videos):
     campaign = campaign_of(f"qc-{n_videos}", n_videos)
-    study = Study.objects.create(name=f"burst-{n_videos}", provider="link", protocol="da", object_id=campaign.pk,
-                                 target_name=campaign.name, status="published", id_parameter="pid")
+    study = Study.objects.create(
+        name=f"burst-{n_videos}",
+        provider="link",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+        id_parameter="pid",
+    )
     first = walk(client, study, "p000")
     earlier = min(11, campaign.hits.count() - 2)
     assert earlier >= 3
@@ -85,18 +94,37 @@ def test_arrival_query_counts_are_constant_and_small(client, n_videos):
     client.cookies.clear()
     later = walk(client, study, "p999")
     assert later == first
-    assert first == {"entry": entry_queries(), "entry_again": ENTRY_AGAIN, "start": START, "rate": RATE,
-                     "finish": FINISH}
+    assert first == {
+        "entry": entry_queries(),
+        "entry_again": ENTRY_AGAIN,
+        "start": START,
+        "rate": RATE,
+        "finish": FINISH,
+    }
 
 
 def test_a_returning_worker_takes_a_slot_with_few_more_queries(client):
     """A worker the protocol knows already (another study of the same campaign) is locked, not created: the
     Start of a returning worker costs at most three queries more than a newcomer's."""
     campaign = campaign_of("qc-returning", 24)
-    first = Study.objects.create(name="returning-a", provider="link", protocol="da", object_id=campaign.pk,
-                                 target_name=campaign.name, status="published", id_parameter="pid")
-    second = Study.objects.create(name="returning-b", provider="none", protocol="da", object_id=campaign.pk,
-                                  target_name=campaign.name, status="published", id_parameter="pid")
+    first = Study.objects.create(
+        name="returning-a",
+        provider="link",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+        id_parameter="pid",
+    )
+    second = Study.objects.create(
+        name="returning-b",
+        provider="none",
+        protocol="da",
+        object_id=campaign.pk,
+        target_name=campaign.name,
+        status="published",
+        id_parameter="pid",
+    )
     assert walk(client, first, "r1")["start"] == START
     # the same worker key reaches the protocol again through a per-participant link of the other study
     from django.utils import timezone
@@ -106,8 +134,9 @@ def test_a_returning_worker_takes_a_slot_with_few_more_queries(client):
     participant = Participant.objects.get(platform_id="r1")
     second.provider = "link"
     second.save(update_fields=["provider"])
-    link = ParticipantLink.objects.create(study=second, participant=participant,
-                                          expires_at=timezone.now() + timezone.timedelta(days=1), max_hits=2)
+    link = ParticipantLink.objects.create(
+        study=second, participant=participant, expires_at=timezone.now() + timezone.timedelta(days=1), max_hits=2
+    )
     home = client.get(reverse("crowd-participant-link", args=[links.participant_link_token(link)]))
     token = re.search(r"/crowd/w/([^/]+)/start/", home.content.decode()).group(1)
     with CaptureQueriesContext(connection) as queries:

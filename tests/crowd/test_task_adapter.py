@@ -3,6 +3,7 @@ signed-link provider and on Prolific (fake server) with the same one signed-link
 takes an item (Start), answers it on the task's page by its token, and ends on the crowd's end page (code, or
 Prolific's completion URL); payments know tasks have no hidden QC; MTurk batch results come in as task answers
 (validated whole, one transaction, idempotent) and as factuality / rating project answers."""
+
 import csv
 import io
 import json
@@ -25,8 +26,15 @@ from ..judgment_tasks.conftest import make_task, videos  # noqa: F401  (fixtures
 
 pytestmark = pytest.mark.django_db
 
-ITEMS = [{"item_id": f"q{n}", "video_id": f"c{n + 1}", "tuples": ["a man", "a dog", "a ball"],
-          "questions": ["Is there a man?", "Is there a dog?"]} for n in range(3)]
+ITEMS = [
+    {
+        "item_id": f"q{n}",
+        "video_id": f"c{n + 1}",
+        "tuples": ["a man", "a dog", "a ball"],
+        "questions": ["Is there a man?", "Is there a dog?"],
+    }
+    for n in range(3)
+]
 
 
 @pytest.fixture
@@ -45,8 +53,15 @@ def test_the_adapter_describes_a_task_and_its_items(task):
 
 
 def test_a_link_participant_answers_an_item_and_ends_with_a_code(client, task):
-    study = Study.objects.create(name="quality-panel", provider="link", protocol="task", object_id=task.pk,
-                                 target_name=task.name, status="published", id_parameter="pid")
+    study = Study.objects.create(
+        name="quality-panel",
+        provider="link",
+        protocol="task",
+        object_id=task.pk,
+        target_name=task.name,
+        status="published",
+        id_parameter="pid",
+    )
     page = client.get(reverse("crowd-entry", args=[links.entry_token(study)]), {"pid": "tia"})
     token = re.search(r"/crowd/w/([^/]+)/start/", page.content.decode()).group(1)
     started = client.post(reverse("crowd-start", args=[token]))
@@ -56,17 +71,21 @@ def test_a_link_participant_answers_an_item_and_ends_with_a_code(client, task):
     assert item_page.status_code == 200 and item_page["Content-Security-Policy"].startswith("frame-ancestors")
     found = Assignment.objects.get()
     assert found.annotator.external_id == "link:quality-panel:tia" and found.annotator.kind == "crowd"
-    submitted = client.post(reverse("api-tasks-submit", args=[found.pk]),
-                            {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0]]}},
-                            content_type="application/json", HTTP_X_PARTICIPANT_TOKEN=task_token)
+    submitted = client.post(
+        reverse("api-tasks-submit", args=[found.pk]),
+        {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0]]}},
+        content_type="application/json",
+        HTTP_X_PARTICIPANT_TOKEN=task_token,
+    )
     assert submitted.status_code == 201, submitted.content
     # the page's "next" stops at the crowd's slot: no second item, straight on to the crowd's end page
     following = client.post(reverse("tasks-participant-next", args=[task_token]))
     assert following["Location"] == reverse("tasks-participant-done", args=[task_token])
     assert Assignment.objects.count() == 1
     done = client.get(following["Location"])
-    assert done["Location"] == reverse("crowd-finish", args=[token]) or \
-        links.participation_id_from_token(done["Location"].split("/")[3]) == links.participation_id_from_token(token)
+    assert done["Location"] == reverse("crowd-finish", args=[token]) or links.participation_id_from_token(
+        done["Location"].split("/")[3]
+    ) == links.participation_id_from_token(token)
     ended = client.get(done["Location"])
     participation = Participation.objects.get()
     assert participation.status == "completed"
@@ -76,29 +95,48 @@ def test_a_link_participant_answers_an_item_and_ends_with_a_code(client, task):
     assert again.status_code in (302, 409) and Assignment.objects.count() == 1
     # payments: no hidden QC in tasks
     out = StringIO()
-    call_command("crowd_payments", "--campaign", "crowd-quality", "--policy", "approve-passing", "--dry-run",
-                 "--format", "json", stdout=out, stderr=StringIO())
+    call_command(
+        "crowd_payments",
+        "--campaign",
+        "crowd-quality",
+        "--policy",
+        "approve-passing",
+        "--dry-run",
+        "--format",
+        "json",
+        stdout=out,
+        stderr=StringIO(),
+    )
     [decision] = json.loads(out.getvalue())["decisions"]
     assert (decision["action"], decision["hit_id"], decision["qc"]["status"]) == ("review", "q0", "insufficient_data")
 
 
 def test_a_prolific_participant_reaches_prolific_completion_url(client, task, fake_prolific, settings):
     settings.PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete"
-    study = studies.create_study("task", "crowd-quality", name="quality-prolific", provider="prolific",
-                                 completion_code="C7Q2ZK9P", reward="0.40")
+    study = studies.create_study(
+        "task", "crowd-quality", name="quality-prolific", provider="prolific", completion_code="C7Q2ZK9P", reward="0.40"
+    )
     study = studies.publish(study)
     assert study.places == 6 and fake_prolific.studies[study.external_id]["total_available_places"] == 6
     pid = "5f" + "4" * 22
     session = fake_prolific.add_submission(study.external_id, pid)
-    page = client.get(reverse("crowd-entry", args=[links.entry_token(study)]),
-                      {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session})
+    page = client.get(
+        reverse("crowd-entry", args=[links.entry_token(study)]),
+        {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session},
+    )
     token = re.search(r"/crowd/w/([^/]+)/start/", page.content.decode()).group(1)
     started = client.post(reverse("crowd-start", args=[token]))
     task_token = started["Location"].split("/")[3]
     found = Assignment.objects.get()
-    assert client.post(reverse("api-tasks-submit", args=[found.pk]),
-                       {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[1, 1]]}},
-                       content_type="application/json", HTTP_X_PARTICIPANT_TOKEN=task_token).status_code == 201
+    assert (
+        client.post(
+            reverse("api-tasks-submit", args=[found.pk]),
+            {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[1, 1]]}},
+            content_type="application/json",
+            HTTP_X_PARTICIPANT_TOKEN=task_token,
+        ).status_code
+        == 201
+    )
     done = client.get(reverse("tasks-participant-done", args=[task_token]))
     ended = client.get(done["Location"])
     assert b"https://app.prolific.com/submissions/complete?cc=C7Q2ZK9P" in ended.content
@@ -114,24 +152,47 @@ def _results(rows, header):
 
 
 def test_mturk_results_come_in_as_task_answers_once(task):
-    study = Study.objects.create(name="quality-mturk", provider="mturk", protocol="task", object_id=task.pk,
-                                 target_name=task.name, status="published")
+    study = Study.objects.create(
+        name="quality-mturk",
+        provider="mturk",
+        protocol="task",
+        object_id=task.pk,
+        target_name=task.name,
+        status="published",
+    )
     batch, _ = studies.mturk_batch(study)
     hits = list(csv.DictReader(io.StringIO(batch)))
     assert [h["hit_label"] for h in hits] == ["q0", "q1", "q2"]
-    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id",
-              "Input.item_id", "Answer.matches", "Approve", "Reject"]
-    text = _results([
-        ["3H0", "A1", "W1", "Submitted", "61", hits[0]["hit_id"], "", "[[0, 0], [1, 1]]", "", ""],
-        ["3H0", "A2", "W2", "Submitted", "75", hits[0]["hit_id"], "", "[[0, 1]]", "", ""],
-        ["3H1", "A3", "W1", "Submitted", "40", "", "q1", "[]", "", ""],  # left empty: stored as incomplete
-    ], header)
+    header = [
+        "HITId",
+        "AssignmentId",
+        "WorkerId",
+        "AssignmentStatus",
+        "WorkTimeInSeconds",
+        "Input.hit_id",
+        "Input.item_id",
+        "Answer.matches",
+        "Approve",
+        "Reject",
+    ]
+    text = _results(
+        [
+            ["3H0", "A1", "W1", "Submitted", "61", hits[0]["hit_id"], "", "[[0, 0], [1, 1]]", "", ""],
+            ["3H0", "A2", "W2", "Submitted", "75", hits[0]["hit_id"], "", "[[0, 1]]", "", ""],
+            ["3H1", "A3", "W1", "Submitted", "40", "", "q1", "[]", "", ""],  # left empty: stored as incomplete
+        ],
+        header,
+    )
     assert mturk_import.import_results(study, text) == {"rows": 3, "created": 3, "unchanged": 0}
-    answers = {s.assignment.item.key + "/" + s.annotator.external_id: (s.answers, s.source, s.confirmed_incomplete)
-               for s in Submission.objects.select_related("assignment__item", "annotator")}
-    assert answers == {"q0/mturk:W1": ({"matches": [[0, 0], [1, 1]]}, "import", False),
-                       "q0/mturk:W2": ({"matches": [[0, 1]]}, "import", False),
-                       "q1/mturk:W1": ({"matches": []}, "import", True)}
+    answers = {
+        s.assignment.item.key + "/" + s.annotator.external_id: (s.answers, s.source, s.confirmed_incomplete)
+        for s in Submission.objects.select_related("assignment__item", "annotator")
+    }
+    assert answers == {
+        "q0/mturk:W1": ({"matches": [[0, 0], [1, 1]]}, "import", False),
+        "q0/mturk:W2": ({"matches": [[0, 1]]}, "import", False),
+        "q1/mturk:W1": ({"matches": []}, "import", True),
+    }
     assert dict(Item.objects.values_list("key", "assigned")) == {"q0": 2, "q1": 1, "q2": 0}
     # importing the same file again changes nothing
     assert mturk_import.import_results(study, text) == {"rows": 3, "created": 0, "unchanged": 3}
@@ -140,23 +201,43 @@ def test_mturk_results_come_in_as_task_answers_once(task):
     # decisions and the Approve/Reject file
     adapter, target = adapters.resolve("task", task.name)
     payments.record(target, payments.preview(adapter, target, policy="approve-all"), policy="approve-all")
-    upload = {r["AssignmentId"]: r["Approve"]
-              for r in csv.DictReader(io.StringIO(mturk_import.approve_reject_file(study, text)))}
+    upload = {
+        r["AssignmentId"]: r["Approve"]
+        for r in csv.DictReader(io.StringIO(mturk_import.approve_reject_file(study, text)))
+    }
     assert upload == {"A1": "x", "A2": "x", "A3": "x"}
 
 
 def test_a_malformed_task_results_file_is_refused_whole_with_its_lines(task):
-    study = Study.objects.create(name="quality-mturk", provider="mturk", protocol="task", object_id=task.pk,
-                                 target_name=task.name, status="published")
-    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.item_id",
-              "Answer.matches", "Approve", "Reject"]
-    text = _results([
-        ["3H0", "B1", "W1", "Submitted", "61", "q0", "[[0, 0]]", "", ""],  # fine
-        ["3H0", "B2", "W2", "Submitted", "61", "q0", "[[7, 0]]", "", ""],  # no tuple 8
-        ["3H9", "B3", "W3", "Submitted", "61", "q9", "[[0, 0]]", "", ""],  # no such item
-        ["3H0", "B4", "W1", "Submitted", "61", "q0", "[[1, 1]]", "", ""],  # W1 answered q0 on line 2
-        ["3H1", "B5", "W4", "Maybe", "61", "q1", "[[0, 0]]", "", ""],  # not an MTurk status
-    ], header)
+    study = Study.objects.create(
+        name="quality-mturk",
+        provider="mturk",
+        protocol="task",
+        object_id=task.pk,
+        target_name=task.name,
+        status="published",
+    )
+    header = [
+        "HITId",
+        "AssignmentId",
+        "WorkerId",
+        "AssignmentStatus",
+        "WorkTimeInSeconds",
+        "Input.item_id",
+        "Answer.matches",
+        "Approve",
+        "Reject",
+    ]
+    text = _results(
+        [
+            ["3H0", "B1", "W1", "Submitted", "61", "q0", "[[0, 0]]", "", ""],  # fine
+            ["3H0", "B2", "W2", "Submitted", "61", "q0", "[[7, 0]]", "", ""],  # no tuple 8
+            ["3H9", "B3", "W3", "Submitted", "61", "q9", "[[0, 0]]", "", ""],  # no such item
+            ["3H0", "B4", "W1", "Submitted", "61", "q0", "[[1, 1]]", "", ""],  # W1 answered q0 on line 2
+            ["3H1", "B5", "W4", "Maybe", "61", "q1", "[[0, 0]]", "", ""],  # not an MTurk status
+        ],
+        header,
+    )
     with pytest.raises(mturk_formats.FormatError) as refused:
         mturk_import.import_results(study, text, filename="batch.csv")
     problems = refused.value.problems
@@ -170,36 +251,63 @@ def test_a_malformed_task_results_file_is_refused_whole_with_its_lines(task):
 
 def test_mturk_results_come_in_as_rating_project_answers(make_project):  # noqa: F811
     project = make_project(name="fifa-mturk", kind=fact.Project.Kind.RATING, annotators_per_video=2)
-    study = Study.objects.create(name="fifa-mturk", provider="mturk", protocol="factuality", object_id=project.pk,
-                                 target_name=project.name, status="published")
+    study = Study.objects.create(
+        name="fifa-mturk",
+        provider="mturk",
+        protocol="factuality",
+        object_id=project.pk,
+        target_name=project.name,
+        status="published",
+    )
     systems = list(project.systems.order_by("position", "name").values_list("name", flat=True))
-    project_videos = list(fact.ProjectVideo.objects.filter(project=project).order_by("position", "id")
-                  .values_list("pk", "video__external_id"))
-    header = (["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id",
-               "Input.video_id"] + [f"Answer.score_{s}" for s in systems] + ["Approve", "Reject"])
-    text = _results([
-        ["3V1", "R1", "W1", "Submitted", "90", str(project_videos[0][0]), ""] + ["4"] * len(systems) + ["", ""],
-        ["3V2", "R2", "W2", "Approved", "80", "", project_videos[1][1]] + [str(i % 5 + 1) for i in range(len(systems))]
-        + ["", ""],
-    ], header)
+    project_videos = list(
+        fact.ProjectVideo.objects.filter(project=project)
+        .order_by("position", "id")
+        .values_list("pk", "video__external_id")
+    )
+    header = (
+        ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id", "Input.video_id"]
+        + [f"Answer.score_{s}" for s in systems]
+        + ["Approve", "Reject"]
+    )
+    text = _results(
+        [
+            ["3V1", "R1", "W1", "Submitted", "90", str(project_videos[0][0]), ""] + ["4"] * len(systems) + ["", ""],
+            ["3V2", "R2", "W2", "Approved", "80", "", project_videos[1][1]]
+            + [str(i % 5 + 1) for i in range(len(systems))]
+            + ["", ""],
+        ],
+        header,
+    )
     assert mturk_import.import_results(study, text) == {"rows": 2, "created": 2, "unchanged": 0}
     assert fact.CaptionRating.objects.count() == 2 * len(systems)
-    assert set(fact.CaptionRating.objects.filter(submission__assignment__annotator__external_id="mturk:W1")
-               .values_list("score", flat=True)) == {4}
+    assert set(
+        fact.CaptionRating.objects.filter(submission__assignment__annotator__external_id="mturk:W1").values_list(
+            "score", flat=True
+        )
+    ) == {4}
     assert mturk_import.import_results(study, text)["unchanged"] == 2
     assert fact.Submission.objects.count() == 2 and fact.CaptionRating.objects.count() == 2 * len(systems)
-    bad = _results([
-        ["3V1", "R3", "W3", "Submitted", "90", str(project_videos[0][0]), ""] + ["9"] + ["4"] * (len(systems) - 1)
-        + ["", ""],
-        ["3V2", "R4", "W4", "Submitted", "90", "", "nope"] + ["4"] * len(systems) + ["", ""],
-        ["3V2", "R5", "W5", "Submitted", "90", "", project_videos[1][1]] + ["four"] + ["4"] * (len(systems) - 1)
-        + ["", ""],
-    ], header)
+    bad = _results(
+        [
+            ["3V1", "R3", "W3", "Submitted", "90", str(project_videos[0][0]), ""]
+            + ["9"]
+            + ["4"] * (len(systems) - 1)
+            + ["", ""],
+            ["3V2", "R4", "W4", "Submitted", "90", "", "nope"] + ["4"] * len(systems) + ["", ""],
+            ["3V2", "R5", "W5", "Submitted", "90", "", project_videos[1][1]]
+            + ["four"]
+            + ["4"] * (len(systems) - 1)
+            + ["", ""],
+        ],
+        header,
+    )
     with pytest.raises(mturk_formats.FormatError) as refused:
         mturk_import.import_results(study, bad, filename="ratings.csv")
     problems = refused.value.problems
     assert any(p.startswith(f"ratings.csv, line 2, field 'Answer.score_{systems[0]}'") for p in problems), problems
     assert any(p.startswith("ratings.csv, line 3, field 'Input.video_id'") for p in problems), problems
-    assert any(p.startswith(f"ratings.csv, line 4, field 'Answer.score_{systems[0]}'") and "four" in p
-               for p in problems), problems
+    assert any(
+        p.startswith(f"ratings.csv, line 4, field 'Answer.score_{systems[0]}'") and "four" in p for p in problems
+    ), problems
     assert fact.Submission.objects.count() == 2

@@ -1,6 +1,7 @@
 """Web workers warm up before they take requests (gunicorn's post_worker_init): the URL conf, the modules the
 participants' pages import on first use, and every template, so that a worker started or restarted in a burst
 of crowd arrivals does not make them wait (docs/crowd.md, "Performance")."""
+
 import runpy
 import sys
 from pathlib import Path

@@ -1,5 +1,6 @@
 """Prolific webhooks: signature and timestamp verified, events stored once by X-Event-ID, a returned submission
 releases its HIT."""
+
 import json
 import time
 
@@ -25,9 +26,14 @@ def hooked(settings):
 def post(client, payload, *, event_id=None, secret=SECRET, timestamp=None, body=None):
     body = body if body is not None else json.dumps(payload)
     timestamp = timestamp or str(int(time.time()))
-    return client.post(reverse("crowd-webhook-prolific"), data=body, content_type="application/json",
-                       HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(secret, timestamp, body),
-                       HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp, HTTP_X_EVENT_ID=event_id or new_event_id())
+    return client.post(
+        reverse("crowd-webhook-prolific"),
+        data=body,
+        content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(secret, timestamp, body),
+        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+        HTTP_X_EVENT_ID=event_id or new_event_id(),
+    )
 
 
 def working(toy, fake_prolific):
@@ -42,8 +48,12 @@ def working(toy, fake_prolific):
 
 def test_a_returned_submission_releases_its_hit_once(client, toy, fake_prolific, hooked):
     study, session = working(toy, fake_prolific)
-    payload = {"event_type": "submission.status.change", "resource_id": session, "status": "RETURNED",
-               "study_id": study.external_id}
+    payload = {
+        "event_type": "submission.status.change",
+        "resource_id": session,
+        "status": "RETURNED",
+        "study_id": study.external_id,
+    }
     event = new_event_id()
     first = post(client, payload, event_id=event)
     assert first.status_code == 200 and first.json() == {"created": True, "outcome": "released"}
@@ -62,14 +72,22 @@ def test_bad_signatures_old_requests_and_missing_ids_are_refused(client, toy, fa
     assert post(client, payload, timestamp=str(int(time.time()) - 3600)).status_code == 403
     body = json.dumps(payload)
     timestamp = str(int(time.time()))
-    tampered = client.post(reverse("crowd-webhook-prolific"), data=body.replace("RETURNED", "APPROVED"),
-                           content_type="application/json",
-                           HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(SECRET, timestamp, body),
-                           HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp, HTTP_X_EVENT_ID="e1")
+    tampered = client.post(
+        reverse("crowd-webhook-prolific"),
+        data=body.replace("RETURNED", "APPROVED"),
+        content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(SECRET, timestamp, body),
+        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+        HTTP_X_EVENT_ID="e1",
+    )
     assert tampered.status_code == 403
-    no_id = client.post(reverse("crowd-webhook-prolific"), data=body, content_type="application/json",
-                        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(SECRET, timestamp, body),
-                        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp)
+    no_id = client.post(
+        reverse("crowd-webhook-prolific"),
+        data=body,
+        content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(SECRET, timestamp, body),
+        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+    )
     assert no_id.status_code == 400
     assert Participation.objects.get().status == "working" and WebhookEvent.objects.count() == 0
 

@@ -2,6 +2,7 @@
 answered by simulated annotators (with an agreement report) and a DA campaign rated by a simulated crowd (with
 QC, a ranking with the hidden human system, the win matrix); da_plan with its defaults works on the demo
 dataset. The demo steps are run by annotation_site.demo, above the apps (the corpus never imports them)."""
+
 import io
 import json
 import time
@@ -19,8 +20,12 @@ pytestmark = pytest.mark.django_db
 
 def demo_dataset(n_videos=4):
     """The demo dataset's content without its video files (the steps need no files)."""
-    return import_bundle(demo.build_bundle(demo.demo_videos(n_videos)), name=demo.DEMO_NAME, source_format="demo",
-                         label_set_name=demo.LABEL_SET).dataset
+    return import_bundle(
+        demo.build_bundle(demo.demo_videos(n_videos)),
+        name=demo.DEMO_NAME,
+        source_format="demo",
+        label_set_name=demo.LABEL_SET,
+    ).dataset
 
 
 def run_steps(dataset):
@@ -43,8 +48,9 @@ def test_the_steps_fill_a_factuality_project_and_a_da_campaign_quickly(staff_cli
     assert sorted(project.systems.values_list("name", flat=True)) == ["ClipTrans", "FrameLSTM", "RetrievalBaseline"]
     assert Submission.objects.filter(assignment__project=project, is_current=True).count() == 12
     out = io.StringIO()
-    call_command("factuality_agreement", "--project", "demo-factuality", "--format", "json", stdout=out,
-                 stderr=io.StringIO())
+    call_command(
+        "factuality_agreement", "--project", "demo-factuality", "--format", "json", stdout=out, stderr=io.StringIO()
+    )
     agreement = json.loads(out.getvalue())
     assert agreement["paragraph"]["annotators"] == 3 and 0.3 < agreement["paragraph"]["ordinal"] <= 1
     report = staff_client.get("/factuality/projects/demo-factuality/report/")
@@ -85,6 +91,7 @@ def test_replacing_the_demo_replaces_its_simulated_crowd():
     run_steps(demo_dataset())
     workers = set(Worker.objects.values_list("external_id", flat=True))
     from annotation_site.corpus.models import Dataset
+
     Dataset.objects.filter(name="demo").delete()  # what load_demo --replace does first
     run_steps(demo_dataset())  # the workers' ids are free again: no IntegrityError
     assert set(Worker.objects.values_list("external_id", flat=True)) == workers

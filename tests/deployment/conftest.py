@@ -1,9 +1,9 @@
 """Fixtures of the deployment tests (helpers live in deployment_support.py)."""
+
 import copy
 
 import pytest
 import yaml
-
 from deployment_support import COMPOSE_FILE, OPERATOR_ENV, clean_environment, interpolate
 
 

@@ -1,5 +1,6 @@
 """Helpers of the deployment tests: the compose file, Compose-style variable interpolation, and a clean
 environment for running the application in production mode in a subprocess (no Docker engine needed)."""
+
 import os
 import re
 import secrets
@@ -18,8 +19,8 @@ ALL_SERVICES = {"db", "redis", "s3", "createbucket", "migrate", "web", "worker",
 
 # Values an operator would export before `docker compose up` (the variables marked `:?` in the file).
 OPERATOR_ENV = {
-    "DJANGO_SECRET_KEY": "Vq3-" + "".join(secrets.choice("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-                                          for _ in range(56)),
+    "DJANGO_SECRET_KEY": "Vq3-"
+    + "".join(secrets.choice("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(56)),
     "DJANGO_ALLOWED_HOSTS": "captions.example.org",
     "POSTGRES_PASSWORD": "pgSecret4711",
     "AWS_ACCESS_KEY_ID": "captioneval-admin",
@@ -29,8 +30,21 @@ OPERATOR_ENV = {
 
 # Variables the application reads; stripped from the environment of subprocesses so that the developer's own
 # shell cannot change what a test sees.
-_APP_PREFIXES = ("DJANGO_", "CAPTIONEVAL_", "DATABASE_", "CELERY_", "AWS_", "S3_", "GUNICORN_", "STATIC_ROOT",
-                 "MEDIA_ROOT", "LOG_LEVEL", "TIME_ZONE", "PORT", "FORWARDED_ALLOW_IPS")
+_APP_PREFIXES = (
+    "DJANGO_",
+    "CAPTIONEVAL_",
+    "DATABASE_",
+    "CELERY_",
+    "AWS_",
+    "S3_",
+    "GUNICORN_",
+    "STATIC_ROOT",
+    "MEDIA_ROOT",
+    "LOG_LEVEL",
+    "TIME_ZONE",
+    "PORT",
+    "FORWARDED_ALLOW_IPS",
+)
 
 
 class InterpolationError(Exception):

@@ -1,5 +1,6 @@
 """docker-compose.yml: valid against the official Compose Specification schema, and shaped the way the
 deployment needs it (docs/deployment.md). No Docker engine is needed: the file is read as data."""
+
 import copy
 import hashlib
 import json
@@ -8,9 +9,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from deployment_support import (
-    ALL_SERVICES, APP_SERVICES, OPERATOR_ENV, REPO, InterpolationError, compose_variables, interpolate,
+    ALL_SERVICES,
+    APP_SERVICES,
+    OPERATOR_ENV,
+    REPO,
+    InterpolationError,
+    compose_variables,
+    interpolate,
 )
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -36,6 +42,7 @@ def describe(found):
 
 # --- the schema itself -----------------------------------------------------------------------------------------
 
+
 def test_vendored_schema_is_the_one_the_readme_describes():
     readme = (SCHEMAS / "README.md").read_text()
     recorded = re.search(r"sha256 ([0-9a-f]{64})", readme).group(1)
@@ -46,6 +53,7 @@ def test_vendored_schema_is_the_one_the_readme_describes():
 
 
 # --- schema validation -------------------------------------------------------------------------------------------
+
 
 def test_compose_file_is_valid_as_written(validator, compose_raw):
     assert not errors(validator, compose_raw), describe(errors(validator, compose_raw))
@@ -85,10 +93,18 @@ def _volumes_as_a_list(document):
     return ("volumes",)
 
 
-@pytest.mark.parametrize("break_it", [
-    _ports_as_string, _unknown_top_level_key, _unknown_service_key, _unknown_depends_on_condition,
-    _healthcheck_test_not_a_command, _volumes_as_a_list,
-], ids=lambda function: function.__name__.strip("_"))
+@pytest.mark.parametrize(
+    "break_it",
+    [
+        _ports_as_string,
+        _unknown_top_level_key,
+        _unknown_service_key,
+        _unknown_depends_on_condition,
+        _healthcheck_test_not_a_command,
+        _volumes_as_a_list,
+    ],
+    ids=lambda function: function.__name__.strip("_"),
+)
 def test_broken_copies_fail_validation(validator, compose, break_it):
     """The validator really checks: each deliberately broken copy of the (valid) file is rejected, at the
     place that was broken."""
@@ -97,10 +113,11 @@ def test_broken_copies_fail_validation(validator, compose, break_it):
     where = break_it(broken)
     found = errors(validator, broken)
     assert found, f"{break_it.__name__} was accepted by the schema"
-    assert any(tuple(error.absolute_path)[:len(where)] == where for error in found), describe(found)
+    assert any(tuple(error.absolute_path)[: len(where)] == where for error in found), describe(found)
 
 
 # --- structure we rely on ------------------------------------------------------------------------------------------
+
 
 def test_services(compose):
     assert set(compose["services"]) == ALL_SERVICES
@@ -146,8 +163,10 @@ def test_createbucket_is_a_one_shot_job_after_the_store_is_healthy(compose):
     assert job["command"] == ["python", "docker/create_bucket.py"]
     assert job["depends_on"]["s3"]["condition"] == "service_healthy"
     assert job["environment"]["S3_BOOTSTRAP_ENDPOINT_URL"] == "http://s3:9000"
-    assert job["environment"]["AWS_STORAGE_BUCKET_NAME"] == compose["services"]["web"]["environment"][
-        "AWS_STORAGE_BUCKET_NAME"]
+    assert (
+        job["environment"]["AWS_STORAGE_BUCKET_NAME"]
+        == compose["services"]["web"]["environment"]["AWS_STORAGE_BUCKET_NAME"]
+    )
 
 
 def test_web_runs_gunicorn_on_port_8000(compose):
@@ -196,9 +215,11 @@ def test_only_web_and_the_store_publish_ports(compose):
 
 # --- configuration ---------------------------------------------------------------------------------------------
 
+
 def _names_read(path):
     return set(re.findall(r"""env(?:\.\w+)?\(\s*["']([A-Z][A-Z0-9_]*)["']""", path.read_text())) | set(
-        re.findall(r"""environ\.get\(\s*["']([A-Z][A-Z0-9_]*)["']""", path.read_text()))
+        re.findall(r"""environ\.get\(\s*["']([A-Z][A-Z0-9_]*)["']""", path.read_text())
+    )
 
 
 def test_application_is_configured_only_through_variables_settings_reads(compose):
@@ -207,9 +228,17 @@ def test_application_is_configured_only_through_variables_settings_reads(compose
     environment = compose["services"]["worker"]["environment"]
     assert set(environment) <= read_by_settings, set(environment) - read_by_settings
     assert {
-        "CAPTIONEVAL_MODE", "DJANGO_SECRET_KEY", "DJANGO_ALLOWED_HOSTS", "DJANGO_CSRF_TRUSTED_ORIGINS",
-        "DATABASE_URL", "CELERY_BROKER_URL", "AWS_STORAGE_BUCKET_NAME", "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL_S3", "AWS_S3_REGION_NAME",
+        "CAPTIONEVAL_MODE",
+        "DJANGO_SECRET_KEY",
+        "DJANGO_ALLOWED_HOSTS",
+        "DJANGO_CSRF_TRUSTED_ORIGINS",
+        "DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "AWS_STORAGE_BUCKET_NAME",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_S3_REGION_NAME",
     } <= set(environment)
     assert environment["CAPTIONEVAL_MODE"] == "production"
     assert "DJANGO_DEBUG" not in environment
@@ -220,7 +249,8 @@ def test_application_is_configured_only_through_variables_settings_reads(compose
 def test_interpolated_urls_point_at_the_compose_services(compose):
     environment = compose["services"]["web"]["environment"]
     assert environment["DATABASE_URL"] == (
-        f"postgres://captioneval:{OPERATOR_ENV['POSTGRES_PASSWORD']}@db:5432/captioneval")
+        f"postgres://captioneval:{OPERATOR_ENV['POSTGRES_PASSWORD']}@db:5432/captioneval"
+    )
     assert environment["CELERY_BROKER_URL"] == "redis://redis:6379/0"
     assert environment["AWS_ENDPOINT_URL_S3"] == OPERATOR_ENV["AWS_ENDPOINT_URL_S3"]
     assert environment["DJANGO_SECRET_KEY"] == OPERATOR_ENV["DJANGO_SECRET_KEY"]
@@ -248,8 +278,11 @@ def test_no_secret_is_written_in_the_file(compose_raw):
                 checked += 1
     assert checked >= 6
     url = compose_raw["x-app-environment"]["DATABASE_URL"]
-    assert re.fullmatch(r"postgres://\$\{POSTGRES_USER:-\w+\}:\$\{POSTGRES_PASSWORD:\?[^}]+\}@db:5432/"
-                        r"\$\{POSTGRES_DB:-\w+\}", url), url
+    assert re.fullmatch(
+        r"postgres://\$\{POSTGRES_USER:-\w+\}:\$\{POSTGRES_PASSWORD:\?[^}]+\}@db:5432/"
+        r"\$\{POSTGRES_DB:-\w+\}",
+        url,
+    ), url
 
 
 @pytest.mark.parametrize("missing", sorted(OPERATOR_ENV))

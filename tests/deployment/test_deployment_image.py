@@ -1,10 +1,10 @@
 """The Dockerfile, .dockerignore and gunicorn.conf.py, checked as text and data (no Docker engine here)."""
+
 import fnmatch
 import json
 import re
 
 import pytest
-
 from deployment_support import REPO
 
 
@@ -27,9 +27,14 @@ def test_base_image_is_python_311_slim():
 
 def test_the_locked_requirements_are_copied_and_installed_before_the_code():
     steps = instructions()
-    copy_requirements = next(i for i, (name, args) in enumerate(steps) if name == "COPY" and "requirements.lock" in args)
-    install = next(i for i, (name, args) in enumerate(steps)
-                   if name == "RUN" and re.search(r"\bpip install\b.*-r requirements\.lock", args))
+    copy_requirements = next(
+        i for i, (name, args) in enumerate(steps) if name == "COPY" and "requirements.lock" in args
+    )
+    install = next(
+        i
+        for i, (name, args) in enumerate(steps)
+        if name == "RUN" and re.search(r"\bpip install\b.*-r requirements\.lock", args)
+    )
     copy_code = next(i for i, (name, args) in enumerate(steps) if name == "COPY" and args.split() == [".", "."])
     assert copy_requirements < install < copy_code
 
@@ -44,7 +49,7 @@ def test_runs_as_an_unprivileged_user():
     created = [arguments for name_, arguments in steps[:index] if name_ == "RUN" and "useradd" in arguments]
     assert created and re.search(rf"\b{name}\b", created[0])
     # nothing after USER switches back or installs anything
-    assert not [s for s in steps[index + 1:] if s[0] in ("USER", "RUN")]
+    assert not [s for s in steps[index + 1 :] if s[0] in ("USER", "RUN")]
 
 
 def test_command_is_the_web_server_the_compose_file_runs(compose):
@@ -64,8 +69,9 @@ def test_static_files_are_collected_at_build_time_in_production_mode():
 
 def test_nothing_is_downloaded_outside_the_package_registries():
     """pip and Debian's apt are registries; no raw downloads, no tool that fetches its own binaries."""
-    text = (REPO / "Dockerfile").read_text() + "".join(p.read_text() for p in (REPO / "docker").iterdir()
-                                                       if p.is_file())
+    text = (REPO / "Dockerfile").read_text() + "".join(
+        p.read_text() for p in (REPO / "docker").iterdir() if p.is_file()
+    )
     assert not re.search(r"\b(curl|wget)\b|ADD\s+https?://|playwright install", text)
 
 
@@ -85,21 +91,45 @@ def ignored(path):
         candidates = [pattern, pattern.removeprefix("**/")]
         parts = path.split("/")
         prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        if any(fnmatch.fnmatch(prefix, candidate) or fnmatch.fnmatch(parts[-1], candidate)
-               for candidate in candidates for prefix in prefixes):
+        if any(
+            fnmatch.fnmatch(prefix, candidate) or fnmatch.fnmatch(parts[-1], candidate)
+            for candidate in candidates
+            for prefix in prefixes
+        ):
             return True
     return False
 
 
-@pytest.mark.parametrize("path", [".env", ".venv/bin/python", ".git/config", "var/captioneval.sqlite3",
-                                  "annotation_site/__pycache__/settings.cpython-311.pyc", "tests/conftest.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".env",
+        ".venv/bin/python",
+        ".git/config",
+        "var/captioneval.sqlite3",
+        "annotation_site/__pycache__/settings.cpython-311.pyc",
+        "tests/conftest.py",
+    ],
+)
 def test_local_state_and_secrets_stay_out_of_the_build_context(path):
     assert ignored(path)
 
 
-@pytest.mark.parametrize("path", ["manage.py", "requirements.txt", "requirements.lock", "gunicorn.conf.py", "docker/healthcheck.py",
-                                  "docker/create_bucket.py", "annotation_site/settings.py", "templates/base.html",
-                                  "static/css", "annotation_site/corpus/migrations/0001_initial.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "manage.py",
+        "requirements.txt",
+        "requirements.lock",
+        "gunicorn.conf.py",
+        "docker/healthcheck.py",
+        "docker/create_bucket.py",
+        "annotation_site/settings.py",
+        "templates/base.html",
+        "static/css",
+        "annotation_site/corpus/migrations/0001_initial.py",
+    ],
+)
 def test_what_the_containers_run_is_in_the_build_context(path):
     assert (REPO / path).exists(), path
     assert not ignored(path), path
@@ -122,6 +152,9 @@ def test_gunicorn_configuration_is_accepted_by_gunicorn(monkeypatch):
     assert config.worker_class_str == "gthread" and config.threads == 4
     assert config.timeout == 120
     assert config.accesslog == "-" and config.errorlog == "-"
-    unknown = {key for key in namespace if not key.startswith("_") and key not in config.settings
-               and not callable(namespace[key]) and key != "os"}
+    unknown = {
+        key
+        for key in namespace
+        if not key.startswith("_") and key not in config.settings and not callable(namespace[key]) and key != "os"
+    }
     assert not unknown, f"not gunicorn settings: {unknown}"

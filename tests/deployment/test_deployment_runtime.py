@@ -2,6 +2,7 @@
 the containers (SQLite and temporary folders standing in for PostgreSQL and the image's /app): the migrate job,
 the image's collectstatic step, gunicorn with gunicorn.conf.py plus the web health check, the Celery worker and
 beat, and the bucket job against an S3 server (moto)."""
+
 import http.client
 import json
 import signal
@@ -10,7 +11,6 @@ import time
 
 import boto3
 import pytest
-
 from deployment_support import OPERATOR_ENV, PYTHON, REPO, clean_environment, free_port, interpolate, run
 
 
@@ -24,8 +24,7 @@ class Process:
     def __init__(self, arguments, environment, log_path):
         self.log_path = log_path
         self.log = open(log_path, "w")
-        self.process = subprocess.Popen(arguments, cwd=REPO, env=environment, stdout=self.log,
-                                        stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(arguments, cwd=REPO, env=environment, stdout=self.log, stderr=subprocess.STDOUT)
 
     def text(self):
         self.log.flush()
@@ -62,6 +61,7 @@ def processes():
 
 # --- one-shot jobs -------------------------------------------------------------------------------------------------
 
+
 def test_migrate_job_command_migrates_and_runs_the_deploy_check(compose, production_environment):
     """The job succeeds and logs Django's deployment checklist (that the checklist has no warning at all is
     test_deployment_settings.py's business; here warnings are logged, only errors would stop the start-up)."""
@@ -76,8 +76,10 @@ def test_migrate_job_command_migrates_and_runs_the_deploy_check(compose, product
 
 def test_migrate_job_fails_when_the_database_is_unreachable(compose, production_environment):
     """...so that web and worker (service_completed_successfully) do not start against a missing schema."""
-    environment = {**production_environment,
-                   "DATABASE_URL": f"postgres://captioneval:secret@127.0.0.1:{free_port()}/captioneval"}
+    environment = {
+        **production_environment,
+        "DATABASE_URL": f"postgres://captioneval:secret@127.0.0.1:{free_port()}/captioneval",
+    }
     result = run(compose["services"]["migrate"]["command"], environment, timeout=120)
     assert result.returncode != 0, output(result)
     assert "OperationalError" in result.stderr, output(result)
@@ -89,7 +91,7 @@ def _dockerfile_collectstatic_environment():
     line = next(line for line in text.splitlines() if "collectstatic" in line)
     words = line.split()
     assert words[0] == "RUN"
-    assignments = [word for word in words[1:words.index("python")] if "=" in word]
+    assignments = [word for word in words[1 : words.index("python")] if "=" in word]
     return dict(assignment.split("=", 1) for assignment in assignments)
 
 
@@ -113,6 +115,7 @@ def test_image_collectstatic_step_writes_the_manifest_production_serves_from(col
 
 # --- web -----------------------------------------------------------------------------------------------------------
 
+
 def _request(port, path, host, headers=None):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     connection.request("GET", path, headers={"Host": host, **(headers or {})})
@@ -123,11 +126,17 @@ def _request(port, path, host, headers=None):
 
 
 def test_web_command_serves_behind_a_proxy_and_passes_its_health_check(
-        compose, production_environment, collected_static, processes, tmp_path):
+    compose, production_environment, collected_static, processes, tmp_path
+):
     web = compose["services"]["web"]
     port = free_port()
-    environment = {**production_environment, "STATIC_ROOT": str(collected_static), "PORT": str(port),
-                   "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2"}
+    environment = {
+        **production_environment,
+        "STATIC_ROOT": str(collected_static),
+        "PORT": str(port),
+        "GUNICORN_WORKERS": "1",
+        "GUNICORN_THREADS": "2",
+    }
     healthcheck = web["healthcheck"]["test"][1:]  # ["CMD", ...] -> the command
 
     def healthy():
@@ -161,32 +170,41 @@ def test_web_command_serves_behind_a_proxy_and_passes_its_health_check(
     assert nothing.returncode == 1 and "unhealthy" in nothing.stderr, output(nothing)
 
 
-def test_web_boots_with_a_lower_case_log_level(compose, production_environment, collected_static, processes,
-                                              tmp_path):
+def test_web_boots_with_a_lower_case_log_level(compose, production_environment, collected_static, processes, tmp_path):
     """LOG_LEVEL is shared by gunicorn (any case) and Django's logging: "warning" must not stop the workers."""
     web = compose["services"]["web"]
     port = free_port()
-    environment = {**production_environment, "STATIC_ROOT": str(collected_static), "PORT": str(port),
-                   "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "1", "LOG_LEVEL": "warning"}
+    environment = {
+        **production_environment,
+        "STATIC_ROOT": str(collected_static),
+        "PORT": str(port),
+        "GUNICORN_WORKERS": "1",
+        "GUNICORN_THREADS": "1",
+        "LOG_LEVEL": "warning",
+    }
     healthcheck = web["healthcheck"]["test"][1:]
     server = Process(web["command"], environment, tmp_path / "gunicorn.log")
     processes.append(server)
-    server.wait_for(lambda: run(healthcheck, environment, timeout=30).returncode == 0, 60,
-                    "healthy answer with LOG_LEVEL=warning")
+    server.wait_for(
+        lambda: run(healthcheck, environment, timeout=30).returncode == 0, 60, "healthy answer with LOG_LEVEL=warning"
+    )
     assert "Worker failed to boot" not in server.text()
 
 
 # --- Celery ----------------------------------------------------------------------------------------------------------
+
 
 def _celery_environment(production_environment, **extra):
     # An in-memory broker stands in for Redis; the worker and beat start the same way.
     return {**production_environment, "CELERY_BROKER_URL": "memory://", **extra}
 
 
-def test_worker_command_starts_a_worker_with_the_configured_concurrency(compose_raw, processes, tmp_path,
-                                                                         production_environment):
-    command = interpolate(compose_raw["services"]["worker"]["command"],
-                          {**OPERATOR_ENV, "CELERY_WORKER_CONCURRENCY": "3"})
+def test_worker_command_starts_a_worker_with_the_configured_concurrency(
+    compose_raw, processes, tmp_path, production_environment
+):
+    command = interpolate(
+        compose_raw["services"]["worker"]["command"], {**OPERATOR_ENV, "CELERY_WORKER_CONCURRENCY": "3"}
+    )
     assert command[command.index("--concurrency") + 1] == "3"
     worker = Process(command, _celery_environment(production_environment), tmp_path / "worker.log")
     processes.append(worker)
@@ -206,12 +224,12 @@ def test_beat_command_starts_and_keeps_its_schedule_file(compose, processes, tmp
 
 # --- S3 bucket job -----------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def s3_server(processes, tmp_path):
     """A local S3 API (moto's server) standing in for the compose file's `s3` service."""
     port = free_port()
-    server = Process(["moto_server", "-H", "127.0.0.1", "-p", str(port)], clean_environment(),
-                     tmp_path / "moto.log")
+    server = Process(["moto_server", "-H", "127.0.0.1", "-p", str(port)], clean_environment(), tmp_path / "moto.log")
     processes.append(server)
 
     def answering():
@@ -232,14 +250,20 @@ def test_createbucket_job_creates_the_bucket_once(compose, s3_server):
     assert first.returncode == 0 and "created" in first.stdout, output(first)
     second = run(job["command"], environment, timeout=60)
     assert second.returncode == 0 and "exists" in second.stdout, output(second)
-    s3 = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1",
-                      aws_access_key_id="x", aws_secret_access_key="y")
+    s3 = boto3.client(
+        "s3", endpoint_url=s3_server, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y"
+    )
     assert job["environment"]["AWS_STORAGE_BUCKET_NAME"] in [b["Name"] for b in s3.list_buckets()["Buckets"]]
 
 
 def test_createbucket_job_fails_when_the_store_never_answers(compose):
     job = compose["services"]["createbucket"]
-    environment = clean_environment(**{**job["environment"], "S3_BOOTSTRAP_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
-                                       "S3_BOOTSTRAP_TIMEOUT": "1"})
+    environment = clean_environment(
+        **{
+            **job["environment"],
+            "S3_BOOTSTRAP_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
+            "S3_BOOTSTRAP_TIMEOUT": "1",
+        }
+    )
     result = run(job["command"], environment, timeout=60)
     assert result.returncode == 1 and "could not ensure bucket" in result.stderr, output(result)

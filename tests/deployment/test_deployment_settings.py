@@ -1,11 +1,11 @@
 """Production mode (CAPTIONEVAL_MODE=production) passes Django's deployment checklist with no warning at all, and
 refuses to start when a secret key is missing or DEBUG is on. Each run is a fresh subprocess, since settings are
 read once per process."""
+
 import secrets
 import string
 
 import pytest
-
 from deployment_support import PYTHON, clean_environment, run
 
 CHECK_DEPLOY = [PYTHON, "manage.py", "check", "--deploy", "--fail-level", "WARNING"]
@@ -69,17 +69,19 @@ def test_production_refuses_debug(production, value):
 
 def test_the_refusals_are_specific_to_production(tmp_path):
     """Without the production switch the same incomplete environment loads (the embedded default)."""
-    environment = clean_environment(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-                                    CAPTIONEVAL_VAR_DIR=str(tmp_path / "var"))
+    environment = clean_environment(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", CAPTIONEVAL_VAR_DIR=str(tmp_path / "var")
+    )
     result = run([PYTHON, "manage.py", "check"], environment)
     assert result.returncode == 0, output(result)
 
 
 @pytest.mark.parametrize("level", ["warning", "WARNING", " Info "])
 def test_log_level_is_read_in_any_case(production, level):
-    result = run([PYTHON, "manage.py", "shell", "-c",
-                  "import logging; print(logging.getLevelName(logging.getLogger().level))"],
-                 clean_environment(**production, LOG_LEVEL=level))
+    result = run(
+        [PYTHON, "manage.py", "shell", "-c", "import logging; print(logging.getLevelName(logging.getLogger().level))"],
+        clean_environment(**production, LOG_LEVEL=level),
+    )
     assert result.returncode == 0, output(result)
     assert result.stdout.strip().splitlines()[-1] == level.strip().upper(), output(result)
 

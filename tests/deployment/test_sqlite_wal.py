@@ -1,4 +1,5 @@
 """The embedded SQLite database runs in WAL mode, switched on once per file rather than on every connection."""
+
 import sqlite3
 import threading
 
@@ -24,8 +25,16 @@ def test_connections_do_not_each_ask_for_the_journal_mode_change(sqlite_options)
 def test_a_new_database_file_is_switched_to_wal_and_stays_there(tmp_path, sqlite_options, django_db_blocker):
     path = tmp_path / "fresh.sqlite3"
     sqlite3.connect(path).close()  # created in the default (rollback journal) mode
-    base = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(path), "OPTIONS": sqlite_options, "TIME_ZONE": None,
-            "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False, "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False}
+    base = {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(path),
+        "OPTIONS": sqlite_options,
+        "TIME_ZONE": None,
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": False,
+        "AUTOCOMMIT": True,
+        "ATOMIC_REQUESTS": False,
+    }
     errors = []
     barrier = threading.Barrier(6)
 

@@ -1,5 +1,6 @@
 """Fixtures of the factuality tests: a small dataset imported the way users import one (JSONL), invited
 annotators with accounts, projects, answers built from compact descriptions, and a database for thread races."""
+
 import json
 import shutil
 import tempfile
@@ -62,11 +63,18 @@ def answer(presented, scores, errors=None):
     """An answer for ``presented`` (as shown): ``scores`` per paragraph; ``errors``: {(p, s): [(start, end)]}
     for flagged sentences (an empty list: flagged without spans)."""
     errors = errors or {}
-    return {"paragraphs": [
-        {"score": scores[p], "sentences": [
-            {"error": int((p, s) in errors), "spans": [list(span) for span in errors.get((p, s), [])]}
-            for s in range(len(sentences))]}
-        for p, (_, sentences) in enumerate(presented)]}
+    return {
+        "paragraphs": [
+            {
+                "score": scores[p],
+                "sentences": [
+                    {"error": int((p, s) in errors), "spans": [list(span) for span in errors.get((p, s), [])]}
+                    for s in range(len(sentences))
+                ],
+            }
+            for p, (_, sentences) in enumerate(presented)
+        ]
+    }
 
 
 def by_system(presented):
@@ -92,8 +100,14 @@ def complete_video(project, annotator, plan, *, uuid=None):
         scores[p] = score
         for s, sentence_spans in spans.items():
             errors[(p, s)] = sentence_spans
-    return submit(assignment, presented, answer(presented, scores, errors), client_uuid=uuid or uuid_module.uuid4(),
-                  time_spent=42.5, video_played=True).submission
+    return submit(
+        assignment,
+        presented,
+        answer(presented, scores, errors),
+        client_uuid=uuid or uuid_module.uuid4(),
+        time_spent=42.5,
+        video_played=True,
+    ).submission
 
 
 @contextmanager
@@ -103,6 +117,7 @@ def thread_database():
     production options (WAL, IMMEDIATE transactions, busy timeout). Django's in-memory test database uses a
     shared cache whose table locks fail at once instead of waiting, which production never does."""
     if connection.vendor != "sqlite":
+
         def use():
             return None
 
@@ -136,7 +151,11 @@ def thread_database():
 # What each annotator answers, by video and system: (paragraph score, {sentence index: [spans]}).
 PLANS = {
     "ann1": {
-        "v1": {"Alpha": (4, {1: [(2, 4)]}), "Beta": (1, {0: [(1, 2), (4, 6)]}), "Gamma": (2, {1: [(3, 4)], 2: [(0, 1)]})},
+        "v1": {
+            "Alpha": (4, {1: [(2, 4)]}),
+            "Beta": (1, {0: [(1, 2), (4, 6)]}),
+            "Gamma": (2, {1: [(3, 4)], 2: [(0, 1)]}),
+        },
         "v2": {"Alpha": (5, {}), "Beta": (1, {0: [(1, 2)]}), "Gamma": (3, {1: [(1, 2), (3, 5)]})},
         "v3": {"Alpha": (4, {0: [(4, 5)]}), "Beta": (2, {0: [(1, 2), (3, 5)], 1: [(1, 3)]}), "Gamma": (5, {})},
     },

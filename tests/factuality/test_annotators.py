@@ -1,4 +1,5 @@
 """Annotator identity: one Annotator per account, invitations, imported annotators."""
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError

@@ -1,5 +1,6 @@
 """REST endpoints: annotators reach only their own assignments (next video, draft, submit with idempotent
 retries and refusals with reasons); researcher endpoints are staff-only."""
+
 import json
 import uuid
 
@@ -37,11 +38,19 @@ def test_next_draft_submit_and_retry(annotator_client):
     assert response.json()["url"] == f"/factuality/assignments/{pk}/"
     found = client.project.assignments.get(pk=pk)
     presented = presented_captions(found)
-    draft = post_json(client, reverse("api-factuality-draft", args=[pk]),
-                      {"answer": {"paragraphs": []}, "time_spent": 3.5, "video_played": True}, method="put")
+    draft = post_json(
+        client,
+        reverse("api-factuality-draft", args=[pk]),
+        {"answer": {"paragraphs": []}, "time_spent": 3.5, "video_played": True},
+        method="put",
+    )
     assert draft.status_code == 200 and "saved_at" in draft.json()
-    body = {"submission_uuid": str(uuid.uuid4()), "answer": answer(presented, [5, 4, 3]), "time_spent": 61.2,
-            "video_played": True}
+    body = {
+        "submission_uuid": str(uuid.uuid4()),
+        "answer": answer(presented, [5, 4, 3]),
+        "time_spent": 61.2,
+        "video_played": True,
+    }
     first = post_json(client, reverse("api-factuality-submit", args=[pk]), body)
     assert first.status_code == 201 and first.json()["created"] is True
     again = post_json(client, reverse("api-factuality-submit", args=[pk]), body)
@@ -69,8 +78,10 @@ def test_others_assignments_are_invisible(annotator_client, other_annotator, cro
     other = annotator_for_user(other_annotator.user)
     Project.objects.get(name="fact").members.create(annotator=other)
     theirs = next_assignment(annotator_client.project, other)
-    for url, method in ((reverse("api-factuality-submit", args=[theirs.pk]), "post"),
-                        (reverse("api-factuality-draft", args=[theirs.pk]), "put")):
+    for url, method in (
+        (reverse("api-factuality-submit", args=[theirs.pk]), "post"),
+        (reverse("api-factuality-draft", args=[theirs.pk]), "put"),
+    ):
         assert post_json(annotator_client, url, {"answer": {}}, method=method).status_code == 404
     assert annotator_client.get(reverse("factuality-annotate", args=[theirs.pk])).status_code == 404
     assert Submission.objects.count() == 0
@@ -82,22 +93,35 @@ def test_annotators_cannot_use_researcher_endpoints(annotator_client, outsider):
     for client in (annotator_client, outsider.client):
         for name in ("api-factuality-projects",):
             assert client.get(reverse(name)).status_code == 403
-        for name in ("api-factuality-project", "api-factuality-agreement", "api-factuality-labels",
-                     "api-factuality-export"):
+        for name in (
+            "api-factuality-project",
+            "api-factuality-agreement",
+            "api-factuality-labels",
+            "api-factuality-export",
+        ):
             assert client.get(reverse(name, args=["fact"])).status_code == 403
         assert client.post(reverse("api-factuality-aggregate", args=["fact"])).status_code == 403
 
 
 def test_staff_creates_a_project_and_invites_over_the_api(staff_client, small_dataset):
-    response = post_json(staff_client, reverse("api-factuality-projects"), {
-        "name": "api-made", "dataset": "small", "systems": ["Alpha", "Gamma"], "annotators_per_video": 2,
-        "annotators": ["fresh-annotator"]})
+    response = post_json(
+        staff_client,
+        reverse("api-factuality-projects"),
+        {
+            "name": "api-made",
+            "dataset": "small",
+            "systems": ["Alpha", "Gamma"],
+            "annotators_per_video": 2,
+            "annotators": ["fresh-annotator"],
+        },
+    )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["annotators_per_video"] == 2 and body["shuffle_systems"] is True and body["kind"] == "factuality"
     assert "/factuality/invitations/" in body["invitations"]["fresh-annotator"]
-    bad = post_json(staff_client, reverse("api-factuality-projects"), {"name": "x", "dataset": "small",
-                                                                       "systems": ["Nope"]})
+    bad = post_json(
+        staff_client, reverse("api-factuality-projects"), {"name": "x", "dataset": "small", "systems": ["Nope"]}
+    )
     assert bad.status_code == 400 and "Nope" in json.dumps(bad.json())
     detail = staff_client.get(reverse("api-factuality-project", args=["api-made"])).json()
     assert detail["progress"]["videos"] == 3 and detail["annotators"][0]["annotator"] == "fresh-annotator"
@@ -111,8 +135,11 @@ def test_staff_aggregates_reads_agreement_and_downloads(staff_client, completed)
     agreement = staff_client.get(reverse("api-factuality-agreement", args=["anet-mini"]))
     assert agreement.status_code == 200
     body = agreement.json()
-    assert body["paragraph"]["units"] == 9 and body["parameters"] == {"ties": "error", "word_units": "tokens",
-                                                                        "min_units": 30}
+    assert body["paragraph"]["units"] == 9 and body["parameters"] == {
+        "ties": "error",
+        "word_units": "tokens",
+        "min_units": 30,
+    }
     assert staff_client.get(reverse("api-factuality-export", args=["anet-mini"])).status_code == 404
     aggregated = staff_client.post(reverse("api-factuality-aggregate", args=["anet-mini"]))
     assert aggregated.json()["captions"] == 9 and aggregated.json()["label_set"] == "anet-mini"
@@ -126,30 +153,49 @@ def test_staff_aggregates_reads_agreement_and_downloads(staff_client, completed)
 def test_staff_imports_raw_labels_over_the_api(staff_client, small_dataset):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    line = json.dumps({"video_id": "v3", "system": "Gamma", "annotator": "z", "paragraph_score": 5,
-                       "sentences": [{"error": 0, "spans": []}]}) + "\n"
-    response = staff_client.post(reverse("api-factuality-labels", args=["uploaded"]), {
-        "file": SimpleUploadedFile("l.jsonl", line.encode()), "dataset": "small"})
+    line = (
+        json.dumps(
+            {
+                "video_id": "v3",
+                "system": "Gamma",
+                "annotator": "z",
+                "paragraph_score": 5,
+                "sentences": [{"error": 0, "spans": []}],
+            }
+        )
+        + "\n"
+    )
+    response = staff_client.post(
+        reverse("api-factuality-labels", args=["uploaded"]),
+        {"file": SimpleUploadedFile("l.jsonl", line.encode()), "dataset": "small"},
+    )
     assert response.status_code == 201 and response.json()["project"] == "uploaded"
-    bad = staff_client.post(reverse("api-factuality-labels", args=["uploaded"]), {
-        "file": SimpleUploadedFile("l.jsonl", b'{"video_id": "v3"}\n')})
+    bad = staff_client.post(
+        reverse("api-factuality-labels", args=["uploaded"]),
+        {"file": SimpleUploadedFile("l.jsonl", b'{"video_id": "v3"}\n')},
+    )
     assert bad.status_code == 400 and "l.jsonl, line 1, system: missing field" in bad.json()["problems"]
 
 
 def test_the_schema_documents_the_endpoints(staff_client):
     schema = staff_client.get("/api/schema/")
     assert schema.status_code == 200
-    for path in (b"/api/factuality/assignments/{id}/submit/", b"/api/factuality/projects/{name}/agreement/",
-                 b"/api/factuality/projects/{name}/aggregate/"):
+    for path in (
+        b"/api/factuality/assignments/{id}/submit/",
+        b"/api/factuality/projects/{name}/agreement/",
+        b"/api/factuality/projects/{name}/aggregate/",
+    ):
         assert path in schema.content
 
 
 def test_staff_changes_a_project_over_the_api(staff_client, make_project):
     make_project()
     url = reverse("api-factuality-project", args=["fact"])
-    response = staff_client.patch(url, json.dumps({"status": "closed", "annotators_per_video": 2,
-                                                   "instructions": "## Rules\nBe precise."}),
-                                  content_type="application/json")
+    response = staff_client.patch(
+        url,
+        json.dumps({"status": "closed", "annotators_per_video": 2, "instructions": "## Rules\nBe precise."}),
+        content_type="application/json",
+    )
     assert response.status_code == 200 and response.json()["status"] == "closed"
     project = Project.objects.get(name="fact")
     assert project.annotators_per_video == 2 and project.instructions.startswith("## Rules")

@@ -1,5 +1,6 @@
 """Handing out whole videos: never the same video twice, stopping at the overlap, a fixed per-annotator caption
 order, and no double allocation of the last slot when annotators arrive at the same moment."""
+
 import threading
 import time
 
@@ -86,8 +87,9 @@ def test_release_gives_the_slot_back(make_project, annotator_accounts):
     assert assigning.next_assignment(project, b).project_video.video.external_id == "v1"
 
 
-def test_next_assignment_uses_a_constant_number_of_queries(make_project, annotator_accounts,
-                                                           django_assert_max_num_queries):
+def test_next_assignment_uses_a_constant_number_of_queries(
+    make_project, annotator_accounts, django_assert_max_num_queries
+):
     annotators = annotator_accounts(2)
     project = make_project(annotators=annotators)
     with django_assert_max_num_queries(7):
@@ -129,8 +131,9 @@ def _race(project_pk, annotator_pks, use, hold=0.0, barrier=None):
 
     assigning._after_lock = after_lock
     try:
-        threads = [threading.Thread(target=worker, args=(pk, bool(hold) and i > 0))
-                   for i, pk in enumerate(annotator_pks)]
+        threads = [
+            threading.Thread(target=worker, args=(pk, bool(hold) and i > 0)) for i, pk in enumerate(annotator_pks)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -147,10 +150,10 @@ def _assigned_rows(use, project_pk):
     def read():
         use()
         try:
-            out["assignments"] = sorted(Assignment.objects.filter(project_id=project_pk)
-                                        .values_list("project_video_id", "annotator_id"))
-            out["counters"] = dict(ProjectVideo.objects.filter(project_id=project_pk)
-                                   .values_list("pk", "assigned"))
+            out["assignments"] = sorted(
+                Assignment.objects.filter(project_id=project_pk).values_list("project_video_id", "annotator_id")
+            )
+            out["counters"] = dict(ProjectVideo.objects.filter(project_id=project_pk).values_list("pk", "assigned"))
         finally:
             connections.close_all()
 
@@ -161,8 +164,9 @@ def _assigned_rows(use, project_pk):
 
 
 def _racing_project(dataset, annotators, name, videos, per_video, early=()):
-    project = projects.create_project(projects.ProjectSpec(name=name, dataset=dataset, videos=videos,
-                                                           annotators_per_video=per_video))
+    project = projects.create_project(
+        projects.ProjectSpec(name=name, dataset=dataset, videos=videos, annotators_per_video=per_video)
+    )
     for annotator in list(annotators) + list(early):
         projects.add_member(project, annotator)
     for annotator in early:
@@ -208,8 +212,7 @@ def test_an_annotator_arriving_meanwhile_takes_another_video(small_dataset, anno
 @pytest.mark.django_db(transaction=True)
 def test_many_annotators_at_once_never_overfill_a_video(small_dataset, annotator_accounts):
     annotators = annotator_accounts(8)
-    project = projects.create_project(projects.ProjectSpec(name="crowd", dataset=small_dataset,
-                                                           annotators_per_video=3))
+    project = projects.create_project(projects.ProjectSpec(name="crowd", dataset=small_dataset, annotators_per_video=3))
     for annotator in annotators:
         projects.add_member(project, annotator)
     with thread_database() as use:
@@ -223,4 +226,5 @@ def test_many_annotators_at_once_never_overfill_a_video(small_dataset, annotator
         per_video.setdefault(video, []).append(annotator)
     assert all(len(who) <= 3 and len(who) == len(set(who)) for who in per_video.values())
     assert rows["counters"] == {video: len(who) for video, who in per_video.items()} | {
-        pk: 0 for pk in rows["counters"] if pk not in per_video}
+        pk: 0 for pk in rows["counters"] if pk not in per_video
+    }

@@ -1,14 +1,19 @@
 """The factuality report charts printed at one column of a paper (8.5 cm): text at 7 pt or more, nothing
 overlapping or leaving the canvas, for a realistic project and for 20 systems with long names and an 11-point
 rating scale, measured on the drawn figures (tests/figure_checks.py)."""
+
 import numpy as np
 import pytest
 
 from annotation_site.factuality import charts, protocol
 from tests.figure_checks import assert_legible
 
-LONG = ["COOT_100m_finetuned_on_activitynet_captions_v2", "Vid2Seq (YT-Temporal-1B pretraining, full)",
-        "PDVC_with_a_rather_long_descriptive_name_2023", "TimeChat-7B-instruction-tuned"]
+LONG = [
+    "COOT_100m_finetuned_on_activitynet_captions_v2",
+    "Vid2Seq (YT-Temporal-1B pretraining, full)",
+    "PDVC_with_a_rather_long_descriptive_name_2023",
+    "TimeChat-7B-instruction-tuned",
+]
 
 
 def distributions(names, scale, seed=0):
@@ -18,9 +23,17 @@ def distributions(names, scale, seed=0):
     for name in names:
         counts = {v: int(c) for v, c in zip(scale, rng.multinomial(60, rng.dirichlet(np.ones(len(scale)))))}
         sentences, words = int(rng.integers(50, 200)), int(rng.integers(400, 2000))
-        rows.append({"system": name, "counts": counts, "scores": 60, "sentences": sentences,
-                     "error_sentences": int(sentences * rng.uniform(0.1, 0.9)), "words": words,
-                     "error_words": int(words * rng.uniform(0.02, 0.3))})
+        rows.append(
+            {
+                "system": name,
+                "counts": counts,
+                "scores": 60,
+                "sentences": sentences,
+                "error_sentences": int(sentences * rng.uniform(0.1, 0.9)),
+                "words": words,
+                "error_words": int(words * rng.uniform(0.02, 0.3)),
+            }
+        )
         rows[-1]["sentence_error_share"] = rows[-1]["error_sentences"] / sentences
         rows[-1]["word_error_share"] = rows[-1]["error_words"] / words
     return rows

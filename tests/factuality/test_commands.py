@@ -1,5 +1,6 @@
 """The command-line contracts: factuality_agreement --format json, factuality_labels --export / --import
 (validated up front, one transaction, problems named by file, line and field) and factuality_project."""
+
 import io
 import json
 
@@ -8,7 +9,6 @@ from django.core.management import CommandError, call_command
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.factuality.models import Assignment, Project, ProjectVideo, SpanJudgment, Submission
-
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +26,15 @@ def test_agreement_json_has_exactly_the_contract_shape(completed):
     assert list(data["paragraph"]) == ["ordinal", "interval", "units", "annotators"]
     assert list(data["sentence"]) == ["nominal", "units", "annotators"] == list(data["word"])
     assert data["paragraph"]["units"] == 9 and data["word"]["annotators"] == 3
-    assert all(isinstance(data[level][k], float) for level, k in
-               (("paragraph", "ordinal"), ("paragraph", "interval"), ("sentence", "nominal"), ("word", "nominal")))
+    assert all(
+        isinstance(data[level][k], float)
+        for level, k in (
+            ("paragraph", "ordinal"),
+            ("paragraph", "interval"),
+            ("sentence", "nominal"),
+            ("word", "nominal"),
+        )
+    )
     assert "warning: paragraph: alpha rests on only 9 units" in err
     words, _ = run("factuality_agreement", "--project", "anet-mini", "--format", "json", "--word-units", "words")
     assert json.loads(words)["word"]["units"] == 84 - 15  # the 15 full stops are not words
@@ -45,8 +52,13 @@ def test_raw_labels_export_lines(completed, tmp_path):
     assert list(rows[0]) == ["video_id", "system", "annotator", "paragraph_score", "sentences"]
     assert {r["annotator"] for r in rows} == {"A1", "A2", "A3"}  # anonymised by default
     beta = next(r for r in rows if (r["video_id"], r["system"], r["annotator"]) == ("v1", "Beta", "A1"))
-    assert beta == {"video_id": "v1", "system": "Beta", "annotator": "A1", "paragraph_score": 1,
-                    "sentences": [{"error": 1, "spans": [[1, 2], [4, 6]]}]}
+    assert beta == {
+        "video_id": "v1",
+        "system": "Beta",
+        "annotator": "A1",
+        "paragraph_score": 1,
+        "sentences": [{"error": 1, "spans": [[1, 2], [4, 6]]}],
+    }
     real, _ = run("factuality_labels", "--project", "anet-mini", "--export", "-", "--real-ids")
     assert {json.loads(line)["annotator"] for line in real.splitlines()} == {"ann1", "ann2", "ann3"}
 
@@ -61,13 +73,18 @@ def test_raw_labels_round_trip_into_a_new_project(completed, tmp_path):
     assert set(project.systems.values_list("name", flat=True)) == {"Alpha", "Beta", "Gamma"}
     assert list(ProjectVideo.objects.filter(project=project).values_list("assigned", flat=True)) == [3, 3, 3]
     assert set(Annotator.objects.filter(kind="imported").values_list("external_id", flat=True)) == {
-        "ann1", "ann2", "ann3"}
+        "ann1",
+        "ann2",
+        "ann3",
+    }
     again, _ = run("factuality_labels", "--project", "copy", "--export", "-", "--real-ids")
     assert again == path.read_text()
     anonymous = [run("factuality_labels", "--project", name, "--export", "-")[0] for name in ("anet-mini", "copy")]
     assert anonymous[0] == anonymous[1]
-    summary = [json.loads(run("factuality_agreement", "--project", name, "--format", "json")[0])
-               for name in ("anet-mini", "copy")]
+    summary = [
+        json.loads(run("factuality_agreement", "--project", name, "--format", "json")[0])
+        for name in ("anet-mini", "copy")
+    ]
     assert summary[0] == summary[1]
     # importing the same file again replaces each annotator's answer, keeping the history
     run("factuality_labels", "--project", "copy", "--dataset", "small", "--import", str(path))
@@ -76,22 +93,70 @@ def test_raw_labels_round_trip_into_a_new_project(completed, tmp_path):
     assert Assignment.objects.filter(project=project).count() == 9
 
 
-BAD_LINES = "\n".join([
-    json.dumps({"video_id": "v1", "system": "Alpha", "annotator": "x", "paragraph_score": 4,
-                "sentences": [{"error": 0, "spans": []}, {"error": 1, "spans": [[1, 2]]}]}),
-    json.dumps({"video_id": "v1", "system": "Alpha", "annotator": "y", "paragraph_score": 6,
-                "sentences": [{"error": 0}, {"error": 0}]}),
-    '{"video_id": "v1", ',
-    json.dumps({"video_id": "v9", "system": "Alpha", "annotator": "x", "paragraph_score": 4, "sentences": []}),
-    json.dumps({"video_id": "v1", "system": "Beta", "annotator": "x", "paragraph_score": 2,
-                "sentences": [{"error": 0, "spans": [[0, 1]]}]}),
-    json.dumps({"video_id": "v1", "system": "Beta", "annotator": "y", "paragraph_score": 2, "colour": "red",
-                "sentences": [{"error": 1, "spans": [[0, 99]]}]}),
-    json.dumps({"video_id": "v1", "system": "Alpha", "annotator": "x", "paragraph_score": 3,
-                "sentences": [{"error": 0}, {"error": 0}]}),
-    json.dumps({"video_id": "v2", "system": "Alpha", "annotator": "x", "paragraph_score": 3,
-                "sentences": [{"error": 0}]}),
-]) + "\n"
+BAD_LINES = (
+    "\n".join(
+        [
+            json.dumps(
+                {
+                    "video_id": "v1",
+                    "system": "Alpha",
+                    "annotator": "x",
+                    "paragraph_score": 4,
+                    "sentences": [{"error": 0, "spans": []}, {"error": 1, "spans": [[1, 2]]}],
+                }
+            ),
+            json.dumps(
+                {
+                    "video_id": "v1",
+                    "system": "Alpha",
+                    "annotator": "y",
+                    "paragraph_score": 6,
+                    "sentences": [{"error": 0}, {"error": 0}],
+                }
+            ),
+            '{"video_id": "v1", ',
+            json.dumps({"video_id": "v9", "system": "Alpha", "annotator": "x", "paragraph_score": 4, "sentences": []}),
+            json.dumps(
+                {
+                    "video_id": "v1",
+                    "system": "Beta",
+                    "annotator": "x",
+                    "paragraph_score": 2,
+                    "sentences": [{"error": 0, "spans": [[0, 1]]}],
+                }
+            ),
+            json.dumps(
+                {
+                    "video_id": "v1",
+                    "system": "Beta",
+                    "annotator": "y",
+                    "paragraph_score": 2,
+                    "colour": "red",
+                    "sentences": [{"error": 1, "spans": [[0, 99]]}],
+                }
+            ),
+            json.dumps(
+                {
+                    "video_id": "v1",
+                    "system": "Alpha",
+                    "annotator": "x",
+                    "paragraph_score": 3,
+                    "sentences": [{"error": 0}, {"error": 0}],
+                }
+            ),
+            json.dumps(
+                {
+                    "video_id": "v2",
+                    "system": "Alpha",
+                    "annotator": "x",
+                    "paragraph_score": 3,
+                    "sentences": [{"error": 0}],
+                }
+            ),
+        ]
+    )
+    + "\n"
+)
 
 
 def test_a_bad_file_lists_every_problem_and_imports_nothing(small_dataset, tmp_path):
@@ -117,8 +182,18 @@ def test_a_bad_file_lists_every_problem_and_imports_nothing(small_dataset, tmp_p
 def test_import_into_an_existing_project_checks_its_videos_and_dataset(make_project, small_dataset, tmp_path):
     make_project(name="only-v1", videos=["v1"], systems=["Alpha"])
     path = tmp_path / "labels.jsonl"
-    path.write_text(json.dumps({"video_id": "v1", "system": "Beta", "annotator": "x", "paragraph_score": 2,
-                                "sentences": [{"error": 1, "spans": [[1, 2]]}]}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "video_id": "v1",
+                "system": "Beta",
+                "annotator": "x",
+                "paragraph_score": 2,
+                "sentences": [{"error": 1, "spans": [[1, 2]]}],
+            }
+        )
+        + "\n"
+    )
     with pytest.raises(CommandError, match="not part of project only-v1"):
         run("factuality_labels", "--project", "only-v1", "--dataset", "small", "--import", str(path))
     from .conftest import import_jsonl, lines
@@ -132,8 +207,18 @@ def test_import_into_an_existing_project_checks_its_videos_and_dataset(make_proj
 
 def test_import_keeps_spans_and_incomplete_answers(small_dataset, tmp_path):
     path = tmp_path / "labels.jsonl"
-    path.write_text(json.dumps({"video_id": "v2", "system": "Beta", "annotator": "lab-7", "paragraph_score": None,
-                                "sentences": [{"error": 1, "spans": [[0, 2], [3, 4]]}]}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "video_id": "v2",
+                "system": "Beta",
+                "annotator": "lab-7",
+                "paragraph_score": None,
+                "sentences": [{"error": 1, "spans": [[0, 2], [3, 4]]}],
+            }
+        )
+        + "\n"
+    )
     run("factuality_labels", "--project", "outside", "--dataset", "small", "--import", str(path))
     submission = Submission.objects.get()
     assert submission.source == "import" and submission.confirmed_incomplete and submission.video_played is None
@@ -144,8 +229,24 @@ def test_import_keeps_spans_and_incomplete_answers(small_dataset, tmp_path):
 
 def test_project_command_creates_invites_aggregates_and_closes(small_dataset, django_user_model):
     django_user_model.objects.create_user("known", password="pw-known-123")
-    out, _ = run("factuality_project", "create", "--name", "cli", "--dataset", "small", "--systems", "Alpha", "Beta",
-                 "--per-video", "2", "--annotators", "known", "newcomer", "--base-url", "https://lab.example")
+    out, _ = run(
+        "factuality_project",
+        "create",
+        "--name",
+        "cli",
+        "--dataset",
+        "small",
+        "--systems",
+        "Alpha",
+        "Beta",
+        "--per-video",
+        "2",
+        "--annotators",
+        "known",
+        "newcomer",
+        "--base-url",
+        "https://lab.example",
+    )
     assert "Created project cli: 3 videos, 2 systems" in out
     assert "Invited known (active account: they log in)\n" in out
     assert "Invited newcomer (new account): https://lab.example/factuality/invitations/" in out

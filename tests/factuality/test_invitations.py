@@ -1,6 +1,7 @@
 """Invitations (issue #9, item 4): re-inviting an account that never activated shows a fresh link (not "Invited
 erin." with none); a lost link can be reissued on the page, over the API and with the command, and the lost
 one stops working; links printed by commands start with the configured public address."""
+
 import io
 import re
 
@@ -45,8 +46,10 @@ def test_a_lost_link_is_reissued_on_the_page(client, staff_client, make_project)
     fresh = re.search(r"New invitation link for erin \(the earlier one no longer works\): " + LINK, response).group(1)
     assert fresh != lost and _works(client, fresh)
     assert not _works(client, lost)
-    done = Client().post(fresh.replace("http://testserver", ""),
-                       {"new_password1": "a-long-password-42", "new_password2": "a-long-password-42"})
+    done = Client().post(
+        fresh.replace("http://testserver", ""),
+        {"new_password1": "a-long-password-42", "new_password2": "a-long-password-42"},
+    )
     assert done.status_code == 302
     # an active account gets no link: its owner logs in
     page = staff_client.get(reverse("factuality-project", args=["fact"])).content.decode()
@@ -58,10 +61,12 @@ def test_a_lost_link_is_reissued_on_the_page(client, staff_client, make_project)
 
 def test_a_lost_link_is_reissued_over_the_api(client, staff_client, make_project):
     make_project()
-    invited = staff_client.post(reverse("api-factuality-invite", args=["fact"]), {"usernames": ["erin"]},
-                                content_type="application/json").json()["invited"]["erin"]
-    again = staff_client.post(reverse("api-factuality-invite", args=["fact"]), {"usernames": ["erin"]},
-                              content_type="application/json").json()["invited"]["erin"]
+    invited = staff_client.post(
+        reverse("api-factuality-invite", args=["fact"]), {"usernames": ["erin"]}, content_type="application/json"
+    ).json()["invited"]["erin"]
+    again = staff_client.post(
+        reverse("api-factuality-invite", args=["fact"]), {"usernames": ["erin"]}, content_type="application/json"
+    ).json()["invited"]["erin"]
     assert again and _works(client, again)  # re-inviting: a link, not null
     response = staff_client.post(reverse("api-factuality-reissue", args=["fact", "erin"]))
     assert response.status_code == 200
@@ -75,15 +80,17 @@ def test_the_command_reissues_and_prints_links_on_the_public_address(client, mak
     make_project()
     out = io.StringIO()
     call_command("factuality_project", "invite", "--name", "fact", "--annotators", "erin", stdout=out)
-    assert re.search(r"Invited erin \(new account\): https://annotate\.example\.org/factuality/invitations/",
-                     out.getvalue())
+    assert re.search(
+        r"Invited erin \(new account\): https://annotate\.example\.org/factuality/invitations/", out.getvalue()
+    )
     out = io.StringIO()
     call_command("factuality_project", "invite", "--name", "fact", "--annotators", "erin", stdout=out)
     assert "Invited erin (not activated yet): https://annotate.example.org/factuality/invitations/" in out.getvalue()
     out = io.StringIO()
     call_command("factuality_project", "reissue", "--name", "fact", "--annotators", "erin", stdout=out)
-    fresh = re.search(r"no longer works\): https://annotate\.example\.org(/factuality/invitations/\S+/)",
-                      out.getvalue()).group(1)
+    fresh = re.search(
+        r"no longer works\): https://annotate\.example\.org(/factuality/invitations/\S+/)", out.getvalue()
+    ).group(1)
     assert client.get(fresh).status_code == 200
     django_user_model.objects.create_user("active", password="pw-active-123")
     projects.invite_to_project(projects.Project.objects.get(name="fact"), "active")

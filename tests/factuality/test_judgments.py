@@ -1,5 +1,6 @@
 """Storing answers: one stored submission per client UUID, resubmission with history, refusals with reasons
 (soft ones unless confirmed), drafts, and constant query counts whatever the number of captions."""
+
 import uuid
 
 import pytest
@@ -7,7 +8,11 @@ import pytest
 from annotation_site.factuality import judgments, projects
 from annotation_site.factuality.assignment import next_assignment, presented_captions
 from annotation_site.factuality.models import (
-    Assignment, ParagraphJudgment, Project, SentenceJudgment, Submission,
+    Assignment,
+    ParagraphJudgment,
+    Project,
+    SentenceJudgment,
+    Submission,
 )
 
 from .conftest import answer, import_jsonl, lines
@@ -30,14 +35,21 @@ def sizes(presented):
 def test_submit_stores_the_three_levels(taken):
     found, presented = taken
     errors = {(0, 0): [(0, 1), (2, 4)]}
-    result = judgments.submit(found, presented, answer(presented, [2, 5, 4], errors), client_uuid=uuid.uuid4(),
-                              time_spent=95.25, video_played=True)
+    result = judgments.submit(
+        found,
+        presented,
+        answer(presented, [2, 5, 4], errors),
+        client_uuid=uuid.uuid4(),
+        time_spent=95.25,
+        video_played=True,
+    )
     assert result.created
     submission = result.submission
     assert (submission.time_spent, submission.video_played, submission.is_current) == (95.25, True, True)
     assert submission.annotator_id == found.annotator_id and submission.source == "web"
-    assert sorted(ParagraphJudgment.objects.filter(submission=submission).values_list("caption_id", "score")) == \
-        sorted([(presented[i][0].pk, s) for i, s in enumerate([2, 5, 4])])
+    assert sorted(ParagraphJudgment.objects.filter(submission=submission).values_list("caption_id", "score")) == sorted(
+        [(presented[i][0].pk, s) for i, s in enumerate([2, 5, 4])]
+    )
     first = presented[0][1][0]
     judged = SentenceJudgment.objects.get(submission=submission, sentence=first)
     assert judged.error and list(judged.spans.values_list("start", "end")) == [(0, 1), (2, 4)]
@@ -65,15 +77,17 @@ def test_the_same_uuid_for_another_video_is_a_conflict(make_project, annotator_a
     judgments.submit(first, presented_captions(first), answer(presented_captions(first), [5, 5, 5]), client_uuid=key)
     second = next_assignment(project, annotator)
     with pytest.raises(judgments.SubmissionConflict):
-        judgments.submit(second, presented_captions(second), answer(presented_captions(second), [5, 5, 5]),
-                         client_uuid=key)
+        judgments.submit(
+            second, presented_captions(second), answer(presented_captions(second), [5, 5, 5]), client_uuid=key
+        )
 
 
 def test_resubmission_replaces_the_answer_and_keeps_the_history(taken):
     found, presented = taken
     old = judgments.submit(found, presented, answer(presented, [2, 2, 2]), client_uuid=uuid.uuid4()).submission
-    new = judgments.submit(found, presented, answer(presented, [4, 4, 4], {(1, 0): [(0, 1)]}),
-                           client_uuid=uuid.uuid4()).submission
+    new = judgments.submit(
+        found, presented, answer(presented, [4, 4, 4], {(1, 0): [(0, 1)]}), client_uuid=uuid.uuid4()
+    ).submission
     old.refresh_from_db()
     assert not old.is_current and new.is_current
     assert Submission.objects.filter(assignment=found).count() == 2
@@ -102,7 +116,9 @@ def test_missing_scores_and_bare_flags_need_confirmation(taken):
     with pytest.raises(judgments.NeedsConfirmation) as refused:
         judgments.submit(found, presented, data, client_uuid=uuid.uuid4())
     assert [(p.code, p.paragraph, p.sentence) for p in refused.value.problems] == [
-        ("missing_score", 0, None), ("flagged_without_spans", 1, 0)]
+        ("missing_score", 0, None),
+        ("flagged_without_spans", 1, 0),
+    ]
     assert refused.value.problems[0].message == "Paragraph A has no score yet."
     assert "Paragraph B, sentence 1 is flagged" in refused.value.problems[1].message
     assert not Submission.objects.exists()
@@ -111,17 +127,20 @@ def test_missing_scores_and_bare_flags_need_confirmation(taken):
     assert ParagraphJudgment.objects.get(submission=result.submission, caption=presented[0][0]).score is None
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda a: a["paragraphs"].pop(), "must list 3 paragraphs"),
-    (lambda a: a["paragraphs"][0].update(score=6), "from 1 to 5, not 6"),
-    (lambda a: a["paragraphs"][0].update(score="4"), "not '4'"),
-    (lambda a: a["paragraphs"][0]["sentences"].append({"error": 0}), "must list its"),
-    (lambda a: a["paragraphs"][0]["sentences"][0].update(error=1, spans=[[0, 99]]), "outside the sentence"),
-    (lambda a: a["paragraphs"][0]["sentences"][0].update(error=1, spans=[[0, 2], [1, 3]]), "overlap"),
-    (lambda a: a["paragraphs"][0]["sentences"][0].update(spans=[[0, 1]]), "not flagged"),
-    (lambda a: a["paragraphs"][0]["sentences"][0].update(error=2), "error must be 0 or 1"),
-    (lambda a: a.clear(), "must list 3 paragraphs"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda a: a["paragraphs"].pop(), "must list 3 paragraphs"),
+        (lambda a: a["paragraphs"][0].update(score=6), "from 1 to 5, not 6"),
+        (lambda a: a["paragraphs"][0].update(score="4"), "not '4'"),
+        (lambda a: a["paragraphs"][0]["sentences"].append({"error": 0}), "must list its"),
+        (lambda a: a["paragraphs"][0]["sentences"][0].update(error=1, spans=[[0, 99]]), "outside the sentence"),
+        (lambda a: a["paragraphs"][0]["sentences"][0].update(error=1, spans=[[0, 2], [1, 3]]), "overlap"),
+        (lambda a: a["paragraphs"][0]["sentences"][0].update(spans=[[0, 1]]), "not flagged"),
+        (lambda a: a["paragraphs"][0]["sentences"][0].update(error=2), "error must be 0 or 1"),
+        (lambda a: a.clear(), "must list 3 paragraphs"),
+    ],
+)
 def test_invalid_answers_are_refused_even_when_confirmed(taken, mutate, message):
     found, presented = taken
     data = answer(presented, [3, 3, 3])
@@ -152,15 +171,15 @@ def test_drafts_are_kept_and_cleared_by_submitting(taken):
 
 
 def _wide_dataset(name, captions, sentences):
-    objects = [{"video_id": "w1", "system": f"S{c}", "sentences": [f"sentence {s} of caption {c} ."
-                                                                  for s in range(sentences)]}
-               for c in range(captions)]
+    objects = [
+        {"video_id": "w1", "system": f"S{c}", "sentences": [f"sentence {s} of caption {c} ." for s in range(sentences)]}
+        for c in range(captions)
+    ]
     return import_jsonl(lines(*objects), name)
 
 
 @pytest.mark.parametrize("captions, sentences", [(2, 1), (12, 8)])
-def test_submit_uses_a_constant_number_of_queries(annotator_accounts, django_assert_num_queries, captions,
-                                                  sentences):
+def test_submit_uses_a_constant_number_of_queries(annotator_accounts, django_assert_num_queries, captions, sentences):
     dataset = _wide_dataset(f"wide{captions}", captions, sentences)
     [annotator] = annotator_accounts(1)
     project = projects.create_project(projects.ProjectSpec(name=f"q{captions}", dataset=dataset))

@@ -1,4 +1,5 @@
 """The pages: what annotators and researchers see, who may see it, and constant query counts."""
+
 import json
 import re
 
@@ -51,8 +52,16 @@ def test_annotators_see_only_their_projects(member, make_project, other_annotato
 
 
 def test_the_annotation_page_hides_systems_and_escapes_captions(client, annotator_accounts):
-    dataset = import_jsonl(lines({"video_id": "x1", "system": "SecretNet<b>", "sentences": [
-        "<script>alert(1)</script> walks . ", "a [b] c ."]}), "hostile")
+    dataset = import_jsonl(
+        lines(
+            {
+                "video_id": "x1",
+                "system": "SecretNet<b>",
+                "sentences": ["<script>alert(1)</script> walks . ", "a [b] c ."],
+            }
+        ),
+        "hostile",
+    )
     [annotator] = annotator_accounts(1)
     project = projects.create_project(projects.ProjectSpec(name="h", dataset=dataset))
     projects.add_member(project, annotator)
@@ -61,9 +70,10 @@ def test_the_annotation_page_hides_systems_and_escapes_captions(client, annotato
     page = client.get(reverse("factuality-annotate", args=[found.pk])).content.decode()
     assert "SecretNet" not in page
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "Paragraph A" in page and "Video 1 <span class=\"muted\">of 1</span>" in page
-    config = json.loads(re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>',
-                                  page, re.S).group(1))
+    assert "Paragraph A" in page and 'Video 1 <span class="muted">of 1</span>' in page
+    config = json.loads(
+        re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     assert config["paragraphs"] == [{"letter": "A", "sentences": [3, 4]}]
     assert config["state"]["source"] == "new" and config["kind"] == "factuality"
     assert [v for v, _ in config["scale"]] == [1, 2, 3, 4, 5]
@@ -71,8 +81,15 @@ def test_the_annotation_page_hides_systems_and_escapes_captions(client, annotato
 
 
 def _page_queries(client, annotator_accounts, django_assert_max_num_queries, captions, sentences):
-    dataset = import_jsonl(lines(*[{"video_id": "w", "system": f"S{c}", "sentences": [
-        f"sentence {s} ." for s in range(sentences)]} for c in range(captions)]), f"d{captions}")
+    dataset = import_jsonl(
+        lines(
+            *[
+                {"video_id": "w", "system": f"S{c}", "sentences": [f"sentence {s} ." for s in range(sentences)]}
+                for c in range(captions)
+            ]
+        ),
+        f"d{captions}",
+    )
     [annotator] = annotator_accounts(1, prefix=f"q{captions}-")
     project = projects.create_project(projects.ProjectSpec(name=f"p{captions}", dataset=dataset))
     projects.add_member(project, annotator)
@@ -86,8 +103,9 @@ def _page_queries(client, annotator_accounts, django_assert_max_num_queries, cap
     return len(context)
 
 
-def test_the_annotation_page_uses_a_constant_number_of_queries(client, annotator_accounts,
-                                                               django_assert_max_num_queries):
+def test_the_annotation_page_uses_a_constant_number_of_queries(
+    client, annotator_accounts, django_assert_max_num_queries
+):
     small = _page_queries(client, annotator_accounts, django_assert_max_num_queries, 2, 1)
     large = _page_queries(client, annotator_accounts, django_assert_max_num_queries, 12, 10)
     assert small == large <= 12
@@ -98,9 +116,14 @@ def test_instructions_render_and_are_editable(staff_client, make_project):
     page = staff_client.get(reverse("factuality-instructions", args=["fact"])).content.decode()
     assert '<mark class="error-span">cat</mark>' in page and "<h2>Worked examples</h2>" in page
     assert "UNK" in page and "completeness does not count" in page
-    response = staff_client.post(reverse("factuality-settings", args=["fact"]), {
-        "description": "pilot", "annotators_per_video": 2,
-        "instructions": "## Our rules\nJudge [carefully] <em>now</em>."})
+    response = staff_client.post(
+        reverse("factuality-settings", args=["fact"]),
+        {
+            "description": "pilot",
+            "annotators_per_video": 2,
+            "instructions": "## Our rules\nJudge [carefully] <em>now</em>.",
+        },
+    )
     assert response.status_code == 302
     page = staff_client.get(reverse("factuality-instructions", args=["fact"])).content.decode()
     assert "<h2>Our rules</h2>" in page and '<mark class="error-span">carefully</mark>' in page
@@ -114,18 +137,42 @@ def test_staff_creates_a_project_from_the_form(staff_client, small_dataset):
     form = staff_client.get(reverse("factuality-project-create") + "?dataset=small")
     assert b"Alpha" in form.content and b'id="project-form"' in form.content
     alpha = small_dataset.systems.get(name="Alpha")
-    response = staff_client.post(reverse("factuality-project-create"), {
-        "dataset": "small", "name": "from-form", "kind": "factuality", "systems": [alpha.pk], "videos": "v2\nv3\n",
-        "annotators_per_video": 3, "shuffle_systems": "on", "annotators": "new-one\n", "rationale": "off",
-        "preset": "vatex-eval"}, follow=True)
+    response = staff_client.post(
+        reverse("factuality-project-create"),
+        {
+            "dataset": "small",
+            "name": "from-form",
+            "kind": "factuality",
+            "systems": [alpha.pk],
+            "videos": "v2\nv3\n",
+            "annotators_per_video": 3,
+            "shuffle_systems": "on",
+            "annotators": "new-one\n",
+            "rationale": "off",
+            "preset": "vatex-eval",
+        },
+        follow=True,
+    )
     assert response.redirect_chain[-1][0] == reverse("factuality-project", args=["from-form"])
     page = response.content.decode()
     assert "Created project from-form with 2 videos." in page
-    assert re.search(r"New account new-one: send them this one-time link to set a password: "
-                     r"http://testserver/factuality/invitations/[^/]+/[^/]+/", page)
-    bad = staff_client.post(reverse("factuality-project-create"), {
-        "dataset": "small", "name": "bad", "kind": "factuality", "videos": "v9", "annotators_per_video": 3,
-        "rationale": "off", "preset": "vatex-eval"})
+    assert re.search(
+        r"New account new-one: send them this one-time link to set a password: "
+        r"http://testserver/factuality/invitations/[^/]+/[^/]+/",
+        page,
+    )
+    bad = staff_client.post(
+        reverse("factuality-project-create"),
+        {
+            "dataset": "small",
+            "name": "bad",
+            "kind": "factuality",
+            "videos": "v9",
+            "annotators_per_video": 3,
+            "rationale": "off",
+            "preset": "vatex-eval",
+        },
+    )
     assert b"no video" in bad.content or b"has no video" in bad.content
 
 

@@ -1,6 +1,7 @@
 """Playback and late drafts on the server (issue #9, items 3 and 4): the real time played is stored, cut to the
 server's clock; an answer for a video that was never played needs confirmation; a draft written by a page that
 predates the current submission is refused, so a late autosave never shadows a submitted answer."""
+
 import json
 import uuid
 from datetime import timedelta
@@ -33,8 +34,12 @@ def post_json(client, url, data, method="post"):
 def test_an_unplayed_video_needs_confirmation(started):
     client, found, presented = started
     url = reverse("api-factuality-submit", args=[found.pk])
-    body = {"submission_uuid": str(uuid.uuid4()), "answer": answer(presented, [5, 4, 3]), "video_played": False,
-            "watched_seconds": 0}
+    body = {
+        "submission_uuid": str(uuid.uuid4()),
+        "answer": answer(presented, [5, 4, 3]),
+        "video_played": False,
+        "watched_seconds": 0,
+    }
     refused = post_json(client, url, body)
     assert refused.status_code == 409 and refused.json()["needs_confirmation"] is True
     assert [p["code"] for p in refused.json()["problems"]] == ["video_not_played"]
@@ -50,13 +55,21 @@ def test_the_time_played_is_stored_and_cut_to_the_servers_clock(started):
     Assignment.objects.filter(pk=found.pk).update(created_at=timezone.now() - timedelta(seconds=20))
     url = reverse("api-factuality-submit", args=[found.pk])
     # the page says it played 300 s, but the video was handed out 20 s ago; and "played" without any playback
-    body = {"submission_uuid": str(uuid.uuid4()), "answer": answer(presented, [5, 4, 3]), "video_played": True,
-            "watched_seconds": 300}
+    body = {
+        "submission_uuid": str(uuid.uuid4()),
+        "answer": answer(presented, [5, 4, 3]),
+        "video_played": True,
+        "watched_seconds": 300,
+    }
     assert post_json(client, url, body).status_code == 201
     submission = Submission.objects.get()
     assert 20 <= submission.watched_seconds <= 22 and submission.video_played is True
-    body = {"submission_uuid": str(uuid.uuid4()), "answer": answer(presented, [5, 4, 3]), "video_played": True,
-            "watched_seconds": 0}
+    body = {
+        "submission_uuid": str(uuid.uuid4()),
+        "answer": answer(presented, [5, 4, 3]),
+        "video_played": True,
+        "watched_seconds": 0,
+    }
     assert post_json(client, url, body).status_code == 409  # played, it says, but nothing played: confirm first
     # an API client that measures nothing keeps its own statement (embeds, imports)
     body = {"submission_uuid": str(uuid.uuid4()), "answer": answer(presented, [5, 4, 3]), "video_played": True}
@@ -68,16 +81,31 @@ def test_the_time_played_is_stored_and_cut_to_the_servers_clock(started):
 def test_a_late_draft_of_a_submitted_page_is_refused(started):
     client, found, presented = started
     draft_url = reverse("api-factuality-draft", args=[found.pk])
-    page_draft = {"answer": {"paragraphs": []}, "time_spent": 3.0, "video_played": True, "watched_seconds": 2.5,
-                  "based_on": None}
+    page_draft = {
+        "answer": {"paragraphs": []},
+        "time_spent": 3.0,
+        "video_played": True,
+        "watched_seconds": 2.5,
+        "based_on": None,
+    }
     assert post_json(client, draft_url, page_draft, method="put").status_code == 200
     Assignment.objects.filter(pk=found.pk).update(created_at=timezone.now() - timedelta(minutes=1))
     found.refresh_from_db()
     assert found.draft["watched_seconds"] == 2.5
     submitted = str(uuid.uuid4())
-    assert post_json(client, reverse("api-factuality-submit", args=[found.pk]), {
-        "submission_uuid": submitted, "answer": answer(presented, [5, 4, 3]), "video_played": True,
-        "watched_seconds": 4}).status_code == 201
+    assert (
+        post_json(
+            client,
+            reverse("api-factuality-submit", args=[found.pk]),
+            {
+                "submission_uuid": submitted,
+                "answer": answer(presented, [5, 4, 3]),
+                "video_played": True,
+                "watched_seconds": 4,
+            },
+        ).status_code
+        == 201
+    )
     late = post_json(client, draft_url, page_draft, method="put")  # the autosave of the page that just submitted
     assert late.status_code == 409 and late.json()["stale"] is True
     found.refresh_from_db()

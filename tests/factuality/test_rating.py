@@ -1,5 +1,6 @@
 """Per-caption rating projects (VATEX-EVAL consistency, FIFA faithfulness): the configurable scale and
 anchors, the optional / required rationale, and the report with Fleiss' kappa and pairwise Kendall / Spearman."""
+
 import json
 import uuid
 
@@ -18,12 +19,39 @@ from .conftest import by_system
 pytestmark = pytest.mark.django_db
 
 RATINGS = {  # annotator -> (video, system) -> rating
-    "ann1": {("v1", "Alpha"): 5, ("v1", "Beta"): 1, ("v1", "Gamma"): 2, ("v2", "Alpha"): 5, ("v2", "Beta"): 1,
-             ("v2", "Gamma"): 3, ("v3", "Alpha"): 4, ("v3", "Beta"): 2, ("v3", "Gamma"): 5},
-    "ann2": {("v1", "Alpha"): 4, ("v1", "Beta"): 1, ("v1", "Gamma"): 3, ("v2", "Alpha"): 5, ("v2", "Beta"): 2,
-             ("v2", "Gamma"): 3, ("v3", "Alpha"): 5, ("v3", "Beta"): 1, ("v3", "Gamma"): 4},
-    "ann3": {("v1", "Alpha"): 4, ("v1", "Beta"): 2, ("v1", "Gamma"): 2, ("v2", "Alpha"): 4, ("v2", "Beta"): 1,
-             ("v2", "Gamma"): 4, ("v3", "Alpha"): 4, ("v3", "Beta"): 2, ("v3", "Gamma"): 5},
+    "ann1": {
+        ("v1", "Alpha"): 5,
+        ("v1", "Beta"): 1,
+        ("v1", "Gamma"): 2,
+        ("v2", "Alpha"): 5,
+        ("v2", "Beta"): 1,
+        ("v2", "Gamma"): 3,
+        ("v3", "Alpha"): 4,
+        ("v3", "Beta"): 2,
+        ("v3", "Gamma"): 5,
+    },
+    "ann2": {
+        ("v1", "Alpha"): 4,
+        ("v1", "Beta"): 1,
+        ("v1", "Gamma"): 3,
+        ("v2", "Alpha"): 5,
+        ("v2", "Beta"): 2,
+        ("v2", "Gamma"): 3,
+        ("v3", "Alpha"): 5,
+        ("v3", "Beta"): 1,
+        ("v3", "Gamma"): 4,
+    },
+    "ann3": {
+        ("v1", "Alpha"): 4,
+        ("v1", "Beta"): 2,
+        ("v1", "Gamma"): 2,
+        ("v2", "Alpha"): 4,
+        ("v2", "Beta"): 1,
+        ("v2", "Gamma"): 4,
+        ("v3", "Alpha"): 4,
+        ("v3", "Beta"): 2,
+        ("v3", "Gamma"): 5,
+    },
 }
 
 
@@ -62,10 +90,12 @@ def test_ratings_are_stored_with_rationales_and_checked(make_project, annotator_
     with pytest.raises(judgments.AnswerInvalid, match="give a short reason"):
         judgments.submit(found, presented, {"paragraphs": [{"score": 3}] * 3}, client_uuid=uuid.uuid4())
     with pytest.raises(judgments.AnswerInvalid, match="from 1 to 5, not 0"):
-        judgments.submit(found, presented, {"paragraphs": [{"score": 0, "rationale": "r"}] * 3},
-                         client_uuid=uuid.uuid4())
-    judgments.submit(found, presented, {"paragraphs": [{"score": 3, "rationale": " fine "}] * 3},
-                     client_uuid=uuid.uuid4())
+        judgments.submit(
+            found, presented, {"paragraphs": [{"score": 0, "rationale": "r"}] * 3}, client_uuid=uuid.uuid4()
+        )
+    judgments.submit(
+        found, presented, {"paragraphs": [{"score": 3, "rationale": " fine "}] * 3}, client_uuid=uuid.uuid4()
+    )
     assert set(CaptionRating.objects.values_list("score", "rationale")) == {(3, "fine")}
     current = judgments.current_answer(found, presented)
     assert current["answer"]["paragraphs"][0] == {"score": 3, "rationale": "fine"}
@@ -80,16 +110,19 @@ def test_rating_report_adds_fleiss_kappa_and_rank_correlations(make_project, ann
     rating = report["rating"]
     keys = sorted(RATINGS["ann1"])
     matrix = [[RATINGS[a][k] for k in keys] for a in sorted(RATINGS)]
-    assert rating["ordinal"] == pytest.approx(krippendorff.alpha(reliability_data=matrix,
-                                                                 level_of_measurement="ordinal",
-                                                                 value_domain=[1, 2, 3, 4, 5]))
-    assert rating["interval"] == pytest.approx(krippendorff.alpha(reliability_data=matrix,
-                                                                  level_of_measurement="interval"))
+    assert rating["ordinal"] == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5])
+    )
+    assert rating["interval"] == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")
+    )
     pairs = [(0, 1), (0, 2), (1, 2)]
     assert rating["kendall_tau"] == pytest.approx(
-        sum(stats.kendalltau(matrix[a], matrix[b]).statistic for a, b in pairs) / 3)
+        sum(stats.kendalltau(matrix[a], matrix[b]).statistic for a, b in pairs) / 3
+    )
     assert rating["spearman_rho"] == pytest.approx(
-        sum(stats.spearmanr(matrix[a], matrix[b]).statistic for a, b in pairs) / 3)
+        sum(stats.spearmanr(matrix[a], matrix[b]).statistic for a, b in pairs) / 3
+    )
     assert (rating["pairs"], rating["fleiss_units"], rating["fleiss_raters"]) == (3, 9, 3)
     assert rating["fleiss_kappa"] is not None and -1 < rating["fleiss_kappa"] < 1
     systems = {row["system"]: row for row in report["systems"]}

@@ -1,6 +1,7 @@
 """FIFA faithfulness (Jing et al., Appendix Q Fig. 7) rates a video-text pair with the prompt that produced the
 text: a caption's prompt comes in with the JSONL import, goes back out with the export, and the rating page
 shows it above the caption (factuality pages never do: the ActivityNet-Fact protocol has no prompt)."""
+
 import pytest
 from django.urls import reverse
 
@@ -14,8 +15,12 @@ from .conftest import import_jsonl, lines
 pytestmark = pytest.mark.django_db
 
 PROMPTED = lines(
-    {"video_id": "p1", "system": "VideoLLaMA", "prompt": "What is the woman doing?",
-     "sentences": ["the woman is slicing bread ."]},
+    {
+        "video_id": "p1",
+        "system": "VideoLLaMA",
+        "prompt": "What is the woman doing?",
+        "sentences": ["the woman is slicing bread ."],
+    },
     {"video_id": "p1", "system": "Human", "sentences": ["a woman cuts bread ."]},
 )
 
@@ -31,8 +36,7 @@ def test_a_caption_prompt_round_trips_through_jsonl():
 def test_the_fifa_rating_page_shows_the_prompt(client, annotator_accounts):
     dataset = import_jsonl(PROMPTED, "prompted")
     [annotator] = annotator_accounts(1)
-    rating = projects.create_project(projects.ProjectSpec(name="fifa", dataset=dataset, kind="rating",
-                                                          preset="fifa"))
+    rating = projects.create_project(projects.ProjectSpec(name="fifa", dataset=dataset, kind="rating", preset="fifa"))
     factual = projects.create_project(projects.ProjectSpec(name="fact", dataset=dataset))
     for project in (rating, factual):
         projects.add_member(project, annotator)

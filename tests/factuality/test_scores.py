@@ -1,5 +1,6 @@
 """Derived caption scores as the FactVC release: share of erroneous sentences and of erroneous words (words,
 not punctuation tokens), and their "higher is better" forms; checked on the published corpus figures."""
+
 import io
 
 import pytest
@@ -35,12 +36,21 @@ def test_empty_caption_has_no_scores():
 def test_label_set_scores_from_the_database(db):
     from tests.factuality.conftest import import_jsonl, lines
 
-    dataset = import_jsonl(lines(
-        {"video_id": "v1", "system": "A", "paragraph_score": 3, "sentences": [
-            {"text": "a man rides a horse .", "error": 1, "spans": [[1, 2], [3, 5]]},
-            {"text": "he waves .", "error": 0}]},
-        {"video_id": "v1", "system": "B", "paragraph_score": 5, "sentences": [{"text": "a horse .", "error": 0}]},
-    ), "scored")
+    dataset = import_jsonl(
+        lines(
+            {
+                "video_id": "v1",
+                "system": "A",
+                "paragraph_score": 3,
+                "sentences": [
+                    {"text": "a man rides a horse .", "error": 1, "spans": [[1, 2], [3, 5]]},
+                    {"text": "he waves .", "error": 0},
+                ],
+            },
+            {"video_id": "v1", "system": "B", "paragraph_score": 5, "sentences": [{"text": "a horse .", "error": 0}]},
+        ),
+        "scored",
+    )
     frame = label_set_scores(dataset.label_sets.get())
     assert list(frame.columns) == SCORE_COLUMNS
     rows = {row["system"]: row for row in frame.to_dict("records")}
@@ -52,18 +62,31 @@ def test_label_set_scores_from_the_database(db):
 @pytest.mark.django_db
 def test_published_activitynet_fact_shares(shared_datasets):
     """FactVC paper / release README: 81.9 % of paragraphs, 51.4 % of sentences and 13.5 % of words erroneous."""
-    call_command("import_dataset", "--format", "factvc", "--name", "anet", str(shared_datasets / "activitynet"),
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "import_dataset",
+        "--format",
+        "factvc",
+        "--name",
+        "anet",
+        str(shared_datasets / "activitynet"),
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     label_set = LabelSet.objects.get(dataset=Dataset.objects.get(name="anet"))
     frame = label_set_scores(label_set)
     assert len(frame) == 1200
     assert round(100 * (frame["paragraph_score"] < 5).mean(), 1) == 81.9
     spans = {}
     for sentence_id, start, end in ErrorSpan.objects.filter(sentence_label__label_set=label_set).values_list(
-            "sentence_label__sentence_id", "start", "end"):
+        "sentence_label__sentence_id", "start", "end"
+    ):
         spans.setdefault(sentence_id, []).append((start, end))
-    shares = corpus_shares((tokens, error, spans.get(pk, [])) for pk, tokens, error in SentenceLabel.objects.filter(
-        label_set=label_set).values_list("sentence_id", "sentence__tokens", "error"))
+    shares = corpus_shares(
+        (tokens, error, spans.get(pk, []))
+        for pk, tokens, error in SentenceLabel.objects.filter(label_set=label_set).values_list(
+            "sentence_id", "sentence__tokens", "error"
+        )
+    )
     assert round(100 * shares["sentence_error"], 1) == 51.4
     assert round(100 * shares["word_error"], 1) == 13.5
     assert frame["sentences"].sum() == shares["sentences"] and frame["words"].sum() == shares["words"]

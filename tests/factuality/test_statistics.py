@@ -1,6 +1,7 @@
 """Agreement statistics against independent references: Krippendorff's published worked example, the
 ``krippendorff`` package on other data, the Wikipedia worked example of Fleiss' kappa, Scott's pi (what Fleiss'
 kappa reduces to for two raters), and scipy for the rank correlations."""
+
 import math
 from itertools import combinations
 
@@ -26,8 +27,16 @@ PUBLISHED = {"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.7
 
 # Wikipedia, "Fleiss' kappa", worked example: 10 subjects, 14 raters, 5 categories; kappa = 0.210.
 FLEISS_WIKIPEDIA = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 
@@ -55,8 +64,7 @@ def test_alpha_equals_the_package_on_random_sparse_data(level, seed):
     matrix = np.array([[min(5, max(1, t + rng.integers(-1, 2))) for t in truth] for _ in range(5)], dtype=float)
     matrix[rng.random(matrix.shape) < 0.35] = np.nan  # annotators judge different subsets
     expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level, value_domain=[1, 2, 3, 4, 5])
-    result = statistics.krippendorff_alpha(statistics.reliability_frame(matrix), level=level,
-                                           value_domain=range(1, 6))
+    result = statistics.krippendorff_alpha(statistics.reliability_frame(matrix), level=level, value_domain=range(1, 6))
     assert result.alpha == pytest.approx(expected, abs=1e-12)
     assert result.units == int((np.sum(~np.isnan(matrix), axis=0) >= 2).sum())
 
@@ -85,7 +93,7 @@ def scotts_pi(a, b):
     a, b = list(a), list(b)
     observed = sum(x == y for x, y in zip(a, b)) / len(a)
     pooled = pd.Series(a + b).value_counts(normalize=True)
-    expected = float((pooled ** 2).sum())
+    expected = float((pooled**2).sum())
     return (observed - expected) / (1 - expected)
 
 
@@ -93,16 +101,19 @@ def test_fleiss_kappa_for_two_raters_is_scotts_pi():
     rng = np.random.default_rng(7)
     a = rng.integers(1, 6, size=60)
     b = np.where(rng.random(60) < 0.6, a, rng.integers(1, 6, size=60))
-    frame = pd.DataFrame({"unit": list(range(60)) * 2, "annotator": [0] * 60 + [1] * 60,
-                          "value": list(a) + list(b)})
+    frame = pd.DataFrame({"unit": list(range(60)) * 2, "annotator": [0] * 60 + [1] * 60, "value": list(a) + list(b)})
     result = statistics.fleiss_from_frame(frame, categories=range(1, 6))
     assert result.kappa == pytest.approx(scotts_pi(a, b), abs=1e-12)
     assert (result.units, result.raters, result.dropped) == (60, 2, 0)
 
 
 def test_fleiss_from_frame_uses_units_with_the_usual_number_of_ratings():
-    rows = [(u, r, v) for u, values in enumerate(FLEISS_WIKIPEDIA) for v, count in enumerate(values, 1)
-            for r in range(count)]
+    rows = [
+        (u, r, v)
+        for u, values in enumerate(FLEISS_WIKIPEDIA)
+        for v, count in enumerate(values, 1)
+        for r in range(count)
+    ]
     frame = pd.DataFrame(rows, columns=["unit", "annotator", "value"])
     extra = pd.DataFrame([(99, 0, 1), (99, 1, 2)], columns=["unit", "annotator", "value"])  # 2 ratings only
     result = statistics.fleiss_from_frame(pd.concat([frame, extra]), categories=range(1, 6))
@@ -140,7 +151,8 @@ def test_pairwise_correlation_is_the_mean_of_scipys_per_pair_values():
 
 
 def test_pairwise_correlation_skips_pairs_without_variation_or_overlap():
-    frame = pd.DataFrame({"unit": [1, 2, 3, 1, 2, 3, 7, 8], "annotator": [1, 1, 1, 2, 2, 2, 3, 3],
-                          "value": [3, 3, 3, 1, 2, 3, 1, 2]})
+    frame = pd.DataFrame(
+        {"unit": [1, 2, 3, 1, 2, 3, 7, 8], "annotator": [1, 1, 1, 2, 2, 2, 3, 3], "value": [3, 3, 3, 1, 2, 3, 1, 2]}
+    )
     result = statistics.pairwise_correlation(frame)
     assert result.pairs == 0 and result.kendall_tau is None and result.spearman_rho is None

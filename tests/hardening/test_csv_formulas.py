@@ -5,6 +5,7 @@
 - every CSV download and export, fed with hostile names (worker ids, systems, videos, metric names, reasons):
   no cell of what it answers begins with a formula character unless it is a plain number.
 """
+
 import csv
 import io
 import re
@@ -36,15 +37,49 @@ def assert_no_formula(text, *, must_contain=()):
 
 # --- the helper ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value", ["=1+1", "+1+2", "-1+2", "@SUM(A1)", "\t=1", "\r=1", "-", "=", "-inf", "-A1",
-                                   "=HYPERLINK(\"http://x\",\"y\")", "-2+3+cmd|' /C calc'!A0"])
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "=1+1",
+        "+1+2",
+        "-1+2",
+        "@SUM(A1)",
+        "\t=1",
+        "\r=1",
+        "-",
+        "=",
+        "-inf",
+        "-A1",
+        '=HYPERLINK("http://x","y")',
+        "-2+3+cmd|' /C calc'!A0",
+    ],
+)
 def test_formula_starts_are_quoted(value):
     assert neutralise(value) == "'" + value
     assert restore(neutralise(value)) == value
 
 
-@pytest.mark.parametrize("value", [-1, -0.25, Decimal("-1.50"), 0, None, True, "-3", "+1.5", "-2e-3", "-.5",
-                                   "abc", "", " =not at start", "a=b", "1-2"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        -1,
+        -0.25,
+        Decimal("-1.50"),
+        0,
+        None,
+        True,
+        "-3",
+        "+1.5",
+        "-2e-3",
+        "-.5",
+        "abc",
+        "",
+        " =not at start",
+        "a=b",
+        "1-2",
+    ],
+)
 def test_numbers_and_harmless_text_are_unchanged(value):
     assert neutralise(value) is value or neutralise(value) == value
 
@@ -64,7 +99,7 @@ def test_writers_and_frames():
 
     out = io.StringIO()
     spreadsheet_csv.writer(out).writerow(["=a", -1.5, "-2", "x,y"])
-    assert out.getvalue() == "'=a,-1.5,-2,\"x,y\"\n"
+    assert out.getvalue() == '\'=a,-1.5,-2,"x,y"\n'
     out = io.StringIO()
     writer = spreadsheet_csv.DictWriter(out, fieldnames=["a", "b"])
     writer.writeheader()
@@ -122,7 +157,7 @@ def test_every_csv_route_is_covered_here():
     assert found == set(CSV_ROUTES)
 
 
-HOSTILE_WORKERS = ["=HYPERLINK(\"http://evil.example\",\"click\")", "+w2", "@w3"]
+HOSTILE_WORKERS = ['=HYPERLINK("http://evil.example","click")', "+w2", "@w3"]
 HOSTILE_SYSTEMS = ["=cmd|' /C calc'!A0", "-ModelB"]
 HUMAN = "@refs"
 
@@ -166,15 +201,24 @@ def test_da_downloads_and_crowd_ledger(staff_client, tmp_path):
     import_judgments("copy", copy)
 
     def judged(name):
-        return sorted(Judgment.objects.filter(assignment__hit__campaign__name=name).values_list(
-            "assignment__worker__external_id", "assignment__hit__external_id", "item__external_id",
-            "item__caption__system__name", "item__caption__video__external_id", "score"))
+        return sorted(
+            Judgment.objects.filter(assignment__hit__campaign__name=name).values_list(
+                "assignment__worker__external_id",
+                "assignment__hit__external_id",
+                "item__external_id",
+                "item__caption__system__name",
+                "item__caption__video__external_id",
+                "score",
+            )
+        )
+
     assert judged("copy") == judged("hostile") and len(judged("hostile")) == 66
     assert {w for w, *_ in judged("copy")} == set(HOSTILE_WORKERS)
 
     # payments recorded for the imported campaign: the ledger CSV (page and command) carries the worker ids
-    call_command("crowd_payments", "--campaign", "hostile", "--policy", "approve-all", stdout=StringIO(),
-                 stderr=StringIO())
+    call_command(
+        "crowd_payments", "--campaign", "hostile", "--policy", "approve-all", stdout=StringIO(), stderr=StringIO()
+    )
     study = Study.objects.get(name="da-hostile-records")
     ledger = staff_client.get(f"/crowd/ledger/{study.name}.csv")
     assert ledger.status_code == 200
@@ -185,8 +229,9 @@ def test_da_downloads_and_crowd_ledger(staff_client, tmp_path):
 
     # an MTurk batch of the campaign: HIT ids and labels come from the import
     campaign = Campaign.objects.get(name="hostile")
-    Study.objects.create(name="hostile-mturk", provider="mturk", protocol="da", object_id=campaign.pk,
-                         target_name=campaign.name)
+    Study.objects.create(
+        name="hostile-mturk", provider="mturk", protocol="da", object_id=campaign.pk, target_name=campaign.name
+    )
     batch = staff_client.get("/crowd/studies/hostile-mturk/mturk-batch.csv")
     assert batch.status_code == 200
     assert_no_formula(batch.content.decode())  # (labels read "HIT -h1"; hostile labels: test_mturk_files)
@@ -196,12 +241,15 @@ def test_mturk_files():
     from annotation_site.crowd import mturk_formats
 
     batch = mturk_formats.batch_input_csv(
-        [{"hit_id": "-7", "hit_label": "=HYPERLINK(\"x\")", "assignments": 3, "hit_url": "https://h/=1"}],
-        ["hit_id", "hit_label", "assignments", "hit_url"])
-    assert_no_formula(batch, must_contain=["=HYPERLINK(\"x\")"])
+        [{"hit_id": "-7", "hit_label": '=HYPERLINK("x")', "assignments": 3, "hit_url": "https://h/=1"}],
+        ["hit_id", "hit_label", "assignments", "hit_url"],
+    )
+    assert_no_formula(batch, must_contain=['=HYPERLINK("x")'])
     assert "-7" in batch  # a plain number stays a number
-    results = ("HITId,AssignmentId,WorkerId,Input.hit_label,Answer.comment\n"
-               "H1,A1,W1,=HYPERLINK(\"x\"),@SUM(1)\nH1,A2,W2,+1+1,-1+2\n")
+    results = (
+        "HITId,AssignmentId,WorkerId,Input.hit_label,Answer.comment\n"
+        'H1,A1,W1,=HYPERLINK("x"),@SUM(1)\nH1,A2,W2,+1+1,-1+2\n'
+    )
     upload = mturk_formats.approve_reject_csv(results, {"A1": ("approve", ""), "A2": ("reject", "=too fast")})
     assert_no_formula(upload, must_contain=["=too fast", "@SUM(1)", "-1+2"])
 
@@ -214,8 +262,11 @@ def test_metrics_report_table(staff_client):
 
     dataset = import_jsonl(tiny_jsonl(), "tiny")
     rows = [(video, system, score) for video, system, score, _ in CAPTIONS]
-    services.import_scores(dataset, scores_csv(rows, {"good": lambda rng, s: s + rng.normal(scale=0.5),
-                                                      "noise": lambda rng, s: rng.normal()}), "scores.csv")
+    services.import_scores(
+        dataset,
+        scores_csv(rows, {"good": lambda rng, s: s + rng.normal(scale=0.5), "noise": lambda rng, s: rng.normal()}),
+        "scores.csv",
+    )
     # metric names are validated (a letter first); labels are free text (stored by whoever computed the scores)
     Metric.objects.filter(name="good").update(label="+good")
     Metric.objects.filter(name="noise").update(label="-noise")
@@ -233,11 +284,24 @@ def test_task_exports():
     from annotation_site.judgment_tasks import exports, reports
 
     row = {column: "" for column in reports.LABEL_COLUMNS}
-    row.update(question="=q", item_id="@item", video_id="-vid+1", system="+sys", model="=model", label="-x",
-               answers=3, tie=False, votes={"=yes": 2, "no": 1})
+    row.update(
+        question="=q",
+        item_id="@item",
+        video_id="-vid+1",
+        system="+sys",
+        model="=model",
+        label="-x",
+        answers=3,
+        tie=False,
+        votes={"=yes": 2, "no": 1},
+    )
     assert_no_formula(exports.labels_csv([row]), must_contain=["=q", "@item", "-vid+1", "+sys"])
-    report = {"questions": [], "figures": [{"kind": "model_accuracy", "name": "=fig", "question": "@q",
-                                            "models": {"=model": {"accuracy": -0.5}}}]}
+    report = {
+        "questions": [],
+        "figures": [
+            {"kind": "model_accuracy", "name": "=fig", "question": "@q", "models": {"=model": {"accuracy": -0.5}}}
+        ],
+    }
     text = exports.figures_csv(report)
     assert_no_formula(text, must_contain=["=fig", "@q", "=model"])
     assert ",-0.5\n" in text  # a negative number stays a number

@@ -1,6 +1,7 @@
 """Outside production mode the secret key is random per installation, made on first run and kept under var/;
 the repository holds no key (issue #11, "Development secret"). Settings are read once per process, so each
 check runs manage.py in a fresh subprocess."""
+
 import os
 import stat
 import subprocess
@@ -12,8 +13,9 @@ PRINT_KEY = [sys.executable, "manage.py", "shell", "-c", "from django.conf impor
 
 
 def settings_key(var_dir):
-    environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("DJANGO_", "CAPTIONEVAL_", "DATABASE_", "CELERY_"))}
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CAPTIONEVAL_", "DATABASE_", "CELERY_"))
+    }
     environment.update(CAPTIONEVAL_VAR_DIR=str(var_dir), DATABASE_URL=f"sqlite:///{var_dir / 'db.sqlite3'}")
     result = subprocess.run(PRINT_KEY, cwd=REPO, env=environment, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -6,6 +6,7 @@ The routes are found from the URL resolver: a view whose code (its classes inclu
 binds ``request.data`` to a serializer with a FileField, or creates objects through one (a viewset), takes
 uploads. A new upload route fails ``test_every_upload_route_is_covered`` until it is added to
 UPLOADS below, so none can be forgotten (the pairs import page once read its file without any check)."""
+
 import inspect
 
 import pytest
@@ -33,10 +34,17 @@ UPLOADS = {
     "api-metrics-pairs": {"data": {"pair_set": "limited"}},
     "crowd-mturk-file": {"data": {"action": "import"}},
     "api-crowd-study-action": {"kwargs": {"action": "mturk-results"}},
-    "video-add": {"data": {"external_id": "limited"}, "limit": "CAPTIONEVAL_MAX_VIDEO_BYTES",
-                  "filename": "limited.mp4"},
-    "video-list": {"data": {"external_id": "limited"}, "dataset": True, "limit": "CAPTIONEVAL_MAX_VIDEO_BYTES",
-                   "filename": "limited.mp4"},
+    "video-add": {
+        "data": {"external_id": "limited"},
+        "limit": "CAPTIONEVAL_MAX_VIDEO_BYTES",
+        "filename": "limited.mp4",
+    },
+    "video-list": {
+        "data": {"external_id": "limited"},
+        "dataset": True,
+        "limit": "CAPTIONEVAL_MAX_VIDEO_BYTES",
+        "filename": "limited.mp4",
+    },
 }
 # Routes of a view already covered under another name (the same view class behind a router's other routes).
 SAME_VIEW = {"video-detail": "video-list"}
@@ -79,12 +87,19 @@ def upload_routes():
             target = inspect.unwrap(getattr(view, "view_class", None) or getattr(view, "cls", None) or view)
             if not target.__module__.startswith(("annotation_site", "assessment", "metrics_eval")):
                 continue
-            source = "".join(inspect.getsource(cls) for cls in getattr(target, "__mro__", [target])
-                             if cls.__module__.startswith(("annotation_site", "assessment", "metrics_eval")))
+            source = "".join(
+                inspect.getsource(cls)
+                for cls in getattr(target, "__mro__", [target])
+                if cls.__module__.startswith(("annotation_site", "assessment", "metrics_eval"))
+            )
             writes = getattr(target, "serializer_class", None) and hasattr(target, "create")
-            if ("request.FILES" in source or ("request.data" in source and any(name in source for name in classes))
-                    or (writes and target.serializer_class.__name__ in classes)):
+            if (
+                "request.FILES" in source
+                or ("request.data" in source and any(name in source for name in classes))
+                or (writes and target.serializer_class.__name__ in classes)
+            ):
                 yield pattern.name, prefix + str(pattern.pattern)
+
     return sorted(set(walk(get_resolver().url_patterns, "")))
 
 
@@ -92,7 +107,8 @@ def test_every_upload_route_is_covered():
     names = {SAME_VIEW.get(name, name) for name, _ in upload_routes()}
     assert names == set(UPLOADS), (
         f"routes that take files but are not checked here: {sorted(names - set(UPLOADS))}; "
-        f"listed here but not found: {sorted(set(UPLOADS) - names)}")
+        f"listed here but not found: {sorted(set(UPLOADS) - names)}"
+    )
 
 
 def _counts():
@@ -101,8 +117,10 @@ def _counts():
     from annotation_site.judgment_tasks.models import Item, ModelAnswer
     from metrics_eval.models import CaptionPair, Metric
 
-    return {model.__name__: model.objects.count()
-            for model in (Dataset, Video, Project, Item, ModelAnswer, Metric, CaptionPair)}
+    return {
+        model.__name__: model.objects.count()
+        for model in (Dataset, Video, Project, Item, ModelAnswer, Metric, CaptionPair)
+    }
 
 
 @pytest.mark.django_db

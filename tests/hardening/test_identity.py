@@ -1,6 +1,7 @@
 """Identities never collide (issue #11, "Identity"): crowd ids from links, account-derived identities and
 platform participant ids live apart; an account's worker is always bound to the account; ids are NFKC-normalised
 and invisible or control characters are refused."""
+
 import io
 
 import pytest
@@ -53,15 +54,28 @@ def test_links_cannot_reach_participants_and_participants_cannot_reach_externals
     assert participant.kind == "participant"
 
 
-@pytest.mark.parametrize("raw, expected", [("\uff41lice", "alice"), (" bob ", "bob"), ("\ufb01sh", "fish"),
-                                           ("A\u0301", "\u00c1")])
+@pytest.mark.parametrize(
+    "raw, expected", [("\uff41lice", "alice"), (" bob ", "bob"), ("\ufb01sh", "fish"), ("A\u0301", "\u00c1")]
+)
 def test_ids_are_normalised(raw, expected):
     assert identities.normalise(raw) == expected
     assert services.worker_by_external_id(raw).external_id == expected
 
 
-@pytest.mark.parametrize("raw", ["al\u200bice", "\u200dalice", "alice\u2066", "\ufeffalice", "ali\x00ce",
-                                 "ali\tce", "ali\u2028ce", "\ue000alice", ""])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "al\u200bice",
+        "\u200dalice",
+        "alice\u2066",
+        "\ufeffalice",
+        "ali\x00ce",
+        "ali\tce",
+        "ali\u2028ce",
+        "\ue000alice",
+        "",
+    ],
+)
 def test_invisible_and_control_characters_are_refused(raw):
     with pytest.raises(identities.IdentityError):
         identities.normalise(raw)
@@ -86,8 +100,10 @@ def test_da_import_refuses_account_ids_and_invisible_characters(tmp_path):
     from annotation_site.interchange.bundle import ProblemList
     from assessment.csv_import import read_rows
 
-    text = ("worker_id,hit_id,item_id,system,video_id,item_type,control_of,score\n"
-            "account:alice,h,i1,S,v,system,,50\nw\u200b1,h,i2,S,v,system,,50\n\uff57\uff11,h,i3,S,v,system,,50\n")
+    text = (
+        "worker_id,hit_id,item_id,system,video_id,item_type,control_of,score\n"
+        "account:alice,h,i1,S,v,system,,50\nw\u200b1,h,i2,S,v,system,,50\n\uff57\uff11,h,i3,S,v,system,,50\n"
+    )
     problems = ProblemList()
     rows = read_rows(io.StringIO(text), "j.csv", problems)
     assert [(r.worker, r.item) for r in rows] == [("w1", "i3")]

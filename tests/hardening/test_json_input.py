@@ -1,6 +1,7 @@
 """Untrusted JSON is read in one place (annotation_site.safe_json) and refused with a clear message: by the REST
 API's parser (every API view), the webhook and the importers (issue #11, "Server errors instead of clear
 errors")."""
+
 import json
 
 import pytest
@@ -14,17 +15,20 @@ from annotation_site.interchange.bundle import FormatError
 from annotation_site.safe_json import JSONInputError, SafeJSONParser
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[" * 100000 + "]" * 100000, "nested more than 32 levels deep"),
-    ('{"a": ' + "[" * 33 + "]" * 33 + "}", "nested more than 32 levels deep"),
-    ("1" + "0" * 5000, "a number of 5001 characters (at most 40)"),
-    ('{"x": -1.' + "5" * 60 + "}", "a number of 63 characters"),
-    ('{"a": "\\ud800"}', "the value at $.a holds a lone UTF-16 surrogate"),
-    ('{"a": ["ok", "\\udc00x"]}', "the value at $.a[1] holds a lone UTF-16 surrogate"),
-    ('{"k\\u0000": 1}', 'the key at $["k\\u0000"] holds a NUL character'),
-    ('[NaN]', "NaN is not a number JSON allows"),
-    ('[-Infinity]', "-Infinity is not a number JSON allows"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100000 + "]" * 100000, "nested more than 32 levels deep"),
+        ('{"a": ' + "[" * 33 + "]" * 33 + "}", "nested more than 32 levels deep"),
+        ("1" + "0" * 5000, "a number of 5001 characters (at most 40)"),
+        ('{"x": -1.' + "5" * 60 + "}", "a number of 63 characters"),
+        ('{"a": "\\ud800"}', "the value at $.a holds a lone UTF-16 surrogate"),
+        ('{"a": ["ok", "\\udc00x"]}', "the value at $.a[1] holds a lone UTF-16 surrogate"),
+        ('{"k\\u0000": 1}', 'the key at $["k\\u0000"] holds a NUL character'),
+        ("[NaN]", "NaN is not a number JSON allows"),
+        ("[-Infinity]", "-Infinity is not a number JSON allows"),
+    ],
+)
 def test_refused_with_what_and_where(text, message):
     with pytest.raises(JSONInputError) as refused:
         safe_json.loads(text)
@@ -76,8 +80,15 @@ def test_every_api_view_reads_json_through_the_safe_parser():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("body", [b"[" * 50000 + b"]" * 50000, b'{"name": "x", "n": 1' + b"0" * 5000 + b"}",
-                                  b'{"name": "\\ud800"}', b'{"name": "a\\u0000"}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 50000 + b"]" * 50000,
+        b'{"name": "x", "n": 1' + b"0" * 5000 + b"}",
+        b'{"name": "\\ud800"}',
+        b'{"name": "a\\u0000"}',
+    ],
+)
 def test_staff_endpoints_answer_400(staff_client, body):
     from assessment.models import Campaign
 
@@ -87,12 +98,15 @@ def test_staff_endpoints_answer_400(staff_client, body):
     assert not Campaign.objects.exists()
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"type": "video", "video_id": "v\\u0000"}', "holds a NUL character"),
-    ('{"type": "video", "video_id": "\\udfff"}', "lone UTF-16 surrogate"),
-    ('{"type": "video", "video_id": "v", "x": ' + "[" * 40 + "]" * 40 + "}", "nested more than 32"),
-    ('{"type": "video", "video_id": "v", "duration": 1' + "0" * 400 + "}", "a number of 401 characters"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"type": "video", "video_id": "v\\u0000"}', "holds a NUL character"),
+        ('{"type": "video", "video_id": "\\udfff"}', "lone UTF-16 surrogate"),
+        ('{"type": "video", "video_id": "v", "x": ' + "[" * 40 + "]" * 40 + "}", "nested more than 32"),
+        ('{"type": "video", "video_id": "v", "duration": 1' + "0" * 400 + "}", "a number of 401 characters"),
+    ],
+)
 def test_jsonl_import_names_file_and_line(line, message):
     text = '{"type": "video", "video_id": "ok"}\n' + line + "\n"
     with pytest.raises(FormatError) as refused:

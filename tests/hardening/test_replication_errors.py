@@ -1,5 +1,6 @@
 """The replication endpoint and page for campaigns without judgments (issue #11: a 500 with a traceback): a
 clear 400 / message naming the campaign, no NumPy or pandas internals."""
+
 import pytest
 
 from tests.assessment.conftest import make_dataset, small_campaign

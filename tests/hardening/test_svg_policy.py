@@ -1,5 +1,6 @@
 """Every SVG the site answers carries a Content-Security-Policy, whichever view or file server produced it
 (issue #11): the header is added in one middleware, so a new chart view cannot forget it."""
+
 import pytest
 from django.http import HttpResponse
 from django.test import RequestFactory
@@ -20,8 +21,9 @@ def test_any_svg_response_gets_the_policy_and_other_responses_are_left_alone():
 
 
 def test_policy_forbids_scripts_and_outside_resources():
-    directives = dict(part.strip().split(" ", 1) if " " in part.strip() else (part.strip(), "")
-                      for part in SVG_POLICY.split(";"))
+    directives = dict(
+        part.strip().split(" ", 1) if " " in part.strip() else (part.strip(), "") for part in SVG_POLICY.split(";")
+    )
     assert directives["default-src"] == "'none'" and "script-src" not in directives and "sandbox" in directives
 
 

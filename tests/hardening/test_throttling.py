@@ -1,5 +1,6 @@
 """Rate limits (issue #11, "Abuse"): login by django-axes, the other pages strangers reach and submissions by the
 throttle middleware; a clear 429 with Retry-After, and the rule table stays in step with the URLs."""
+
 import uuid
 
 import pytest
@@ -61,8 +62,11 @@ def test_da_submissions_are_throttled_per_assignment_with_a_json_429(client, set
     items = list(Item.objects.filter(hit=assignment.hit).order_by("position"))
     statuses = []
     for item in items[:5]:
-        response = client.post(url, {"item": item.pk, "score": 50, "client_uuid": str(uuid.uuid4()), "played": True},
-                               content_type="application/json")
+        response = client.post(
+            url,
+            {"item": item.pk, "score": 50, "client_uuid": str(uuid.uuid4()), "played": True},
+            content_type="application/json",
+        )
         statuses.append(response.status_code)
     assert statuses == [201, 201, 201, 429, 429]
     body = response.json()
@@ -94,10 +98,23 @@ def test_every_rule_names_a_url_and_every_stranger_facing_url_has_a_rule():
                 walk(pattern.url_patterns)
             else:
                 names.add(pattern.name)
+
     walk(get_resolver().url_patterns)
     assert set(throttling.RULES) <= names
-    must = {"login", "password_reset", "password_reset_confirm", "annotator-invitation", "crowd-entry",
-            "crowd-participant-link", "da-join", "api-da-judgments", "api-factuality-submit",
-            "api-factuality-token-submit", "api-factuality-draft", "api-factuality-token-draft", "api-tasks-submit",
-            "api-tasks-draft"}
+    must = {
+        "login",
+        "password_reset",
+        "password_reset_confirm",
+        "annotator-invitation",
+        "crowd-entry",
+        "crowd-participant-link",
+        "da-join",
+        "api-da-judgments",
+        "api-factuality-submit",
+        "api-factuality-token-submit",
+        "api-factuality-draft",
+        "api-factuality-token-draft",
+        "api-tasks-submit",
+        "api-tasks-draft",
+    }
     assert must <= set(throttling.RULES)

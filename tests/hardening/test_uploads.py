@@ -1,6 +1,7 @@
 """Resource limits and clear errors for imported files (issue #11): upload size, zip bombs (refused before
 decompressing), corrupt archives, file counts, non-UTF-8 text and NUL characters in every importer, and field
 lengths matching the database columns. Every refusal names the file (and line / field) and writes nothing."""
+
 import io
 import zipfile
 from io import StringIO
@@ -31,8 +32,9 @@ def mini_members():
 
 
 def import_api(staff_client, data, name="upload.zip", fmt="factvc"):
-    return staff_client.post("/api/datasets/import/", {"file": SimpleUploadedFile(name, data), "format": fmt,
-                                                       "name": "hostile"})
+    return staff_client.post(
+        "/api/datasets/import/", {"file": SimpleUploadedFile(name, data), "format": fmt, "name": "hostile"}
+    )
 
 
 @pytest.fixture
@@ -44,6 +46,7 @@ def no_decompression(monkeypatch):
         if mode == "r":
             raise AssertionError("an archive member was decompressed before the archive was refused")
         return real_open(self, name, mode, *args, **kwargs)
+
     monkeypatch.setattr(zipfile.ZipFile, "open", open_for_writing_only)
 
 
@@ -68,24 +71,30 @@ def test_compression_ratio_and_file_count(staff_client, settings, no_decompressi
     many = zipped({f"captions/{i}.json": b"{}" for i in range(6)})
     response = import_api(staff_client, many, "many.zip")
     assert response.status_code == 400
-    assert response.json()["problems"] == ["many.zip: the archive holds 6 files; at most 5 are accepted "
-                                           "(CAPTIONEVAL_ZIP_MAX_FILES)"]
+    assert response.json()["problems"] == [
+        "many.zip: the archive holds 6 files; at most 5 are accepted (CAPTIONEVAL_ZIP_MAX_FILES)"
+    ]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "bad member"])
 def test_corrupt_archives_are_a_clear_400(staff_client, damage):
     good = zipped(mini_members())
-    data = {"garbage": b"PK\x03\x04" + b"\x00garbage" * 50, "truncated": good[: len(good) // 2],
-            "bad member": good.replace(b"paragraph_score", b"paragraph_scorX", 1)}[damage]
+    data = {
+        "garbage": b"PK\x03\x04" + b"\x00garbage" * 50,
+        "truncated": good[: len(good) // 2],
+        "bad member": good.replace(b"paragraph_score", b"paragraph_scorX", 1),
+    }[damage]
     if damage == "bad member":  # stored uncompressed so the damage lands inside a member: the CRC fails
         data = zipped(mini_members(), zipfile.ZIP_STORED).replace(b"paragraph_score", b"paragraph_scorX", 1)
     response = import_api(staff_client, data, "broken.zip")
     assert response.status_code == 400, response.content[:300]
     [problem] = response.json()["problems"]
     if damage == "bad member":  # the archive opens; the member fails its CRC: named inside the archive
-        assert problem == ("factuality_annotation.json: cannot be read from the archive (Bad CRC-32 for file "
-                           "'factuality_annotation.json')")
+        assert problem == (
+            "factuality_annotation.json: cannot be read from the archive (Bad CRC-32 for file "
+            "'factuality_annotation.json')"
+        )
     else:
         assert problem.startswith("broken.zip: not a readable zip archive")
     assert not Dataset.objects.exists()
@@ -97,17 +106,25 @@ def test_upload_size_is_checked_before_reading(staff_client, settings):
     text = ('{"type": "video", "video_id": "v1"}\n' * 100).encode()
     response = import_api(staff_client, text, "big.jsonl", fmt="jsonl")
     assert response.status_code == 400
-    assert response.json()["problems"] == ["big.jsonl: the file has 3600 bytes; at most 1000 bytes are accepted "
-                                           "(CAPTIONEVAL_MAX_UPLOAD_BYTES)"]
+    assert response.json()["problems"] == [
+        "big.jsonl: the file has 3600 bytes; at most 1000 bytes are accepted (CAPTIONEVAL_MAX_UPLOAD_BYTES)"
+    ]
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("data, message", [
-    (b'{"type": "video", "video_id": "v1"}\n{"type": "video", "video_id": "v\xe92"}\n',
-     "bad.jsonl, line 2: not UTF-8 text (invalid continuation byte at byte 68)"),
-    (b'{"type": "video", "video_id": "v1"}\n{"type": "video", "video_id": "v\x002"}\n',
-     "bad.jsonl, line 2: a NUL character (column 33)"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            b'{"type": "video", "video_id": "v1"}\n{"type": "video", "video_id": "v\xe92"}\n',
+            "bad.jsonl, line 2: not UTF-8 text (invalid continuation byte at byte 68)",
+        ),
+        (
+            b'{"type": "video", "video_id": "v1"}\n{"type": "video", "video_id": "v\x002"}\n',
+            "bad.jsonl, line 2: a NUL character (column 33)",
+        ),
+    ],
+)
 def test_jsonl_upload_text_problems(staff_client, data, message):
     response = import_api(staff_client, data, "bad.jsonl", fmt="jsonl")
     assert response.status_code == 400
@@ -118,8 +135,10 @@ def test_jsonl_upload_text_problems(staff_client, data, message):
 @pytest.mark.django_db
 def test_jsonl_ids_longer_than_their_columns(staff_client):
     long_id = "v" * 100_000
-    data = (f'{{"type": "video", "video_id": "{long_id}"}}\n'
-            '{"video_id": "v1", "system": "' + "S" * 101 + '", "sentences": []}\n').encode()
+    data = (
+        f'{{"type": "video", "video_id": "{long_id}"}}\n'
+        '{"video_id": "v1", "system": "' + "S" * 101 + '", "sentences": []}\n'
+    ).encode()
     response = import_api(staff_client, data, "long.jsonl", fmt="jsonl")
     assert response.status_code == 400
     problems = response.json()["problems"]
@@ -130,10 +149,12 @@ def test_jsonl_ids_longer_than_their_columns(staff_client):
 def test_field_limits_match_the_model_columns():
     from annotation_site.corpus.models import Reference
 
-    assert FIELD_LIMITS == {"video_id": Video._meta.get_field("external_id").max_length,
-                            "system": System._meta.get_field("name").max_length,
-                            "reference_set": Reference._meta.get_field("reference_set").max_length,
-                            "url": Video._meta.get_field("url").max_length}
+    assert FIELD_LIMITS == {
+        "video_id": Video._meta.get_field("external_id").max_length,
+        "system": System._meta.get_field("name").max_length,
+        "reference_set": Reference._meta.get_field("reference_set").max_length,
+        "url": Video._meta.get_field("url").max_length,
+    }
 
 
 @pytest.mark.django_db

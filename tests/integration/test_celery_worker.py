@@ -1,5 +1,6 @@
 """A video file added through the service is processed by Celery: by a real worker consuming from the broker
 when CELERY_BROKER_URL is set, eagerly in the web process on the embedded default."""
+
 import threading
 
 import pytest
@@ -26,8 +27,11 @@ def test_an_added_video_file_is_processed(celery_worker, transactional_db, tmp_p
     try:
         with open(clip, "rb") as handle:
             video = services.add_video(dataset, "worker-clip", file=File(handle, name="worker.webm"))
-        wait_until(lambda: Video.objects.filter(pk=video.pk).exclude(status=Video.Status.PENDING).exists(),
-                   timeout=60, what="the video to be processed")
+        wait_until(
+            lambda: Video.objects.filter(pk=video.pk).exclude(status=Video.Status.PENDING).exists(),
+            timeout=60,
+            what="the video to be processed",
+        )
     finally:
         task_prerun.disconnect(record)
 
@@ -42,4 +46,3 @@ def test_an_added_video_file_is_processed(celery_worker, transactional_db, tmp_p
         assert settings.CELERY_TASK_ALWAYS_EAGER and threads[0] == threading.get_ident()
     else:  # a real worker took the message from the broker
         assert threads[0] != threading.get_ident()
-

@@ -1,5 +1,6 @@
 """Media on S3: a real S3 HTTP endpoint (moto's server on loopback) behind django-storages, configured as
 annotation_site/settings.py configures it when AWS_STORAGE_BUCKET_NAME is set."""
+
 import json
 import os
 import subprocess
@@ -30,8 +31,13 @@ def s3_endpoint():
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
-    client = boto3.client("s3", endpoint_url=endpoint, region_name=REGION, aws_access_key_id=KEYS["access_key"],
-                          aws_secret_access_key=KEYS["secret_key"])
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id=KEYS["access_key"],
+        aws_secret_access_key=KEYS["secret_key"],
+    )
     client.create_bucket(Bucket=BUCKET)
     yield endpoint, client
     server.stop()
@@ -43,19 +49,31 @@ def s3_media(s3_endpoint, settings):
     endpoint, client = s3_endpoint
     settings.USE_S3 = True
     settings.AWS_STORAGE_BUCKET_NAME = BUCKET
-    settings.STORAGES = {**settings.STORAGES, "default": {
-        "BACKEND": "storages.backends.s3.S3Storage",
-        "OPTIONS": {"bucket_name": BUCKET, "region_name": REGION, "endpoint_url": endpoint, **KEYS,
-                    "addressing_style": "path", "querystring_auth": True, "querystring_expire": 3600,
-                    "file_overwrite": False, "default_acl": None},
-    }}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": BUCKET,
+                "region_name": REGION,
+                "endpoint_url": endpoint,
+                **KEYS,
+                "addressing_style": "path",
+                "querystring_auth": True,
+                "querystring_expire": 3600,
+                "file_overwrite": False,
+                "default_acl": None,
+            },
+        },
+    }
     return endpoint, client
 
 
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory):
-    return synthetic.make_video(tmp_path_factory.mktemp("s3") / "clip.webm", seconds=3.5, pattern="mandelbrot",
-                                size="320x240")
+    return synthetic.make_video(
+        tmp_path_factory.mktemp("s3") / "clip.webm", seconds=3.5, pattern="mandelbrot", size="320x240"
+    )
 
 
 def _add(clip, external_id):
@@ -121,20 +139,27 @@ def test_process_video_works_on_files_in_the_bucket(s3_media, clip):
 def _settings_in_subprocess(tmp_path, **env):
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "S3_"))}
     environment.update(DJANGO_SETTINGS_MODULE="annotation_site.settings", CAPTIONEVAL_VAR_DIR=str(tmp_path), **env)
-    code = ("import json, django; django.setup(); from django.conf import settings; "
-            "from django.core.files.storage import storages; s = storages['default']; "
-            "print(json.dumps({'use_s3': settings.USE_S3, 'default': settings.STORAGES['default'], "
-            "'class': type(s).__name__, 'url': s.url('videos/a.webm')}))")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True,
-                            text=True, timeout=60)
+    code = (
+        "import json, django; django.setup(); from django.conf import settings; "
+        "from django.core.files.storage import storages; s = storages['default']; "
+        "print(json.dumps({'use_s3': settings.USE_S3, 'default': settings.STORAGES['default'], "
+        "'class': type(s).__name__, 'url': s.url('videos/a.webm')}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def test_settings_switch_to_s3_from_the_environment(tmp_path):
-    loaded = _settings_in_subprocess(tmp_path, AWS_STORAGE_BUCKET_NAME="media-bucket",
-                                     AWS_ENDPOINT_URL_S3="http://127.0.0.1:9", AWS_ACCESS_KEY_ID="key-id",
-                                     AWS_SECRET_ACCESS_KEY="secret")
+    loaded = _settings_in_subprocess(
+        tmp_path,
+        AWS_STORAGE_BUCKET_NAME="media-bucket",
+        AWS_ENDPOINT_URL_S3="http://127.0.0.1:9",
+        AWS_ACCESS_KEY_ID="key-id",
+        AWS_SECRET_ACCESS_KEY="secret",
+    )
     assert loaded["use_s3"] is True
     assert loaded["default"]["BACKEND"] == "storages.backends.s3.S3Storage"
     options = loaded["default"]["OPTIONS"]

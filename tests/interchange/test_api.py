@@ -1,4 +1,5 @@
 """REST import (multipart upload) and export of datasets."""
+
 import io
 import zipfile
 
@@ -33,8 +34,9 @@ def zipped_fixture(top="factvc_mini/"):
 
 @pytest.mark.parametrize("top", ["factvc_mini/", ""])
 def test_import_zip_of_folder(api, top):
-    response = api.post("/api/datasets/import/", {"file": zipped_fixture(top), "format": "factvc", "name": "mini"},
-                        format="multipart")
+    response = api.post(
+        "/api/datasets/import/", {"file": zipped_fixture(top), "format": "factvc", "name": "mini"}, format="multipart"
+    )
     assert response.status_code == 201, response.content
     assert response.json()["counts"] == {"videos": 4, "systems": 2, "captions": 6, "sentences": 12, "references": 3}
     assert response.json()["label_set"] == "imported"
@@ -43,7 +45,9 @@ def test_import_zip_of_folder(api, top):
 def test_import_single_annotation_file_then_export_it_back(api):
     original = (MINI / "factuality_annotation.json").read_bytes()
     upload = SimpleUploadedFile("factuality_annotation.json", original, content_type="application/json")
-    response = api.post("/api/datasets/import/", {"file": upload, "format": "factvc", "name": "mini"}, format="multipart")
+    response = api.post(
+        "/api/datasets/import/", {"file": upload, "format": "factvc", "name": "mini"}, format="multipart"
+    )
     assert response.status_code == 201, response.content
     assert response.json()["counts"]["videos"] == 3  # no vids.txt: the annotated videos
     exported = api.get("/api/datasets/mini/export/?format=factvc")
@@ -53,14 +57,21 @@ def test_import_single_annotation_file_then_export_it_back(api):
 
 
 def test_jsonl_import_and_export(api):
-    text = '{"video_id": "v1", "system": "s", "paragraph_score": 2, "sentences": [{"text": "a b", "spans": [[0, 1]]}]}\n'
+    text = (
+        '{"video_id": "v1", "system": "s", "paragraph_score": 2, "sentences": [{"text": "a b", "spans": [[0, 1]]}]}\n'
+    )
     upload = SimpleUploadedFile("d.jsonl", text.encode(), content_type="application/x-ndjson")
-    assert api.post("/api/datasets/import/", {"file": upload, "format": "jsonl", "name": "d"},
-                    format="multipart").status_code == 201
+    assert (
+        api.post(
+            "/api/datasets/import/", {"file": upload, "format": "jsonl", "name": "d"}, format="multipart"
+        ).status_code
+        == 201
+    )
     exported = api.get("/api/datasets/d/export/?format=jsonl")
     assert exported.content.decode().splitlines()[-1] == (
         '{"video_id": "v1", "system": "s", "paragraph_score": 2, "sentences": [{"text": "a b", "error": 1, '
-        '"spans": [[0, 1]]}]}')
+        '"spans": [[0, 1]]}]}'
+    )
 
 
 def test_bad_upload_returns_every_problem_and_writes_nothing(api):
@@ -77,13 +88,16 @@ def test_bad_upload_returns_every_problem_and_writes_nothing(api):
 
 def test_name_conflict_is_409(api):
     for expected in (201, 409):
-        response = api.post("/api/datasets/import/", {"file": zipped_fixture(), "format": "factvc", "name": "mini"},
-                            format="multipart")
+        response = api.post(
+            "/api/datasets/import/", {"file": zipped_fixture(), "format": "factvc", "name": "mini"}, format="multipart"
+        )
         assert response.status_code == expected
 
 
 def test_dataset_list_and_detail(api):
-    api.post("/api/datasets/import/", {"file": zipped_fixture(), "format": "factvc", "name": "mini"}, format="multipart")
+    api.post(
+        "/api/datasets/import/", {"file": zipped_fixture(), "format": "factvc", "name": "mini"}, format="multipart"
+    )
     listing = api.get("/api/datasets/").json()
     assert listing["results"][0]["name"] == "mini"
     detail = api.get("/api/datasets/mini/").json()

@@ -1,4 +1,5 @@
 """Reading the FactVC layout (the invented mini fixture) and refusing malformed folders with located errors."""
+
 import json
 import shutil
 
@@ -81,8 +82,10 @@ def test_unbalanced_brackets_name_the_key_path_and_line(folder):
     (problem,) = problems_of(folder)
     text = (folder / "factuality_annotation.json").read_text().splitlines()
     line = next(i for i, row in enumerate(text, 1) if "jumps over a fence" in row)
-    assert problem == (f"factuality_annotation.json, line {line}, 'v_Zr3tYb7Lq0c' > 'Alpha' > 'sentences' > [1]: "
-                       "unbalanced brackets: '[' at word 2 is never closed")
+    assert problem == (
+        f"factuality_annotation.json, line {line}, 'v_Zr3tYb7Lq0c' > 'Alpha' > 'sentences' > [1]: "
+        "unbalanced brackets: '[' at word 2 is never closed"
+    )
 
 
 def test_unknown_video_is_refused(folder):

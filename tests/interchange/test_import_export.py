@@ -1,4 +1,5 @@
 """import_dataset / export_dataset commands and the services behind them, on the database."""
+
 import io
 import json
 import shutil
@@ -33,7 +34,11 @@ def test_factvc_import_stores_corpus_and_imported_labels():
     assert "Imported dataset 'mini': 4 videos, 2 systems, 6 captions, 12 sentences, 3 references" in out
     dataset = Dataset.objects.get(name="mini")
     assert list(dataset.videos.values_list("external_id", flat=True)) == [
-        "v_Mm0nB9vC8xD", "v_Kx8pQ2mWz1A", "v_Zr3tYb7Lq0c", "v_Qq1wE2rT3yU"]
+        "v_Mm0nB9vC8xD",
+        "v_Kx8pQ2mWz1A",
+        "v_Zr3tYb7Lq0c",
+        "v_Qq1wE2rT3yU",
+    ]
     video = dataset.videos.get(external_id="v_Kx8pQ2mWz1A")
     assert video.url == "https://www.youtube.com/watch?v=Kx8pQ2mWz1A" and video.kind == "youtube"
     sentence = Sentence.objects.get(caption__video=video, caption__system__name="Alpha", index=1)
@@ -67,11 +72,14 @@ def test_jsonl_round_trip_through_the_database_is_exact(tmp_path):
     assert sum(1 for line in lines if "system" in line) == 6
 
 
-@pytest.mark.parametrize("mutation, message", [
-    (lambda d: d["v_Zr3tYb7Lq0c"]["Alpha"]["sentences"].__setitem__(0, "a [woman is"), "unbalanced brackets"),
-    (lambda d: d.update({"v_Stranger123": d["v_Kx8pQ2mWz1A"]}), "unknown video 'v_Stranger123'"),
-    (lambda d: d["v_Kx8pQ2mWz1A"]["Alpha"].pop("sentences"), "missing field sentences"),
-])
+@pytest.mark.parametrize(
+    "mutation, message",
+    [
+        (lambda d: d["v_Zr3tYb7Lq0c"]["Alpha"]["sentences"].__setitem__(0, "a [woman is"), "unbalanced brackets"),
+        (lambda d: d.update({"v_Stranger123": d["v_Kx8pQ2mWz1A"]}), "unknown video 'v_Stranger123'"),
+        (lambda d: d["v_Kx8pQ2mWz1A"]["Alpha"].pop("sentences"), "missing field sentences"),
+    ],
+)
 def test_bad_folder_is_refused_and_nothing_is_written(tmp_path, mutation, message):
     folder = tmp_path / "bad"
     shutil.copytree(MINI, folder)
@@ -138,10 +146,15 @@ def synthetic_bundle(n_videos, n_systems=3):
     bundle.videos = [VideoData(video_id=f"v{i}") for i in range(n_videos)]
     for v in bundle.videos:
         for name, _ in bundle.systems:
-            sentences = [SentenceData(text="a b c d", tokens=["a", "b", "c", "d"], error=bool(j % 2),
-                                      spans=[(1, 3)] if j % 2 else []) for j in range(3)]
-            bundle.captions.append(CaptionData(video_id=v.video_id, system=name, sentences=sentences,
-                                               paragraph_score=3))
+            sentences = [
+                SentenceData(
+                    text="a b c d", tokens=["a", "b", "c", "d"], error=bool(j % 2), spans=[(1, 3)] if j % 2 else []
+                )
+                for j in range(3)
+            ]
+            bundle.captions.append(
+                CaptionData(video_id=v.video_id, system=name, sentences=sentences, paragraph_score=3)
+            )
     return bundle
 
 

@@ -1,4 +1,5 @@
 """The JSONL format: one caption per line, with line/field located errors and an exact round trip."""
+
 import json
 
 import pytest
@@ -6,16 +7,28 @@ import pytest
 from annotation_site.interchange import jsonl
 from annotation_site.interchange.bundle import FormatError
 
-GOOD = "\n".join(json.dumps(line) for line in [
-    {"type": "video", "video_id": "v1", "url": "https://www.youtube.com/watch?v=abcdefghijk", "duration": 12.5},
-    {"type": "video", "video_id": "v2"},
-    {"type": "reference", "video_id": "v1", "reference_set": "gt", "text": "A man cooks."},
-    {"video_id": "v1", "system": "S1", "paragraph_score": 3,
-     "sentences": [{"text": "a man is cooking pasta .", "error": 1, "spans": [[4, 5]], "timestamp": [0.0, 4.0]},
-                   {"text": "he adds salt .", "error": 0, "spans": []}]},
-    {"video_id": "v2", "system": "S1", "sentences": [{"text": "a dog runs ."}]},
-    {"video_id": "v2", "system": "people", "is_human": True, "sentences": [{"text": "A dog runs on grass."}]},
-]) + "\n"
+GOOD = (
+    "\n".join(
+        json.dumps(line)
+        for line in [
+            {"type": "video", "video_id": "v1", "url": "https://www.youtube.com/watch?v=abcdefghijk", "duration": 12.5},
+            {"type": "video", "video_id": "v2"},
+            {"type": "reference", "video_id": "v1", "reference_set": "gt", "text": "A man cooks."},
+            {
+                "video_id": "v1",
+                "system": "S1",
+                "paragraph_score": 3,
+                "sentences": [
+                    {"text": "a man is cooking pasta .", "error": 1, "spans": [[4, 5]], "timestamp": [0.0, 4.0]},
+                    {"text": "he adds salt .", "error": 0, "spans": []},
+                ],
+            },
+            {"video_id": "v2", "system": "S1", "sentences": [{"text": "a dog runs ."}]},
+            {"video_id": "v2", "system": "people", "is_human": True, "sentences": [{"text": "A dog runs on grass."}]},
+        ]
+    )
+    + "\n"
+)
 
 
 def test_reads_all_line_kinds():
@@ -44,17 +57,23 @@ def test_spans_imply_error():
     "line, expected",
     [
         ('{"video_id": "v", "system": "s", "sentences": []}', "line 1, sentences: sentences must be a non-empty list"),
-        ('{"video_id": "v", "system": "s", "paragraph_score": 0, "sentences": ["a"]}',
-         "line 1, paragraph_score: paragraph_score must be an integer from 1 to 5, not 0"),
-        ('{"video_id": "v", "system": "s", "sentences": [{"text": "a b", "spans": [[1, 3]]}]}',
-         "line 1, sentences[0].spans: span [1, 3] is outside the sentence's 2 tokens"),
-        ('{"video_id": "v", "system": "s", "sentences": [{"text": "a b", "error": 0, "spans": [[0, 1]]}]}',
-         "line 1, sentences[0].error: a sentence with error spans cannot have error 0"),
+        (
+            '{"video_id": "v", "system": "s", "paragraph_score": 0, "sentences": ["a"]}',
+            "line 1, paragraph_score: paragraph_score must be an integer from 1 to 5, not 0",
+        ),
+        (
+            '{"video_id": "v", "system": "s", "sentences": [{"text": "a b", "spans": [[1, 3]]}]}',
+            "line 1, sentences[0].spans: span [1, 3] is outside the sentence's 2 tokens",
+        ),
+        (
+            '{"video_id": "v", "system": "s", "sentences": [{"text": "a b", "error": 0, "spans": [[0, 1]]}]}',
+            "line 1, sentences[0].error: a sentence with error spans cannot have error 0",
+        ),
         ('{"video_id": "v", "sentences": ["a"]}', "line 1, system: system must be a non-empty string, not None"),
         ('{"video_id": "v", "system": "s", "sentences": ["a"], "score": 3}', "line 1, score: unknown field score"),
         ('{"type": "clip", "video_id": "v"}', "line 1, type: type must be video, reference or caption"),
         ('{"video_id": "v", "system": "s"', "line 1: invalid JSON"),
-        ('[1, 2]', "line 1: each line must be a JSON object"),
+        ("[1, 2]", "line 1: each line must be a JSON object"),
     ],
 )
 def test_problems_name_line_and_field(line, expected):
@@ -64,13 +83,15 @@ def test_problems_name_line_and_field(line, expected):
 
 
 def test_duplicates_and_unknown_videos_are_reported_with_lines():
-    text = "\n".join([
-        '{"type": "video", "video_id": "v1"}',
-        '{"video_id": "v1", "system": "s", "sentences": ["a"]}',
-        '',
-        '{"video_id": "v1", "system": "s", "sentences": ["b"]}',
-        '{"video_id": "v9", "system": "s", "sentences": ["c"]}',
-    ])
+    text = "\n".join(
+        [
+            '{"type": "video", "video_id": "v1"}',
+            '{"video_id": "v1", "system": "s", "sentences": ["a"]}',
+            "",
+            '{"video_id": "v1", "system": "s", "sentences": ["b"]}',
+            '{"video_id": "v9", "system": "s", "sentences": ["c"]}',
+        ]
+    )
     with pytest.raises(FormatError) as info:
         jsonl.read(text, filename="x.jsonl")
     problems = [str(p) for p in info.value.problems]

@@ -1,6 +1,7 @@
 """The real FactVC release (../shared/datasets/factvc): exact round trip and the paper's published statistics.
 
 Skips cleanly when the shared folder is absent (fails in strict mode, where CI expects it)."""
+
 import io
 
 import pytest
@@ -22,11 +23,20 @@ RELEASES = [
 
 
 @pytest.mark.parametrize("folder, videos, captions, sentences, references, para, sent, word", RELEASES)
-def test_release_imports_and_exports_exactly(shared_datasets, tmp_path, folder, videos, captions, sentences,
-                                             references, para, sent, word):
+def test_release_imports_and_exports_exactly(
+    shared_datasets, tmp_path, folder, videos, captions, sentences, references, para, sent, word
+):
     source = shared_datasets / folder
-    call_command("import_dataset", "--format", "factvc", "--name", folder, str(source),
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "import_dataset",
+        "--format",
+        "factvc",
+        "--name",
+        folder,
+        str(source),
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     dataset = Dataset.objects.get(name=folder)
     assert dataset.videos.count() == videos
     assert dataset.systems.count() == 6

@@ -10,8 +10,11 @@ from annotation_site.corpus.tokens import BracketError, parse_bracketed, render_
         ("he [cuts an onion] with a knife .", ["he", "cuts", "an", "onion", "with", "a", "knife", "."], [(1, 4)]),
         ("[UNK] plays .", ["UNK", "plays", "."], [(0, 1)]),
         ("the [camera] [man] waves", ["the", "camera", "man", "waves"], [(1, 2), (2, 3)]),
-        ("ends [with one another] and ends [with one another] .",
-         ["ends", "with", "one", "another", "and", "ends", "with", "one", "another", "."], [(1, 4), (6, 9)]),
+        (
+            "ends [with one another] and ends [with one another] .",
+            ["ends", "with", "one", "another", "and", "ends", "with", "one", "another", "."],
+            [(1, 4), (6, 9)],
+        ),
     ],
 )
 def test_parse_bracketed(text, tokens, spans):

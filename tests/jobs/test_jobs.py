@@ -11,7 +11,13 @@ def test_progress_is_reported_and_served(staff_client):
     services.mark_running(job.pk, total=8, message="working")
     services.report_progress(job.pk, 2)
     body = staff_client.get(f"/api/jobs/{job.pk}/").json()
-    assert (body["status"], body["done"], body["total"], body["percent"], body["finished"]) == ("running", 2, 8, 25, False)
+    assert (body["status"], body["done"], body["total"], body["percent"], body["finished"]) == (
+        "running",
+        2,
+        8,
+        25,
+        False,
+    )
     services.mark_succeeded(job.pk, {"n": 8})
     body = staff_client.get(f"/api/jobs/{job.pk}/").json()
     assert (body["status"], body["result"], body["finished"]) == ("succeeded", {"n": 8}, True)

@@ -1,6 +1,7 @@
 """Fixtures of the judgment-task tests: a dataset of videos imported the way users import one, tasks made from
 the presets, items written as JSONL, member annotators, and helpers that work through a task as annotators do
 (next item, then an answer built by a function of the item)."""
+
 import json
 import uuid
 
@@ -27,8 +28,9 @@ def videos(db):
 @pytest.fixture
 def make_task(videos):
     def make(name, preset, items, *, members=(), per_item=3, definition=None):
-        task = services.create_task(name=name, dataset=videos, preset=preset, definition=definition,
-                                    annotators_per_item=per_item)
+        task = services.create_task(
+            name=name, dataset=videos, preset=preset, definition=definition, annotators_per_item=per_item
+        )
         imports.import_items(task, lines(*items), filename=f"{name}.jsonl")
         for annotator in members:
             services.add_member(task, annotator)
@@ -44,6 +46,12 @@ def work_through(task, annotator, answer_for, *, confirm=False):
         assignment = next_assignment(task, annotator)
         if assignment is None:
             return done
-        submit(assignment, answer_for(assignment.item), client_uuid=uuid.uuid4(), confirm=confirm, time_spent=30,
-               video_played=True)
+        submit(
+            assignment,
+            answer_for(assignment.item),
+            client_uuid=uuid.uuid4(),
+            confirm=confirm,
+            time_spent=30,
+            video_played=True,
+        )
         done.append(assignment.item)

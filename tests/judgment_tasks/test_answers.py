@@ -1,6 +1,7 @@
 """Answers: checking them against the definition and the item, storing each exactly once (double clicks,
 retries, concurrent requests), resubmission history, drafts, and constant query counts whatever the lengths
 of the item's lists."""
+
 import threading
 import uuid
 
@@ -18,37 +19,54 @@ from .conftest import lines
 
 pytestmark = pytest.mark.django_db
 
-EVERYTHING = normalise({
-    "fields": [{"name": "caption"}],
-    "lists": [{"name": "facts", "marker": "T"}, {"name": "questions", "marker": "Q"}],
-    "questions": [
-        {"id": "score", "type": "likert", "prompt": "Score?", "scale": [[1, "bad"], [2, "so-so"], [3, "good"]]},
-        {"id": "valid", "type": "choice", "prompt": "Valid?", "options": [["y", "Yes"], ["n", "No"]],
-         "per": "questions", "with": "facts"},
-        {"id": "matches", "type": "pairs", "prompt": "Match", "left": "facts", "right": "questions"},
-        {"id": "people", "type": "count", "prompt": "How many people?", "min": 0, "max": 9},
-        {"id": "note", "type": "text", "prompt": "Note", "max_length": 20},
-        {"id": "reason", "type": "text", "prompt": "Why?", "required": True},
-    ],
-})
+EVERYTHING = normalise(
+    {
+        "fields": [{"name": "caption"}],
+        "lists": [{"name": "facts", "marker": "T"}, {"name": "questions", "marker": "Q"}],
+        "questions": [
+            {"id": "score", "type": "likert", "prompt": "Score?", "scale": [[1, "bad"], [2, "so-so"], [3, "good"]]},
+            {
+                "id": "valid",
+                "type": "choice",
+                "prompt": "Valid?",
+                "options": [["y", "Yes"], ["n", "No"]],
+                "per": "questions",
+                "with": "facts",
+            },
+            {"id": "matches", "type": "pairs", "prompt": "Match", "left": "facts", "right": "questions"},
+            {"id": "people", "type": "count", "prompt": "How many people?", "min": 0, "max": 9},
+            {"id": "note", "type": "text", "prompt": "Note", "max_length": 20},
+            {"id": "reason", "type": "text", "prompt": "Why?", "required": True},
+        ],
+    }
+)
 LISTS = {"facts": ["a", "b"], "questions": ["a?", "b?"]}
 
 
 def test_check_answer_hard_and_soft_problems():
-    good = {"score": 2, "valid": ["y", "n"], "matches": [[1, 0], [0, 0]], "people": 3, "note": " hi ",
-            "reason": "because"}
+    good = {
+        "score": 2,
+        "valid": ["y", "n"],
+        "matches": [[1, 0], [0, 0]],
+        "people": 3,
+        "note": " hi ",
+        "reason": "because",
+    }
     cleaned, problems, soft = answers.check_answer(EVERYTHING, LISTS, good)
     assert problems == [] and soft == []
     assert cleaned["matches"] == [[0, 0], [1, 0]] and cleaned["note"] == "hi"
-    bad = {"score": 4, "valid": ["y"], "matches": [[2, 0]], "people": -1, "note": "x" * 21, "reason": " ",
-           "extra": 1}
+    bad = {"score": 4, "valid": ["y"], "matches": [[2, 0]], "people": -1, "note": "x" * 21, "reason": " ", "extra": 1}
     _, problems, _ = answers.check_answer(EVERYTHING, LISTS, bad)
     assert sorted(p.question for p in problems) == ["extra", "matches", "note", "people", "reason", "score", "valid"]
     empty = {"score": None, "valid": ["y", None], "matches": [], "people": None, "reason": "ok"}
     _, problems, soft = answers.check_answer(EVERYTHING, LISTS, empty)
     assert problems == []
-    assert [(p.question, p.element) for p in soft] == [("score", None), ("valid", 1), ("matches", None),
-                                                       ("people", None)]
+    assert [(p.question, p.element) for p in soft] == [
+        ("score", None),
+        ("valid", 1),
+        ("matches", None),
+        ("people", None),
+    ]
     assert "Q2" in soft[1].message  # elements are named as the page numbers them
 
 
@@ -56,8 +74,10 @@ def test_check_answer_hard_and_soft_problems():
 def verification(make_task, annotator_accounts):
     def make(name="verify", questions=3, annotators=1, per_item=3):
         people = annotator_accounts(annotators, prefix=f"{name}-")
-        items = [{"item_id": f"{name}{n}", "video_id": f"c{n + 1}", "questions": [f"q{i}?" for i in range(questions)]}
-                 for n in range(3)]
+        items = [
+            {"item_id": f"{name}{n}", "video_id": f"c{n + 1}", "questions": [f"q{i}?" for i in range(questions)]}
+            for n in range(3)
+        ]
         return make_task(name, "fifa-verification", items, members=people, per_item=per_item), people
 
     return make

@@ -1,5 +1,6 @@
 """The REST endpoints and the management commands are thin adapters over the same services: a task set up and
 reported through each, including the command contract ``task_report --task NAME --format json``."""
+
 import json
 from io import StringIO
 
@@ -18,31 +19,58 @@ pytestmark = pytest.mark.django_db
 
 def test_the_api_sets_up_and_reports_a_task(staff_client, videos, annotator_accounts):
     presets = staff_client.get(reverse("api-tasks-presets")).json()
-    assert set(presets) >= {"fifa-faithfulness", "fifa-question-quality", "fifa-conversion", "fifa-dependency",
-                            "fifa-verification", "vc-inspector", "vc-inspector-binary"}
-    created = staff_client.post(reverse("api-tasks"), {"name": "dep", "dataset": "clips", "preset": "fifa-dependency",
-                                                       "annotators": ["ann1"]}, content_type="application/json")
+    assert set(presets) >= {
+        "fifa-faithfulness",
+        "fifa-question-quality",
+        "fifa-conversion",
+        "fifa-dependency",
+        "fifa-verification",
+        "vc-inspector",
+        "vc-inspector-binary",
+    }
+    created = staff_client.post(
+        reverse("api-tasks"),
+        {"name": "dep", "dataset": "clips", "preset": "fifa-dependency", "annotators": ["ann1"]},
+        content_type="application/json",
+    )
     assert created.status_code == 201 and created.json()["definition"]["questions"][0]["id"] == "valid"
-    bad = staff_client.post(reverse("api-tasks"), {"name": "x", "dataset": "clips", "definition": {"questions": 3}},
-                            content_type="application/json")
+    bad = staff_client.post(
+        reverse("api-tasks"),
+        {"name": "x", "dataset": "clips", "definition": {"questions": 3}},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "questions: must list" in bad.json()["definition"][0]
-    items = lines(*[{"item_id": f"d{n}", "video_id": f"c{n + 1}", "tuples": ["a", "b"],
-                     "dependencies": ["T2 depends on T1"]} for n in range(3)])
-    response = staff_client.post(reverse("api-tasks-items", args=["dep"]),
-                                 {"file": SimpleUploadedFile("d.jsonl", items.encode())})
+    items = lines(
+        *[
+            {"item_id": f"d{n}", "video_id": f"c{n + 1}", "tuples": ["a", "b"], "dependencies": ["T2 depends on T1"]}
+            for n in range(3)
+        ]
+    )
+    response = staff_client.post(
+        reverse("api-tasks-items", args=["dep"]), {"file": SimpleUploadedFile("d.jsonl", items.encode())}
+    )
     assert response.status_code == 201 and response.json() == {"items": 3, "elements": 9}
-    refused = staff_client.post(reverse("api-tasks-items", args=["dep"]),
-                                {"file": SimpleUploadedFile("d.jsonl", items.encode())})
+    refused = staff_client.post(
+        reverse("api-tasks-items", args=["dep"]), {"file": SimpleUploadedFile("d.jsonl", items.encode())}
+    )
     assert refused.status_code == 400 and refused.json()["problems"][0].startswith("d.jsonl, line 1, item_id")
     detail = staff_client.get(reverse("api-tasks-detail", args=["dep"])).json()
     assert detail["progress"]["items"] == 3 and detail["definition_editable"]
-    patched = staff_client.patch(reverse("api-tasks-detail", args=["dep"]), {"annotators_per_item": 2},
-                                 content_type="application/json")
+    patched = staff_client.patch(
+        reverse("api-tasks-detail", args=["dep"]), {"annotators_per_item": 2}, content_type="application/json"
+    )
     assert patched.json()["annotators_per_item"] == 2
-    assert staff_client.patch(reverse("api-tasks-detail", args=["dep"]), {"status": "paused"},
-                              content_type="application/json").status_code == 400
-    link = staff_client.post(reverse("api-tasks-participants", args=["dep"]), {"external_id": "p1", "limit": 2},
-                             content_type="application/json")
+    assert (
+        staff_client.patch(
+            reverse("api-tasks-detail", args=["dep"]), {"status": "paused"}, content_type="application/json"
+        ).status_code
+        == 400
+    )
+    link = staff_client.post(
+        reverse("api-tasks-participants", args=["dep"]),
+        {"external_id": "p1", "limit": 2},
+        content_type="application/json",
+    )
     assert link.status_code == 201 and "/tasks/p/" in link.json()["url"]
     task = Task.objects.get(name="dep")
     first, second = annotator_accounts(2)
@@ -67,17 +95,41 @@ def test_the_commands(videos, annotator_accounts, tmp_path):
     out = StringIO()
     call_command("judgment_task", "presets", stdout=out)
     assert "fifa-verification" in out.getvalue()
-    call_command("judgment_task", "create", "--name", "vqa", "--dataset", "clips", "--preset", "fifa-verification",
-                 "--per-item", "2", stdout=StringIO())
+    call_command(
+        "judgment_task",
+        "create",
+        "--name",
+        "vqa",
+        "--dataset",
+        "clips",
+        "--preset",
+        "fifa-verification",
+        "--per-item",
+        "2",
+        stdout=StringIO(),
+    )
     items = tmp_path / "items.jsonl"
-    items.write_text(lines(*[{"item_id": f"v{n}", "video_id": f"c{n + 1}", "subset": ["T2V", "V2T"][n % 2],
-                              "questions": ["a?", "b?"]} for n in range(4)]))
+    items.write_text(
+        lines(
+            *[
+                {
+                    "item_id": f"v{n}",
+                    "video_id": f"c{n + 1}",
+                    "subset": ["T2V", "V2T"][n % 2],
+                    "questions": ["a?", "b?"],
+                }
+                for n in range(4)
+            ]
+        )
+    )
     out = StringIO()
     call_command("task_import", "--task", "vqa", "--items", str(items), stdout=out)
     assert "Imported 4 items (8 list elements)" in out.getvalue()
     answers_file = tmp_path / "qa.jsonl"
-    answers_file.write_text(lines(*[{"item_id": f"v{n}", "model": "M", "answers": {"answer": ["yes", "yes"]}}
-                                    for n in range(4)]) + "{broken\n")
+    answers_file.write_text(
+        lines(*[{"item_id": f"v{n}", "model": "M", "answers": {"answer": ["yes", "yes"]}} for n in range(4)])
+        + "{broken\n"
+    )
     with pytest.raises(CommandError, match=r"qa.jsonl, line 5: invalid JSON"):
         call_command("task_import", "--task", "vqa", "--model-answers", str(answers_file))
     assert not ModelAnswer.objects.exists()
@@ -95,7 +147,8 @@ def test_the_commands(videos, annotator_accounts, tmp_path):
     assert figure["kind"] == "model_accuracy" and figure["models"]["M"]["accuracy"] == 0.5
     assert figure["models"]["M"]["subsets"] == {
         "T2V": {"units": 4, "correct": 2, "accuracy": 0.5, "missing": 0},
-        "V2T": {"units": 4, "correct": 2, "accuracy": 0.5, "missing": 0}}
+        "V2T": {"units": 4, "correct": 2, "accuracy": 0.5, "missing": 0},
+    }
     assert report["questions"][0]["alpha"] == {"nominal": 1.0}  # perfect agreement, with both answers used
     out = StringIO()
     call_command("task_report", "--task", "vqa", "--format", "csv", "--labels", stdout=out)

@@ -1,4 +1,5 @@
 """Definitions: every preset is valid, and a bad definition is refused with every problem named by its path."""
+
 import pytest
 
 from annotation_site.judgment_tasks import presets
@@ -22,30 +23,51 @@ def test_fifa_faithfulness_uses_the_rating_presets_scale_and_shows_the_prompt():
 
 def test_problems_are_listed_with_their_paths():
     with pytest.raises(DefinitionError) as caught:
-        normalise({
-            "fields": [{"name": "Caption"}, {"name": "video_id"}],
-            "lists": [{"name": "facts", "marker": "TOOLONG"}],
-            "questions": [
-                {"id": "q1", "type": "likert", "prompt": "Rate", "scale": [[1, "a"], [3, "b"]]},
-                {"id": "q2", "type": "choice", "prompt": "Pick", "options": [["x", "X"]], "per": "nope"},
-                {"id": "q3", "type": "pairs", "prompt": "Match", "left": "facts", "right": "facts"},
-                {"id": "q1", "type": "text", "prompt": "Again"},
-                {"id": "q5", "type": "count", "prompt": "", "min": 3, "max": 3, "extra": 1},
-            ],
-            "figures": [{"kind": "share", "question": "q1", "value": "x"}, {"kind": "nonsense"}],
-            "colour": "red",
-        })
+        normalise(
+            {
+                "fields": [{"name": "Caption"}, {"name": "video_id"}],
+                "lists": [{"name": "facts", "marker": "TOOLONG"}],
+                "questions": [
+                    {"id": "q1", "type": "likert", "prompt": "Rate", "scale": [[1, "a"], [3, "b"]]},
+                    {"id": "q2", "type": "choice", "prompt": "Pick", "options": [["x", "X"]], "per": "nope"},
+                    {"id": "q3", "type": "pairs", "prompt": "Match", "left": "facts", "right": "facts"},
+                    {"id": "q1", "type": "text", "prompt": "Again"},
+                    {"id": "q5", "type": "count", "prompt": "", "min": 3, "max": 3, "extra": 1},
+                ],
+                "figures": [{"kind": "share", "question": "q1", "value": "x"}, {"kind": "nonsense"}],
+                "colour": "red",
+            }
+        )
     problems = caught.value.problems
-    expected = ["fields[0].name", "fields[1].name", "lists[0].marker", "questions[0].scale", "questions[1].options",
-                "questions[1].per", "questions[2]: left and right", "questions[3].id", "questions[4].extra",
-                "questions[4].prompt", "questions[4]: max", "figures[0].question", "figures[1].kind", "colour"]
+    expected = [
+        "fields[0].name",
+        "fields[1].name",
+        "lists[0].marker",
+        "questions[0].scale",
+        "questions[1].options",
+        "questions[1].per",
+        "questions[2]: left and right",
+        "questions[3].id",
+        "questions[4].extra",
+        "questions[4].prompt",
+        "questions[4]: max",
+        "figures[0].question",
+        "figures[1].kind",
+        "colour",
+    ]
     for path in expected:
         assert any(p.startswith(path) for p in problems), (path, problems)
 
 
 def test_defaults_are_filled_in():
-    definition = normalise({"questions": [{"id": "note", "type": "text", "prompt": "Anything?"},
-                                          {"id": "n", "type": "count", "prompt": "How many people?"}]})
+    definition = normalise(
+        {
+            "questions": [
+                {"id": "note", "type": "text", "prompt": "Anything?"},
+                {"id": "n", "type": "count", "prompt": "How many people?"},
+            ]
+        }
+    )
     assert definition["video"] is True and definition["fields"] == [] and definition["figures"] == []
     note, count = definition["questions"]
     assert note["required"] is False and note["max_length"] == 2000

@@ -1,10 +1,11 @@
 """JSONL imports: every problem of a file is named with file, line and field and nothing is written; a good
 file is written in one go; model answers are checked against the items and replace earlier ones."""
+
 import pytest
 
-from annotation_site.problems import FormatError
 from annotation_site.judgment_tasks import imports, services
 from annotation_site.judgment_tasks.models import Item, ModelAnswer
+from annotation_site.problems import FormatError
 
 from .conftest import lines
 
@@ -23,14 +24,18 @@ def problems_of(call):
 
 
 def test_every_problem_is_named_and_nothing_is_written(conversion):
-    text = lines(
-        {"video_id": "c1", "tuples": ["a man", "a dog"], "questions": ["Is there a man?", "Is there a dog?"]},
-        {"video_id": "c2", "tuples": ["a man"], "questions": ["Is there a man?", "Extra?"]},
-        {"video_id": "nope", "tuples": ["x"], "questions": ["y?"]},
-        {"video_id": "c1", "tuples": ["b"], "questions": ["c?"]},
-        {"video_id": "c3", "tuples": ["t"], "questions": [""], "colour": "red"},
-        {"tuples": ["t"], "questions": ["q?"]},
-    ) + "not json\n" + lines({"video_id": "c4", "tuples": "a man", "questions": ["q?"]}, {"video_id": "c5"})
+    text = (
+        lines(
+            {"video_id": "c1", "tuples": ["a man", "a dog"], "questions": ["Is there a man?", "Is there a dog?"]},
+            {"video_id": "c2", "tuples": ["a man"], "questions": ["Is there a man?", "Extra?"]},
+            {"video_id": "nope", "tuples": ["x"], "questions": ["y?"]},
+            {"video_id": "c1", "tuples": ["b"], "questions": ["c?"]},
+            {"video_id": "c3", "tuples": ["t"], "questions": [""], "colour": "red"},
+            {"tuples": ["t"], "questions": ["q?"]},
+        )
+        + "not json\n"
+        + lines({"video_id": "c4", "tuples": "a man", "questions": ["q?"]}, {"video_id": "c5"})
+    )
     found = problems_of(lambda: imports.import_items(conversion, text, filename="conv.jsonl"))
     wheres = {(line, where) for _, line, where, _ in found}
     assert all(file == "conv.jsonl" for file, *_ in found)
@@ -43,17 +48,34 @@ def test_every_problem_is_named_and_nothing_is_written(conversion):
     assert (9, "tuples") in wheres and (9, "questions") in wheres
     assert not Item.objects.exists()
     # the unknown video is only reported once the rest is clean (one query for every video id of the file)
-    found = problems_of(lambda: imports.import_items(conversion, lines(
-        {"video_id": "nope", "tuples": ["x"], "questions": ["y?"]}), filename="conv.jsonl"))
+    found = problems_of(
+        lambda: imports.import_items(
+            conversion, lines({"video_id": "nope", "tuples": ["x"], "questions": ["y?"]}), filename="conv.jsonl"
+        )
+    )
     assert found == [("conv.jsonl", 1, "video_id", "dataset clips has no video 'nope'")]
 
 
 def test_items_import_in_order_and_refuse_known_ids_unless_replacing(conversion):
-    text = lines(*[{"item_id": f"i{n}", "video_id": f"c{n + 1}", "subset": "V2T", "system": "GPT",
-                    "tuples": ["a", "b"], "questions": ["a?", "b?"]} for n in range(3)])
+    text = lines(
+        *[
+            {
+                "item_id": f"i{n}",
+                "video_id": f"c{n + 1}",
+                "subset": "V2T",
+                "system": "GPT",
+                "tuples": ["a", "b"],
+                "questions": ["a?", "b?"],
+            }
+            for n in range(3)
+        ]
+    )
     assert imports.import_items(conversion, text) == {"items": 3, "elements": 12}
     assert list(Item.objects.values_list("key", "position", "subset", "system")) == [
-        ("i0", 0, "V2T", "GPT"), ("i1", 1, "V2T", "GPT"), ("i2", 2, "V2T", "GPT")]
+        ("i0", 0, "V2T", "GPT"),
+        ("i1", 1, "V2T", "GPT"),
+        ("i2", 2, "V2T", "GPT"),
+    ]
     found = problems_of(lambda: imports.import_items(conversion, text))
     assert [(line, where) for _, line, where, _ in found] == [(1, "item_id"), (2, "item_id"), (3, "item_id")]
     more = lines({"video_id": "c9", "tuples": ["z"], "questions": ["z?"]})
@@ -65,8 +87,13 @@ def test_items_import_in_order_and_refuse_known_ids_unless_replacing(conversion)
 
 def test_model_answers_are_checked_against_the_items(videos):
     task = services.create_task(name="verify", dataset=videos, preset="fifa-verification")
-    imports.import_items(task, lines({"item_id": "a", "video_id": "c1", "questions": ["q1?", "q2?"]},
-                                     {"video_id": "c2", "system": "Sora", "questions": ["q?"]}))
+    imports.import_items(
+        task,
+        lines(
+            {"item_id": "a", "video_id": "c1", "questions": ["q1?", "q2?"]},
+            {"video_id": "c2", "system": "Sora", "questions": ["q?"]},
+        ),
+    )
     bad = lines(
         {"item_id": "a", "model": "M", "answers": {"answer": ["yes"]}},
         {"item_id": "a", "model": "M2", "answers": {"answer": ["yes", "maybe"]}},
@@ -84,8 +111,10 @@ def test_model_answers_are_checked_against_the_items(videos):
     assert (6, "answers.other") in wheres and (6, "answers.answer[1]") in wheres
     assert not any(line == 7 for line, _ in wheres)  # video_id + system name the item "c2:Sora"
     assert not ModelAnswer.objects.exists()
-    good = lines({"item_id": "a", "model": "M", "answers": {"answer": ["yes", "no"]}},
-                 {"video_id": "c2", "system": "Sora", "model": "M", "answers": {"answer": ["no"]}})
+    good = lines(
+        {"item_id": "a", "model": "M", "answers": {"answer": ["yes", "no"]}},
+        {"video_id": "c2", "system": "Sora", "model": "M", "answers": {"answer": ["no"]}},
+    )
     assert imports.import_model_answers(task, good) == {"answers": 2, "models": 1}
     imports.import_model_answers(task, lines({"item_id": "a", "model": "M", "answers": {"answer": ["no", "no"]}}))
     assert ModelAnswer.objects.count() == 2
@@ -99,8 +128,9 @@ def test_definition_changes_until_work_starts_and_must_fit_the_items(videos, ann
 
     task = services.create_task(name="faith", dataset=videos, preset="fifa-faithfulness")
     imports.import_items(task, lines({"video_id": "c1", "text": "a man runs"}))
-    definition = dict(task.definition, fields=[{"name": "text", "label": "Caption"},
-                                               {"name": "source", "label": "Source"}])
+    definition = dict(
+        task.definition, fields=[{"name": "text", "label": "Caption"}, {"name": "source", "label": "Source"}]
+    )
     with pytest.raises(ValidationError) as caught:
         services.update_definition(task, definition)
     assert "source" in str(caught.value)  # the stored item has no "source"

@@ -1,6 +1,7 @@
 """Pages: a researcher sets a task up from a preset (create, import items and model answers, refused files,
 settings and definition, members, participant links, close), annotators and crowd participants work on it,
 the report, its charts and downloads; the annotation page uses a constant number of queries."""
+
 import json
 import re
 import uuid
@@ -26,20 +27,31 @@ def upload(text, name="items.jsonl"):
 def test_a_researcher_sets_up_a_task_from_a_preset(staff_client, videos):
     page = staff_client.get(reverse("tasks-create"))
     assert b"fifa-question-quality" in page.content and b"vc-inspector" in page.content
-    response = staff_client.post(reverse("tasks-create"), {
-        "name": "verify", "dataset": "clips", "preset": "fifa-verification", "annotators_per_item": 3,
-        "annotators": "alice\nbob", "description": ""})
+    response = staff_client.post(
+        reverse("tasks-create"),
+        {
+            "name": "verify",
+            "dataset": "clips",
+            "preset": "fifa-verification",
+            "annotators_per_item": 3,
+            "annotators": "alice\nbob",
+            "description": "",
+        },
+    )
     assert response.status_code == 302
     task = Task.objects.get(name="verify")
     detail = staff_client.get(reverse("tasks-detail", args=["verify"])).content.decode()
     assert "Next: import the items" in detail and "alice" in detail and "to set a password" in detail
-    bad = staff_client.post(reverse("tasks-import", args=["verify", "items"]),
-                            {"items-file": upload(lines({"video_id": "c1", "questions": "q?"}, {"video_id": "zz"}))})
+    bad = staff_client.post(
+        reverse("tasks-import", args=["verify", "items"]),
+        {"items-file": upload(lines({"video_id": "c1", "questions": "q?"}, {"video_id": "zz"}))},
+    )
     assert bad.status_code == 400
     text = bad.content.decode()
     assert "nothing was imported" in text and "<code>questions</code>" in text and ">2<" in text
-    good = lines(*[{"item_id": f"i{n}", "video_id": f"c{n + 1}", "subset": "T2V", "questions": ["a?", "b?"]}
-                   for n in range(4)])
+    good = lines(
+        *[{"item_id": f"i{n}", "video_id": f"c{n + 1}", "subset": "T2V", "questions": ["a?", "b?"]} for n in range(4)]
+    )
     staff_client.post(reverse("tasks-import", args=["verify", "items"]), {"items-file": upload(good)})
     assert Item.objects.filter(task=task).count() == 4
     qa = lines(*[{"item_id": f"i{n}", "model": "VQA", "answers": {"answer": ["yes", "no"]}} for n in range(4)])
@@ -49,17 +61,29 @@ def test_a_researcher_sets_up_a_task_from_a_preset(staff_client, videos):
     assert "definition" in settings and "disabled" not in settings.split('name="definition"')[1][:200]
     definition = dict(task.definition)
     definition["questions"] = [dict(definition["questions"][0], prompt="Yes or no?")]
-    response = staff_client.post(reverse("tasks-settings", args=["verify"]), {
-        "title": "Verify", "description": "", "annotators_per_item": 3, "instructions": "## Do it",
-        "definition": json.dumps(definition)})
+    response = staff_client.post(
+        reverse("tasks-settings", args=["verify"]),
+        {
+            "title": "Verify",
+            "description": "",
+            "annotators_per_item": 3,
+            "instructions": "## Do it",
+            "definition": json.dumps(definition),
+        },
+    )
     assert response.status_code == 302
     task.refresh_from_db()
     assert task.definition["questions"][0]["prompt"] == "Yes or no?" and task.title == "Verify"
-    response = staff_client.post(reverse("tasks-settings", args=["verify"]), {
-        "title": "Verify", "annotators_per_item": 3, "definition": '{"questions": []}'})
+    response = staff_client.post(
+        reverse("tasks-settings", args=["verify"]),
+        {"title": "Verify", "annotators_per_item": 3, "definition": '{"questions": []}'},
+    )
     assert response.status_code == 200 and b"at least one question" in response.content
-    link = staff_client.post(reverse("tasks-participant-link", args=["verify"]),
-                             {"provider": "link", "external_id": "P-17", "limit": 2}, follow=True).content.decode()
+    link = staff_client.post(
+        reverse("tasks-participant-link", args=["verify"]),
+        {"provider": "link", "external_id": "P-17", "limit": 2},
+        follow=True,
+    ).content.decode()
     assert re.search(r"/tasks/p/[^/]+/", link)
     staff_client.post(reverse("tasks-status", args=["verify"]), {"status": "closed"})
     assert Task.objects.get(name="verify").status == "closed"
@@ -68,8 +92,15 @@ def test_a_researcher_sets_up_a_task_from_a_preset(staff_client, videos):
 @pytest.fixture
 def quality(make_task, annotator_accounts):
     annotators = annotator_accounts(3)
-    items = [{"item_id": f"q{n}", "video_id": f"c{n + 1}", "tuples": ["a man", "a dog", "a ball"],
-              "questions": ["Is there a man?", "Is there a dog?"]} for n in range(2)]
+    items = [
+        {
+            "item_id": f"q{n}",
+            "video_id": f"c{n + 1}",
+            "tuples": ["a man", "a dog", "a ball"],
+            "questions": ["Is there a man?", "Is there a dog?"],
+        }
+        for n in range(2)
+    ]
     return make_task("quality", "fifa-question-quality", items, members=annotators), annotators
 
 
@@ -86,10 +117,19 @@ def test_the_annotation_page_is_built_from_the_definition(client, quality):
     assert page.count('class="task-chip"') == 6  # 2 questions x 3 tuples
     assert 'id="list-questions"' not in page  # the questions are the rows of the matching question
     assert "<video" not in page and "player" not in page.split('id="annotation"')[0].split("fact-layout")[1][:80]
-    config = json.loads(re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>',
-                                  page, re.S).group(1))
-    assert config["questions"] == [{"id": "matches", "type": "pairs", "required": True, "left": 3, "rows": 2,
-                                    "prompt": "For each question, mark the facts it asks about."}]
+    config = json.loads(
+        re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
+    assert config["questions"] == [
+        {
+            "id": "matches",
+            "type": "pairs",
+            "required": True,
+            "left": 3,
+            "rows": 2,
+            "prompt": "For each question, mark the facts it asks about.",
+        }
+    ]
     assert config["state"]["source"] == "new" and config["participantToken"] is None
     assert "Sora" not in page and "q0" not in page  # no system, no item id
 
@@ -99,8 +139,13 @@ def _page_queries(client, make_task, annotator_accounts, name, elements):
     from django.test.utils import CaptureQueriesContext
 
     [annotator] = annotator_accounts(1, prefix=name)
-    items = [{"video_id": "c1", "tuples": [f"t{i}" for i in range(elements)],
-              "questions": [f"q{i}?" for i in range(elements)]}]
+    items = [
+        {
+            "video_id": "c1",
+            "tuples": [f"t{i}" for i in range(elements)],
+            "questions": [f"q{i}?" for i in range(elements)],
+        }
+    ]
     task = make_task(name, "fifa-conversion", items, members=[annotator])
     found = next_assignment(task, annotator)
     client.force_login(annotator.user)
@@ -132,11 +177,13 @@ def test_api_submit_is_idempotent_and_checks_ownership(quality, annotator, other
     empty = {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": []}}
     refused = client.post(url, empty, content_type="application/json")
     assert refused.status_code == 409 and refused.json()["needs_confirmation"]
-    wrong = client.post(url, {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[5, 0]]}},
-                        content_type="application/json")
+    wrong = client.post(
+        url, {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[5, 0]]}}, content_type="application/json"
+    )
     assert wrong.status_code == 400 and wrong.json()["problems"][0]["question"] == "matches"
-    draft = client.put(reverse("api-tasks-draft", args=[found.pk]), {"answer": {"matches": [[1, 1]]}},
-                       content_type="application/json")
+    draft = client.put(
+        reverse("api-tasks-draft", args=[found.pk]), {"answer": {"matches": [[1, 1]]}}, content_type="application/json"
+    )
     assert draft.status_code == 200
 
 
@@ -145,7 +192,9 @@ def test_a_crowd_participant_works_through_a_signed_link(client, quality, django
     annotator = participants.admit(task, provider="prolific", external_id="5f1e")
     assert participants.admit(task, provider="prolific", external_id="5f1e") == annotator
     assert annotator.kind == "crowd"
-    url = participants.entry_url(task, annotator, limit=1, finish_url="https://app.prolific.com/submissions/complete?cc=C0DE")
+    url = participants.entry_url(
+        task, annotator, limit=1, finish_url="https://app.prolific.com/submissions/complete?cc=C0DE"
+    )
     token = url.split("/")[3]
     landing = client.get(url)
     assert landing.status_code == 200 and b"Start" in landing.content
@@ -154,12 +203,18 @@ def test_a_crowd_participant_works_through_a_signed_link(client, quality, django
     item_url = reverse("tasks-participant-item", args=[token, found.pk])
     assert response["Location"] == item_url
     page = client.get(item_url).content.decode()
-    assert token in page and "Item 1 <span class=\"muted\">of 1</span>" in page
-    submit = client.post(reverse("api-tasks-submit", args=[found.pk]),
-                         {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0], [1, 1]]}},
-                         content_type="application/json", HTTP_X_PARTICIPANT_TOKEN=token)
+    assert token in page and 'Item 1 <span class="muted">of 1</span>' in page
+    submit = client.post(
+        reverse("api-tasks-submit", args=[found.pk]),
+        {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0], [1, 1]]}},
+        content_type="application/json",
+        HTTP_X_PARTICIPANT_TOKEN=token,
+    )
     assert submit.status_code == 201
-    assert client.post(reverse("api-tasks-submit", args=[found.pk]), {}, content_type="application/json").status_code == 403
+    assert (
+        client.post(reverse("api-tasks-submit", args=[found.pk]), {}, content_type="application/json").status_code
+        == 403
+    )
     assert participants.is_complete(task, annotator, limit=1)
     done = client.post(reverse("tasks-participant-next", args=[token]))
     assert done["Location"] == reverse("tasks-participant-done", args=[token])
@@ -217,19 +272,30 @@ def test_every_question_type_renders(client, make_task, annotator_accounts):
     """Likert, choice, per-element count, matching pairs and free text on one page (the VC-Inspector preset
     plus a custom definition)."""
     [annotator] = annotator_accounts(1)
-    task = make_task("vci", "vc-inspector", [{"video_id": "c1", "caption": "a man runs .", "score": "3",
-                                              "explanation": "the man walks"}], members=[annotator])
+    task = make_task(
+        "vci",
+        "vc-inspector",
+        [{"video_id": "c1", "caption": "a man runs .", "score": "3", "explanation": "the man walks"}],
+        members=[annotator],
+    )
     found = next_assignment(task, annotator)
     client.force_login(annotator.user)
     page = client.get(reverse("tasks-annotate", args=[found.pk])).content.decode()
     assert '<textarea id="text-comment" rows="3" maxlength="2000">' in page
     assert page.count('name="correct"') == 5 and page.count('name="names_errors"') == 5
     assert "the man walks" in page and "(optional)" in page
-    custom = services.create_task(name="custom", dataset=task.dataset, definition={
-        "lists": [{"name": "people", "marker": "P"}, {"name": "things", "marker": "X"}],
-        "questions": [{"id": "count", "type": "count", "prompt": "How many times?", "per": "people", "max": 9},
-                      {"id": "kind", "type": "choice", "prompt": "Kind?", "options": [["a", "A"], ["b", "B"], ["c", "C"]]},
-                      {"id": "link", "type": "pairs", "prompt": "Who holds what?", "left": "things", "right": "people"}]})
+    custom = services.create_task(
+        name="custom",
+        dataset=task.dataset,
+        definition={
+            "lists": [{"name": "people", "marker": "P"}, {"name": "things", "marker": "X"}],
+            "questions": [
+                {"id": "count", "type": "count", "prompt": "How many times?", "per": "people", "max": 9},
+                {"id": "kind", "type": "choice", "prompt": "Kind?", "options": [["a", "A"], ["b", "B"], ["c", "C"]]},
+                {"id": "link", "type": "pairs", "prompt": "Who holds what?", "left": "things", "right": "people"},
+            ],
+        },
+    )
     from annotation_site.judgment_tasks import imports
 
     imports.import_items(custom, lines({"video_id": "c2", "people": ["a man", "a girl"], "things": ["a cup"]}))
@@ -237,6 +303,7 @@ def test_every_question_type_renders(client, make_task, annotator_accounts):
     found = next_assignment(custom, annotator)
     page = client.get(reverse("tasks-annotate", args=[found.pk])).content.decode()
     assert page.count('type="number"') == 2 and page.count('name="kind"') == 3 and page.count("task-chip") >= 2
-    config = json.loads(re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>',
-                                  page, re.S).group(1))
+    config = json.loads(
+        re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     assert [(q["id"], q.get("rows")) for q in config["questions"]] == [("count", 2), ("kind", None), ("link", 2)]

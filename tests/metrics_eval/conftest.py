@@ -1,5 +1,6 @@
 """Fixtures of the metrics_eval tests: a tiny labelled dataset (imported from JSONL, as users import), scores
 imported through the score importer, Java for pycocoevalcap, and eager Celery tasks on demand."""
+
 import json
 
 import numpy as np
@@ -38,11 +39,19 @@ CAPTIONS = [
 def tiny_jsonl():
     lines = [{"type": "video", "video_id": v} for v in VIDEOS]
     for video, refs in VIDEOS.items():
-        lines += [{"type": "reference", "video_id": video, "reference_set": f"gt_{i + 1}", "text": text}
-                  for i, text in enumerate(refs)]
+        lines += [
+            {"type": "reference", "video_id": video, "reference_set": f"gt_{i + 1}", "text": text}
+            for i, text in enumerate(refs)
+        ]
     for video, system, score, sentences in CAPTIONS:
-        lines.append({"video_id": video, "system": system, "paragraph_score": score,
-                      "sentences": [{"text": t, "error": e, "spans": s} for t, e, s in sentences]})
+        lines.append(
+            {
+                "video_id": video,
+                "system": system,
+                "paragraph_score": score,
+                "sentences": [{"text": t, "error": e, "spans": s} for t, e, s in sentences],
+            }
+        )
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
@@ -70,8 +79,7 @@ def scores_csv(dataset_rows, metrics, seed=0):
 def tiny_scores(tiny_dataset):
     """Two imported metrics on the tiny dataset: "good" follows the paragraph score, "noise" does not."""
     rows = [(video, system, score) for video, system, score, _ in CAPTIONS]
-    text = scores_csv(rows, {"good": lambda rng, s: s + rng.normal(scale=0.5),
-                             "noise": lambda rng, s: rng.normal()})
+    text = scores_csv(rows, {"good": lambda rng, s: s + rng.normal(scale=0.5), "noise": lambda rng, s: rng.normal()})
     services.import_scores(tiny_dataset, text, "scores.csv")
     return tiny_dataset
 

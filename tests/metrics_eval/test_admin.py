@@ -1,4 +1,5 @@
 """The admin lists of metrics, caption pairs and reports open with a constant number of queries."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext

@@ -1,4 +1,5 @@
 """The REST endpoints under /api/metrics/ (staff only): metrics and scores, import, compute, correlate, reports."""
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
@@ -19,8 +20,10 @@ def api(staff_user):
 
 def test_metrics_and_scores(api, tiny_scores):
     metrics = api.get("/api/metrics/datasets/tiny/metrics/").json()
-    assert [(m["name"], m["source"], m["n_scores"]) for m in metrics] == [("good", "imported", 12),
-                                                                          ("noise", "imported", 12)]
+    assert [(m["name"], m["source"], m["n_scores"]) for m in metrics] == [
+        ("good", "imported", 12),
+        ("noise", "imported", 12),
+    ]
     page = api.get("/api/metrics/datasets/tiny/scores/?metric=noise&limit=5").json()
     assert page["count"] == 12 and len(page["results"]) == 5
     assert set(page["results"][0]) == {"metric", "video_id", "system", "score"}
@@ -37,7 +40,8 @@ def test_import_scores_and_pairs(api, tiny_dataset):
     assert response.status_code == 400
     assert response.json()["problems"] == [
         "m.csv, metric: metric 'm' already has scores: import under another name, or replace it "
-        "(--replace / replace=true)"]
+        "(--replace / replace=true)"
+    ]
     pairs = SimpleUploadedFile("p.csv", b"video_id,correct,foil\nvid-a,Alpha,Gamma\n")
     response = api.post("/api/metrics/datasets/tiny/pairs/", {"file": pairs, "pair_set": "foil"}, format="multipart")
     assert response.status_code == 201 and CaptionPair.objects.count() == 1
@@ -71,12 +75,16 @@ def test_compute_starts_a_job(api, tiny_dataset, eager_tasks, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     response = api.post("/api/metrics/datasets/tiny/compute/", {"metrics": ["meteor"]}, format="json")
     assert response.status_code == 202
-    job = wait_until(lambda: Job.objects.filter(pk=response.json()["job"], status__in=["succeeded", "failed"])
-                     .first(), timeout=60, what="the job to finish")  # run off the request, even when eager
+    job = wait_until(
+        lambda: Job.objects.filter(pk=response.json()["job"], status__in=["succeeded", "failed"]).first(),
+        timeout=60,
+        what="the job to finish",
+    )  # run off the request, even when eager
     assert job.status == Job.Status.FAILED and "needs Java" in job.error
     assert api.post("/api/metrics/datasets/tiny/compute/", {"metrics": ["bleu9"]}, format="json").status_code == 400
-    refused = api.post("/api/metrics/datasets/tiny/compute/", {"metrics": ["bleu4"], "reference_sets": ["x"]},
-                       format="json")
+    refused = api.post(
+        "/api/metrics/datasets/tiny/compute/", {"metrics": ["bleu4"], "reference_sets": ["x"]}, format="json"
+    )
     assert refused.status_code == 400 and "unknown reference set" in refused.json()["detail"]
 
 
@@ -90,6 +98,9 @@ def test_endpoints_are_staff_only(annotator, outsider, tiny_scores):
 
 def test_schema_documents_the_endpoints(api):
     schema = api.get("/api/schema/?format=json").content.decode()
-    for path in ("/api/metrics/datasets/{name}/correlate/", "/api/metrics/datasets/{name}/compute/",
-                 "/api/metrics/reports/{id}/"):
+    for path in (
+        "/api/metrics/datasets/{name}/correlate/",
+        "/api/metrics/datasets/{name}/compute/",
+        "/api/metrics/reports/{id}/",
+    ):
         assert path in schema

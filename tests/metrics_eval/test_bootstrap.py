@@ -1,5 +1,6 @@
 """The vectorised bootstrap against the statistic of each resample built explicitly (videos repeated as drawn)
 and computed by SciPy; percentile intervals against scipy.stats.bootstrap; determinism by seed."""
+
 import itertools
 
 import numpy as np
@@ -20,8 +21,14 @@ def frame_with_uneven_videos(seed=0):
     for v in range(18):
         for s in rng.choice(["S0", "S1", "S2", "S3"], size=rng.integers(1, 5), replace=False):
             quality = rng.normal()
-            rows.append((f"v{v:02d}", s, float(np.clip(np.round(3 + quality + rng.normal(scale=0.6)), 1, 5)),
-                         float(np.round(quality + rng.normal(), 1))))
+            rows.append(
+                (
+                    f"v{v:02d}",
+                    s,
+                    float(np.clip(np.round(3 + quality + rng.normal(scale=0.6)), 1, 5)),
+                    float(np.round(quality + rng.normal(), 1)),
+                )
+            )
     return pd.DataFrame(rows, columns=["video_id", "system", "human", "metric"])
 
 
@@ -140,10 +147,18 @@ def test_percentile_interval_agrees_with_scipy_bootstrap():
     videos = sorted(frame["video_id"])
     counts = bootstrap.video_resamples(n, 8000, seed=1)
     ours = bootstrap.percentile_interval(
-        bootstrap.bootstrap_segment(frame, "human", "metric", "pearson", "none", counts, videos), 0.95)
-    theirs = scipy_stats.bootstrap((h, m), lambda x, y: scipy_stats.pearsonr(x, y)[0], paired=True,
-                                   vectorized=False, n_resamples=8000, method="percentile", confidence_level=0.95,
-                                   rng=np.random.default_rng(2)).confidence_interval
+        bootstrap.bootstrap_segment(frame, "human", "metric", "pearson", "none", counts, videos), 0.95
+    )
+    theirs = scipy_stats.bootstrap(
+        (h, m),
+        lambda x, y: scipy_stats.pearsonr(x, y)[0],
+        paired=True,
+        vectorized=False,
+        n_resamples=8000,
+        method="percentile",
+        confidence_level=0.95,
+        rng=np.random.default_rng(2),
+    ).confidence_interval
     assert ours[0] == pytest.approx(theirs.low, abs=0.02)
     assert ours[1] == pytest.approx(theirs.high, abs=0.02)
 
@@ -212,11 +227,9 @@ def test_fast_tie_calibrated_pair_counts_equal_the_definition(seed):
     videos = sorted(frame["video_id"].unique())
     for method in ("kendall_b", "accuracy_tc"):
         epsilon = 0.3 if method == "accuracy_tc" else None
-        values = bootstrap.bootstrap_segment(frame, "human", "metric", method, "none", counts, videos,
-                                             epsilon=epsilon)
+        values = bootstrap.bootstrap_segment(frame, "human", "metric", method, "none", counts, videos, epsilon=epsilon)
         for row, value in zip(counts, values):
-            assert value == pytest.approx(reference(method, expanded(frame, videos, row), epsilon or 0.0),
-                                          abs=1e-12)
+            assert value == pytest.approx(reference(method, expanded(frame, videos, row), epsilon or 0.0), abs=1e-12)
 
 
 @pytest.mark.parametrize("path", ["sorted", "levels", "matrix"])
@@ -245,8 +258,10 @@ def test_weighted_inversions_equal_pair_enumeration():
         r = rng.integers(0, 6, n)
         tau = r + rng.integers(0, 3, n)
         weights = rng.poisson(1.0, (n, 4)).astype(float)
-        expected = [sum(weights[i, b] * weights[j, b] for i in range(n) for j in range(i + 1, n) if r[i] >= tau[j])
-                    for b in range(4)]
+        expected = [
+            sum(weights[i, b] * weights[j, b] for i in range(n) for j in range(i + 1, n) if r[i] >= tau[j])
+            for b in range(4)
+        ]
         for block in (1, 4, 64):
             assert bootstrap.weighted_inversions(r, tau, weights, block=block).tolist() == expected
 
@@ -282,8 +297,9 @@ def test_spearman_of_distinct_metric_scores_equals_scipy_on_each_expanded_resamp
     frame["continuous"] = frame["metric"] + np.random.default_rng(1).normal(scale=0.3, size=len(frame))
     videos = sorted(frame["video_id"].unique())
     counts = bootstrap.video_resamples(len(videos), 8, seed=2)
-    many = bootstrap.bootstrap_segment_many(frame, "human", ["continuous", "metric"], "spearman", group_by, counts,
-                                            videos)
+    many = bootstrap.bootstrap_segment_many(
+        frame, "human", ["continuous", "metric"], "spearman", group_by, counts, videos
+    )
     for name in ("continuous", "metric"):
         for row, value in zip(counts, many[name]):
             sample = expanded(frame, videos, row)

@@ -1,5 +1,6 @@
 """The report page in real headless Chromium (Playwright) against a live server: the table, the server-drawn
 charts loading, changing the analysis with the form, and the live progress of a metric job."""
+
 import re
 
 import pytest
@@ -34,8 +35,10 @@ def test_report_page_in_a_browser(page, live_server, staff_user):
     assert images.count() == 3
     for i in range(3):
         images.nth(i).scroll_into_view_if_needed()
-    page.wait_for_function("() => [...document.querySelectorAll('.metrics-figure img')]"
-                           ".every(i => i.complete && i.naturalWidth > 100)", timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.metrics-figure img')].every(i => i.complete && i.naturalWidth > 100)",
+        timeout=30_000,
+    )
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 1280, f"the page is {width} px wide"
 

@@ -2,6 +2,7 @@
 cut or leaving the canvas, visible scatter points, measured on the drawn figures (tests/figure_checks.py).
 Reports are made by the real analysis (analysis.analyse / analyse_pairs) from realistic frames and from
 stressful ones: 20 systems with long names, many metrics with long labels, three human levels."""
+
 import math
 import struct
 from types import SimpleNamespace
@@ -13,12 +14,26 @@ import pytest
 from metrics_eval import analysis, charts
 from tests.figure_checks import assert_legible
 
-LONG = ["COOT_100m_finetuned_on_activitynet_captions_v2", "Vid2Seq (YT-Temporal-1B pretraining, full)",
-        "PDVC_with_a_rather_long_descriptive_name_2023", "TimeChat-7B-instruction-tuned"]
-METRIC_LABELS = {"bleu4": "BLEU-4", "meteor": "METEOR", "cider": "CIDEr-D", "rouge": "ROUGE-L",
-                 "emscore": "EMScore (video + reference, F-score)", "bertscore": "BERTScore-F1 (roberta-large)",
-                 "factvc": "FactVC", "spice": "SPICE", "clipscore": "RefCLIPScore", "polos": "Polos",
-                 "fifa": "FIFA factuality (question answering)", "vcinspector": "VC-Inspector-7B"}
+LONG = [
+    "COOT_100m_finetuned_on_activitynet_captions_v2",
+    "Vid2Seq (YT-Temporal-1B pretraining, full)",
+    "PDVC_with_a_rather_long_descriptive_name_2023",
+    "TimeChat-7B-instruction-tuned",
+]
+METRIC_LABELS = {
+    "bleu4": "BLEU-4",
+    "meteor": "METEOR",
+    "cider": "CIDEr-D",
+    "rouge": "ROUGE-L",
+    "emscore": "EMScore (video + reference, F-score)",
+    "bertscore": "BERTScore-F1 (roberta-large)",
+    "factvc": "FactVC",
+    "spice": "SPICE",
+    "clipscore": "RefCLIPScore",
+    "polos": "Polos",
+    "fifa": "FIFA factuality (question answering)",
+    "vcinspector": "VC-Inspector-7B",
+}
 
 
 def frame(systems, metrics, humans, videos=60, seed=0):
@@ -58,14 +73,19 @@ TWENTY = [f"{LONG[i % 4]}_{i}" if i % 3 else f"sys-{i}" for i in range(20)]
 FEW_METRICS = ["bleu4", "meteor", "cider", "emscore"]
 CASES = {
     "realistic segment": lambda: report(["COOT", "Vid2Seq", "PDVC", "MART", "gt_para"], FEW_METRICS),
-    "realistic system": lambda: report(["COOT", "Vid2Seq", "PDVC", "MART", "gt_para"], FEW_METRICS,
-                                       level="system"),
+    "realistic system": lambda: report(["COOT", "Vid2Seq", "PDVC", "MART", "gt_para"], FEW_METRICS, level="system"),
     "20 long systems, system level": lambda: report(TWENTY, FEW_METRICS[:2], level="system", videos=20),
-    "20 long systems, 12 metrics, 3 humans": lambda: report(TWENTY, list(METRIC_LABELS),
-                                                            humans=("paragraph", "sentence", "word"), videos=20,
-                                                            level="system", method="kendall_b"),
-    "20 long systems, 6 metrics, 2 humans": lambda: report(TWENTY, list(METRIC_LABELS)[:6],
-                                                           humans=("paragraph", "word"), videos=20, level="system"),
+    "20 long systems, 12 metrics, 3 humans": lambda: report(
+        TWENTY,
+        list(METRIC_LABELS),
+        humans=("paragraph", "sentence", "word"),
+        videos=20,
+        level="system",
+        method="kendall_b",
+    ),
+    "20 long systems, 6 metrics, 2 humans": lambda: report(
+        TWENTY, list(METRIC_LABELS)[:6], humans=("paragraph", "word"), videos=20, level="system"
+    ),
     "10,000 captions": lambda: report(["A", "B", "C", "D", "E"], ["bleu4", "cider"], videos=2000),
 }
 # 36 scatter panels (12 metrics x 3 humans) take a minute to lay out on a loaded machine; the 12 panels of

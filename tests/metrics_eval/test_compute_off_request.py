@@ -1,10 +1,11 @@
-""""Compute" never blocks the request (issue #9): on the embedded default (Celery eager) the job runs in a thread
+""" "Compute" never blocks the request (issue #9): on the embedded default (Celery eager) the job runs in a thread
 of the web process, with a broker on a worker; the page follows the job; a second click while it runs starts
 nothing (the API answers 409 with the running job, the page shows it).
 
 The computation itself is held on an event here so the test can look at the job while it runs (the real
 computation is covered by test_text_metrics.py, test_tasks.py and test_pages.py). On the code before this change
 the request ran the computation itself and answered only once it had finished."""
+
 import threading
 from datetime import timedelta
 
@@ -38,12 +39,16 @@ def held_computation(monkeypatch):
 
 
 def finished(job_id):
-    return wait_until(lambda: Job.objects.filter(pk=job_id, status__in=["succeeded", "failed"]).first(),
-                      timeout=60, what="the job to finish")
+    return wait_until(
+        lambda: Job.objects.filter(pk=job_id, status__in=["succeeded", "failed"]).first(),
+        timeout=60,
+        what="the job to finish",
+    )
 
 
-def test_compute_runs_off_the_request_and_is_never_started_twice(celery_worker, tiny_dataset, staff_user,
-                                                                 held_computation, client):
+def test_compute_runs_off_the_request_and_is_never_started_twice(
+    celery_worker, tiny_dataset, staff_user, held_computation, client
+):
     client.force_login(staff_user)
     response = client.post("/metrics/datasets/tiny/compute/", {"metrics": ["bleu4"]})
     assert response.status_code == 302  # answered while the computation is still held
@@ -81,8 +86,9 @@ def test_compute_runs_off_the_request_and_is_never_started_twice(celery_worker, 
 def test_an_abandoned_job_does_not_block_forever(tiny_dataset, held_computation):
     stale = jobs.create_job(services.COMPUTE_KIND, scope=f"dataset:{tiny_dataset.pk}")
     jobs.mark_running(stale.pk, message="computing")
-    Job.objects.filter(pk=stale.pk).update(updated_at=timezone.now() - services.COMPUTE_STALE_AFTER
-                                           - timedelta(minutes=1))
+    Job.objects.filter(pk=stale.pk).update(
+        updated_at=timezone.now() - services.COMPUTE_STALE_AFTER - timedelta(minutes=1)
+    )
     held_computation["release"].set()
     job = services.start_compute_job(tiny_dataset, ["bleu4"])
     stale.refresh_from_db()

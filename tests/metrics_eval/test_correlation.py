@@ -1,4 +1,5 @@
 """Segment- and system-level correlations over a caption frame, against SciPy applied group by group."""
+
 import itertools
 
 import numpy as np
@@ -33,13 +34,15 @@ def caption_frame(seed=0, videos=25, systems=4):
     rng = np.random.default_rng(seed)
     n = videos * systems
     quality = rng.normal(size=n)
-    return pd.DataFrame({
-        "video_id": np.repeat([f"v{i:02d}" for i in range(videos)], systems),
-        "system": np.tile([f"S{s}" for s in range(systems)], videos),
-        "human": np.clip(np.round(3 + quality + rng.normal(scale=0.7, size=n)), 1, 5),
-        "metric": np.round(quality + rng.normal(size=n), 1),
-        "weight": rng.integers(1, 4, n).astype(float),
-    })
+    return pd.DataFrame(
+        {
+            "video_id": np.repeat([f"v{i:02d}" for i in range(videos)], systems),
+            "system": np.tile([f"S{s}" for s in range(systems)], videos),
+            "human": np.clip(np.round(3 + quality + rng.normal(scale=0.7, size=n)), 1, 5),
+            "metric": np.round(quality + rng.normal(size=n), 1),
+            "weight": rng.integers(1, 4, n).astype(float),
+        }
+    )
 
 
 @pytest.mark.parametrize("method", list(REFERENCE))

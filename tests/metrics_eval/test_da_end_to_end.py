@@ -1,6 +1,7 @@
 """End to end with Direct Assessment: a campaign planned by the assessment app, judged by its simulated crowd,
 its results read through assessment/results.py; metric scores imported; `correlate --human da` against SciPy on
 the DA contract's own frames."""
+
 import io
 import json
 
@@ -43,8 +44,7 @@ def test_correlate_against_da_scores(judged, staff_client):
     captions = results.caption_scores(judged)
     captions = captions.loc[~captions["is_human"]].reset_index(drop=True)
     scores = {}
-    for row in judged.dataset.metrics.get(name="fake_bleu").scores.select_related("caption__video",
-                                                                                    "caption__system"):
+    for row in judged.dataset.metrics.get(name="fake_bleu").scores.select_related("caption__video", "caption__system"):
         scores[(row.caption.video.external_id, row.caption.system.name)] = row.score
     metric = np.array([scores[(v, s)] for v, s in zip(captions["video_id"], captions["system"])])
 
@@ -54,16 +54,28 @@ def test_correlate_against_da_scores(judged, staff_client):
     assert cell["n"] == len(captions)
     assert cell["r"] == pytest.approx(scipy_stats.pearsonr(captions["z"], metric)[0])
     assert segment["metrics"]["fake_bleu"]["raw"]["r"] == pytest.approx(
-        scipy_stats.pearsonr(captions["raw"], metric)[0])
+        scipy_stats.pearsonr(captions["raw"], metric)[0]
+    )
     assert cell["ci"][0] < cell["r"] < cell["ci"][1]
 
-    system = correlate("--campaign", "da-metrics", "--human", "da", "--metrics", "fake_bleu", "--level", "system",
-                       "--method", "spearman")
+    system = correlate(
+        "--campaign",
+        "da-metrics",
+        "--human",
+        "da",
+        "--metrics",
+        "fake_bleu",
+        "--level",
+        "system",
+        "--method",
+        "spearman",
+    )
     table = results.system_scores(judged).set_index("system").drop(index="human")
     means = captions.assign(metric=metric).groupby("system")["metric"].mean()
     assert system["metrics"]["fake_bleu"]["z"]["n"] == 3
     assert system["metrics"]["fake_bleu"]["z"]["r"] == pytest.approx(
-        scipy_stats.spearmanr(table["z"].sort_index(), means.sort_index())[0])
+        scipy_stats.spearmanr(table["z"].sort_index(), means.sort_index())[0]
+    )
 
     page = staff_client.get("/metrics/campaigns/da-metrics/?level=system")
     assert page.status_code == 200 and b'id="correlations"' in page.content

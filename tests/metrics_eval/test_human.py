@@ -1,4 +1,5 @@
 """Human scores per caption: factuality levels counted by hand on the tiny dataset, and the DA join."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -31,10 +32,14 @@ def test_factuality_scores_of_the_tiny_dataset(tiny_dataset):
 
 def test_punctuation_is_not_a_word_and_spanless_errors_count_at_sentence_level():
     paragraphs = pd.DataFrame({"caption_id": [1], "score": [2]})
-    sentences = pd.DataFrame({
-        "label_id": [10, 11, 12], "caption_id": [1, 1, 2], "error": [True, True, False],
-        "tokens": [["a", "dog", "."], ["it", "barks", "!"], ["``", "ok", "''"]],
-    })
+    sentences = pd.DataFrame(
+        {
+            "label_id": [10, 11, 12],
+            "caption_id": [1, 1, 2],
+            "error": [True, True, False],
+            "tokens": [["a", "dog", "."], ["it", "barks", "!"], ["``", "ok", "''"]],
+        }
+    )
     spans = pd.DataFrame({"label_id": [10], "start": [1], "end": [3]})  # "dog ." : one word, one punctuation
     frame = human.factuality_scores(paragraphs, sentences, spans)
     assert frame.loc[1, "sentence"] == 0.0
@@ -45,8 +50,15 @@ def test_punctuation_is_not_a_word_and_spanless_errors_count_at_sentence_level()
 
 def test_da_caption_scores_join_the_dataset_captions():
     captions = pd.DataFrame({"caption_id": [1, 2, 3], "video_id": ["v1", "v1", "v2"], "system": ["A", "B", "A"]})
-    da = pd.DataFrame({"video_id": ["v1", "v2", "v9"], "system": ["B", "A", "A"], "raw": [70.0, 40.0, 1.0],
-                       "z": [0.5, -0.3, 9.0], "n": [3, 2, 1]})
+    da = pd.DataFrame(
+        {
+            "video_id": ["v1", "v2", "v9"],
+            "system": ["B", "A", "A"],
+            "raw": [70.0, 40.0, 1.0],
+            "z": [0.5, -0.3, 9.0],
+            "n": [3, 2, 1],
+        }
+    )
     joined = human.da_caption_scores(da, captions)
     assert sorted(joined.index) == [2, 3]  # v9 is not in the dataset
     assert joined.loc[2].to_dict() == {"z": 0.5, "raw": 70.0, "n": 3.0}

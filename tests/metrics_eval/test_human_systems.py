@@ -4,6 +4,7 @@ and every correlation leaves them out unless the researcher includes them explic
 
 On the code before this change a human system made from reference set gt_1 got BLEU-4 = METEOR = 1.0 and the DA
 correlation counted its captions in n."""
+
 import io
 import json
 
@@ -23,9 +24,12 @@ pytestmark = pytest.mark.django_db
 
 
 def stored(dataset, name):
-    return {(s.caption.video.external_id, s.caption.system.name): s.score
-            for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name)
-            .select_related("caption__video", "caption__system")}
+    return {
+        (s.caption.video.external_id, s.caption.system.name): s.score
+        for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name).select_related(
+            "caption__video", "caption__system"
+        )
+    }
 
 
 def test_human_captions_are_scored_leave_one_out(java, tiny_dataset):
@@ -70,24 +74,32 @@ def test_self_references_by_set_name_or_text():
 
 
 def frame_with_human():
-    return pd.DataFrame({
-        "caption_id": [1, 2, 3, 4, 5, 6],
-        "video_id": ["a", "a", "a", "b", "b", "b"],
-        "system": ["S1", "S2", "H", "S1", "S2", "H"],
-        "is_human": [False, False, True, False, False, True],
-        "z": [0.1, -0.2, 0.9, 0.3, -0.5, 1.1],
-        "bleu4": [0.2, 0.1, 1.0, 0.3, 0.05, 1.0],
-        "emscore": [0.5, 0.4, 0.7, 0.6, 0.3, 0.8],
-    })
+    return pd.DataFrame(
+        {
+            "caption_id": [1, 2, 3, 4, 5, 6],
+            "video_id": ["a", "a", "a", "b", "b", "b"],
+            "system": ["S1", "S2", "H", "S1", "S2", "H"],
+            "is_human": [False, False, True, False, False, True],
+            "z": [0.1, -0.2, 0.9, 0.3, -0.5, 1.1],
+            "bleu4": [0.2, 0.1, 1.0, 0.3, 0.05, 1.0],
+            "emscore": [0.5, 0.4, 0.7, 0.6, 0.3, 0.8],
+        }
+    )
 
 
 def test_selection_leaves_human_captions_out_unless_included():
     frame, description = human.select_human_systems(frame_with_human(), ["bleu4", "emscore"])
     assert list(frame["system"]) == ["S1", "S2", "S1", "S2"] and "is_human" not in frame
-    assert description == {"systems": ["H"], "captions": 2, "included": False, "metrics_with_them": [],
-                           "metrics_without_them": []}
-    frame, description = human.select_human_systems(frame_with_human(), ["bleu4", "emscore"], include=True,
-                                                     valid={"emscore"})
+    assert description == {
+        "systems": ["H"],
+        "captions": 2,
+        "included": False,
+        "metrics_with_them": [],
+        "metrics_without_them": [],
+    }
+    frame, description = human.select_human_systems(
+        frame_with_human(), ["bleu4", "emscore"], include=True, valid={"emscore"}
+    )
     assert len(frame) == 6 and frame["emscore"].notna().sum() == 6
     assert frame["bleu4"].notna().sum() == 4  # not known to be leave-one-out: the human captions' scores dropped
     assert description["included"] and description["metrics_with_them"] == ["emscore"]
@@ -107,15 +119,25 @@ def reference_campaign(java):
     simulated crowd; BLEU-4 and METEOR computed by the platform."""
     dataset = make_dataset("da-refs", n_videos=24, human=None, references="gt_1")
     rng = np.random.default_rng(3)
-    Reference.objects.bulk_create([Reference(video=v, reference_set="gt_2", text=sentence(rng, 9))
-                                   for v in dataset.videos.all()])
+    Reference.objects.bulk_create(
+        [Reference(video=v, reference_set="gt_2", text=sentence(rng, 9)) for v in dataset.videos.all()]
+    )
     human_system = campaigns.human_system_from_references(dataset, "gt_1")
     campaign = campaigns.create_campaign(
-        name="da-refs", dataset=dataset, human_system=human_system,
-        systems=System.objects.filter(dataset=dataset, is_human=False), hit_size=20, pairs_per_hit=3,
-        repeats_per_hit=2, min_control_distance=5, qc_min_pairs=6, seed=7)
-    simulation.simulate_campaign(campaign, {"diligent": 12}, {"gt_1": 85, "Alpha": 70, "Beta": 50, "Gamma": 45},
-                                 seed=5, hits_per_worker=3)
+        name="da-refs",
+        dataset=dataset,
+        human_system=human_system,
+        systems=System.objects.filter(dataset=dataset, is_human=False),
+        hit_size=20,
+        pairs_per_hit=3,
+        repeats_per_hit=2,
+        min_control_distance=5,
+        qc_min_pairs=6,
+        seed=7,
+    )
+    simulation.simulate_campaign(
+        campaign, {"diligent": 12}, {"gt_1": 85, "Alpha": 70, "Beta": 50, "Gamma": 45}, seed=5, hits_per_worker=3
+    )
     services.compute_scores(dataset, ["bleu4", "meteor"])
     return campaign
 
@@ -143,18 +165,20 @@ def test_da_correlation_leaves_the_human_system_out_by_default(reference_campaig
     human_bleu = [bleu[(v, "gt_1")] for v in captions.loc[captions["is_human"], "video_id"]]
     assert max(human_bleu) < 1.0  # leave-one-out against gt_2, never against itself
     everything = np.array([bleu[(v, s)] for v, s in zip(captions["video_id"], captions["system"])])
-    assert included["metrics"]["bleu4"]["z"]["r"] == pytest.approx(
-        scipy_stats.pearsonr(captions["z"], everything)[0])
-    system_level = correlate("--campaign", "da-refs", "--human", "da", "--metrics", "bleu4", "--level", "system",
-                             "--include-human")
+    assert included["metrics"]["bleu4"]["z"]["r"] == pytest.approx(scipy_stats.pearsonr(captions["z"], everything)[0])
+    system_level = correlate(
+        "--campaign", "da-refs", "--human", "da", "--metrics", "bleu4", "--level", "system", "--include-human"
+    )
     assert system_level["metrics"]["bleu4"]["z"]["n"] == 4
 
 
 def test_api_and_page_take_include_human(reference_campaign, staff_client):
     dataset = reference_campaign.dataset.name
-    response = staff_client.post(f"/api/metrics/datasets/{dataset}/correlate/",
-                                 {"human": "da", "campaign": "da-refs", "metrics": ["bleu4"], "resamples": 100,
-                                  "include_human": True}, content_type="application/json")
+    response = staff_client.post(
+        f"/api/metrics/datasets/{dataset}/correlate/",
+        {"human": "da", "campaign": "da-refs", "metrics": ["bleu4"], "resamples": 100, "include_human": True},
+        content_type="application/json",
+    )
     assert response.status_code == 201 and response.json()["human_systems"]["included"]
     page = staff_client.get("/metrics/campaigns/da-refs/?resamples=100")
     assert b"Human system gt_1" in page.content and b"left out" in page.content

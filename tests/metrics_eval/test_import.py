@@ -1,5 +1,6 @@
 """Importing scores of any metric (and correct/foil pairs): every layout, every problem located by file, line and
 field, nothing written when anything is wrong, one transaction when all is right."""
+
 import json
 
 import pytest
@@ -13,9 +14,12 @@ pytestmark = pytest.mark.django_db
 
 
 def scores_of(dataset, name):
-    return {(s.caption.video.external_id, s.caption.system.name): s.score
-            for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name)
-            .select_related("caption__video", "caption__system")}
+    return {
+        (s.caption.video.external_id, s.caption.system.name): s.score
+        for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name).select_related(
+            "caption__video", "caption__system"
+        )
+    }
 
 
 def test_long_csv(tiny_dataset):
@@ -35,29 +39,39 @@ def test_wide_csv_skips_empty_cells(tiny_dataset):
 
 
 def test_json_with_description_and_jsonl(tiny_dataset):
-    document = {"metric": "vc-inspector", "version": "7B", "parameters": {"prompt": "v2"},
-                "scores": [{"video_id": "vid-a", "system": "Alpha", "score": 4},
-                           {"video_id": "vid-b", "system": "Gamma", "score": 2.5}]}
+    document = {
+        "metric": "vc-inspector",
+        "version": "7B",
+        "parameters": {"prompt": "v2"},
+        "scores": [
+            {"video_id": "vid-a", "system": "Alpha", "score": 4},
+            {"video_id": "vid-b", "system": "Gamma", "score": 2.5},
+        ],
+    }
     services.import_scores(tiny_dataset, json.dumps(document, indent=2), "inspector.json")
     metric = Metric.objects.get(dataset=tiny_dataset, name="vc-inspector")
     assert (metric.version, metric.parameters) == ("7B", {"prompt": "v2"})
-    lines = "\n".join(json.dumps({"video_id": "vid-c", "system": s, "metric": "fifa", "score": i})
-                      for i, s in enumerate(["Alpha", "Beta"]))
+    lines = "\n".join(
+        json.dumps({"video_id": "vid-c", "system": s, "metric": "fifa", "score": i})
+        for i, s in enumerate(["Alpha", "Beta"])
+    )
     assert services.import_scores(tiny_dataset, lines, "fifa.jsonl").metrics == {"fifa": 2}
     records = json.dumps([{"video_id": "vid-d", "system": "Beta", "metric": "clip", "score": 0.3}])
     assert services.import_scores(tiny_dataset, records, "clip.json").metrics == {"clip": 1}
 
 
 def test_every_problem_is_located_and_nothing_is_written(tiny_dataset):
-    text = ("video_id,system,metric,score\n"
-            "vid-a,Alpha,emscore,0.8\n"
-            "vid-x,Alpha,emscore,0.1\n"          # line 3: unknown video
-            "vid-a,Delta,emscore,0.1\n"          # line 4: unknown system
-            "vid-a,Beta,emscore,high\n"          # line 5: not a number
-            "vid-a,Beta,emscore,nan\n"           # line 6: not finite
-            "vid-a,Alpha,emscore,0.9\n"          # line 7: second score for the same caption
-            ",Gamma,emscore,0.4\n"               # line 8: empty video id
-            "vid-b,Beta,bad name!,0.3\n")        # line 9: invalid metric name
+    text = (
+        "video_id,system,metric,score\n"
+        "vid-a,Alpha,emscore,0.8\n"
+        "vid-x,Alpha,emscore,0.1\n"  # line 3: unknown video
+        "vid-a,Delta,emscore,0.1\n"  # line 4: unknown system
+        "vid-a,Beta,emscore,high\n"  # line 5: not a number
+        "vid-a,Beta,emscore,nan\n"  # line 6: not finite
+        "vid-a,Alpha,emscore,0.9\n"  # line 7: second score for the same caption
+        ",Gamma,emscore,0.4\n"  # line 8: empty video id
+        "vid-b,Beta,bad name!,0.3\n"
+    )  # line 9: invalid metric name
     with pytest.raises(FormatError) as error:
         services.import_scores(tiny_dataset, text, "bad.csv")
     problems = [str(p) for p in error.value.problems]
@@ -74,8 +88,10 @@ def test_every_problem_is_located_and_nothing_is_written(tiny_dataset):
 
 
 def test_json_problems_carry_line_numbers(tiny_dataset):
-    text = ('[\n  {"video_id": "vid-a", "system": "Alpha", "metric": "m", "score": 1},\n'
-            '  {"video_id": "vid-a", "system": "Alpha", "metric": "m", "score": true}\n]\n')
+    text = (
+        '[\n  {"video_id": "vid-a", "system": "Alpha", "metric": "m", "score": 1},\n'
+        '  {"video_id": "vid-a", "system": "Alpha", "metric": "m", "score": true}\n]\n'
+    )
     with pytest.raises(FormatError) as error:
         services.import_scores(tiny_dataset, text, "m.json")
     assert [str(p) for p in error.value.problems] == ["m.json, line 3, score: score must be a finite number, not True"]
@@ -121,10 +137,12 @@ def test_pairs_import(tiny_dataset, tmp_path):
     assert [str(p) for p in error.value.problems] == [
         "bad.csv, line 2, foil: correct and foil name the same system",
         "bad.csv, line 3, foil: unknown system 'Zeta': it is not in the dataset",
-        "bad.csv, line 5: the pair Alpha / Gamma on vid-a appears twice (first on line 4)"]
+        "bad.csv, line 5: the pair Alpha / Gamma on vid-a appears twice (first on line 4)",
+    ]
     assert not CaptionPair.objects.filter(pair_set="other").exists()
     path = tmp_path / "pairs.jsonl"
     path.write_text('{"video_id": "vid-c", "correct": "Alpha", "foil": "Gamma"}\n')
-    call_command("caption_pairs", "--dataset", "tiny", "--import", str(path), "--name", "foil2",
-                 stdout=open(tmp_path / "o", "w"))
+    call_command(
+        "caption_pairs", "--dataset", "tiny", "--import", str(path), "--name", "foil2", stdout=open(tmp_path / "o", "w")
+    )
     assert CaptionPair.objects.filter(pair_set="foil2").count() == 1

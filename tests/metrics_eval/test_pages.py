@@ -1,5 +1,6 @@
 """The metric pages: the report table, figures and downloads, escaping of untrusted names, staff-only access,
 a constant number of queries whatever the dataset size, and the compute/import forms."""
+
 import json
 import re
 
@@ -29,9 +30,14 @@ def synthetic_dataset(name, videos, systems=("S1", "S2", "S3"), evil=False):
         for system in systems:
             score = int(rng.integers(1, 6))
             error = int(score < 4)
-            lines.append({"video_id": video, "system": system, "paragraph_score": score,
-                          "sentences": [{"text": "a man walks a dog .", "error": error, "spans": [[3, 5]] if error
-                                         else []}]})
+            lines.append(
+                {
+                    "video_id": video,
+                    "system": system,
+                    "paragraph_score": score,
+                    "sentences": [{"text": "a man walks a dog .", "error": error, "spans": [[3, 5]] if error else []}],
+                }
+            )
             rows.append((video, system, score))
     dataset = import_jsonl("".join(json.dumps(line) + "\n" for line in lines), name)
     metrics = {"m_good": lambda r, s: s + r.normal(), "m_noise": lambda r, s: r.normal()}
@@ -71,8 +77,9 @@ def test_figures_in_every_format(staff_client, tiny_scores, figure, fmt, magic):
 
 
 def test_csv_and_json_downloads(staff_client, tiny_scores):
-    staff_client.get("/metrics/datasets/tiny/?method=kendall_b&level=segment&group_by=video&resamples=100&seed=3"
-                     "&confidence=0.9")
+    staff_client.get(
+        "/metrics/datasets/tiny/?method=kendall_b&level=segment&group_by=video&resamples=100&seed=3&confidence=0.9"
+    )
     report = Report.objects.get()
     assert report.parameters["method"] == "kendall_b" and report.parameters["group_by"] == "video"
     text = staff_client.get(f"/metrics/reports/{report.pk}/table.csv").content.decode()
@@ -155,8 +162,15 @@ def test_compute_form_stores_scores(java, staff_client, tiny_dataset, eager_task
 
 def finished_job():
     """The latest metric job, once it has finished (it runs off the request)."""
-    return wait_until(lambda: Job.objects.filter(kind=services.COMPUTE_KIND, status__in=["succeeded", "failed"])
-                      .order_by("-created_at").first(), timeout=120, what="the metric job to finish")
+    return wait_until(
+        lambda: (
+            Job.objects.filter(kind=services.COMPUTE_KIND, status__in=["succeeded", "failed"])
+            .order_by("-created_at")
+            .first()
+        ),
+        timeout=120,
+        what="the metric job to finish",
+    )
 
 
 def test_index_lists_datasets_and_reports(staff_client, tiny_scores):
@@ -187,8 +201,9 @@ def test_pairwise_accuracy_is_on_the_dataset_page(staff_client, tiny_scores):
     text = "video_id,correct,foil\n" + "".join(f"{v},Alpha,Gamma\n" for v in ["vid-a", "vid-b", "vid-c", "vid-d"])
     text += "vid-a,Beta,Gamma\nvid-b,Beta,Gamma\n"
     upload = SimpleUploadedFile("foil.csv", text.encode())
-    response = staff_client.post("/metrics/datasets/tiny/pairs/", {"pairs-file": upload, "pairs-pair_set": "foil"},
-                                 follow=True)
+    response = staff_client.post(
+        "/metrics/datasets/tiny/pairs/", {"pairs-file": upload, "pairs-pair_set": "foil"}, follow=True
+    )
     html = response.content.decode()
     assert "Imported 6 correct/foil pairs as pair set foil." in html
     assert response.redirect_chain[-1][0].endswith("/metrics/datasets/tiny/#pairs")
@@ -213,6 +228,7 @@ def test_pairwise_accuracy_is_on_the_dataset_page(staff_client, tiny_scores):
     assert Report.objects.filter(kind=Report.Kind.PAIRS).count() == 1  # stored once, reused
 
     bad = SimpleUploadedFile("bad.csv", b"video_id,correct,foil\nvid-z,Alpha,Gamma\n")
-    html = staff_client.post("/metrics/datasets/tiny/pairs/", {"pairs-file": bad, "pairs-pair_set": "other"},
-                             follow=True).content.decode()
+    html = staff_client.post(
+        "/metrics/datasets/tiny/pairs/", {"pairs-file": bad, "pairs-pair_set": "other"}, follow=True
+    ).content.decode()
     assert "bad.csv, line 2" in html and 'id="pairs-other"' not in html

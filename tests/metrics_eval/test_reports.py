@@ -1,5 +1,6 @@
 """Reports and the correlate command: the contract's JSON shape, values equal to SciPy on the same data, the
 snapshot that identifies the data, reuse of identical reports, and the DA and correct/foil paths."""
+
 import io
 import json
 
@@ -22,8 +23,22 @@ def correlate(*args):
 
 
 def test_correlate_json_contract(tiny_scores):
-    body = json.loads(correlate("--dataset", "tiny", "--human", "factuality", "--metrics", "good,noise",
-                                "--method", "pearson", "--format", "json", "--resamples", "200"))
+    body = json.loads(
+        correlate(
+            "--dataset",
+            "tiny",
+            "--human",
+            "factuality",
+            "--metrics",
+            "good,noise",
+            "--method",
+            "pearson",
+            "--format",
+            "json",
+            "--resamples",
+            "200",
+        )
+    )
     assert (body["method"], body["level"]) == ("pearson", "segment")
     assert list(body["metrics"]) == ["good", "noise"]
     for metric in body["metrics"].values():
@@ -32,15 +47,21 @@ def test_correlate_json_contract(tiny_scores):
             assert set(cell) == {"r", "ci", "n"} and cell["n"] == 12
             assert cell["ci"][0] <= cell["r"] <= cell["ci"][1]
     # the value is SciPy's Pearson r over the same captions
-    frame = human.analysis_frame(loaders.captions(tiny_scores), loaders.factuality(loaders.label_set(tiny_scores)),
-                                 loaders.metric_scores(tiny_scores, ["good"]))
+    frame = human.analysis_frame(
+        loaders.captions(tiny_scores),
+        loaders.factuality(loaders.label_set(tiny_scores)),
+        loaders.metric_scores(tiny_scores, ["good"]),
+    )
     assert body["metrics"]["good"]["word"]["r"] == pytest.approx(scipy_stats.pearsonr(frame["word"], frame["good"])[0])
     assert body["report"] == Report.objects.get().pk
 
 
 def test_correlate_system_level_and_other_formats(tiny_scores):
-    body = json.loads(correlate("--dataset", "tiny", "--level", "system", "--method", "kendall_b",
-                                "--format", "json", "--resamples", "100"))
+    body = json.loads(
+        correlate(
+            "--dataset", "tiny", "--level", "system", "--method", "kendall_b", "--format", "json", "--resamples", "100"
+        )
+    )
     assert body["level"] == "system"
     assert body["metrics"]["good"]["paragraph"]["n"] == 3  # three systems
     table = correlate("--dataset", "tiny", "--method", "spearman", "--group-by", "video", "--resamples", "100")
@@ -69,9 +90,13 @@ def test_reports_record_their_data_and_are_reused_while_it_is_unchanged(tiny_sco
     again, created = reports.factuality_report(tiny_scores, params=params)
     assert (again.pk, created) == (first.pk, False)
     snapshot = first.snapshot
-    assert snapshot["counts"] == {"captions": 12, "videos": 4, "systems": 3,
-                                  "human": {"paragraph": 12, "sentence": 12, "word": 12},
-                                  "scores": {"good": 12, "noise": 12}}
+    assert snapshot["counts"] == {
+        "captions": 12,
+        "videos": 4,
+        "systems": 3,
+        "human": {"paragraph": 12, "sentence": 12, "word": 12},
+        "scores": {"good": 12, "noise": 12},
+    }
     assert snapshot["label_set"]["name"] == "imported"
     assert snapshot["metrics"]["good"]["origin"] == "scores.csv"
     assert {"numpy", "scipy", "pandas", "Django", "python"} <= set(first.versions)
@@ -101,27 +126,37 @@ def test_analysis_marks_best_metrics_clusters_and_inconsistent_rankings(tiny_sco
 def test_da_path_with_dataframes():
     """DA through the pure functions: caption scores joined to captions, system level against the campaign's
     own system scores (the contract of assessment/results.py)."""
-    captions = pd.DataFrame({"caption_id": range(8), "video_id": np.repeat(["v1", "v2", "v3", "v4"], 2),
-                             "system": ["A", "B"] * 4})
-    captions = pd.concat([captions, pd.DataFrame({"caption_id": range(8, 12), "video_id": ["v1", "v2", "v3", "v4"],
-                                                  "system": "C"})], ignore_index=True)
+    captions = pd.DataFrame(
+        {"caption_id": range(8), "video_id": np.repeat(["v1", "v2", "v3", "v4"], 2), "system": ["A", "B"] * 4}
+    )
+    captions = pd.concat(
+        [captions, pd.DataFrame({"caption_id": range(8, 12), "video_id": ["v1", "v2", "v3", "v4"], "system": "C"})],
+        ignore_index=True,
+    )
     rng = np.random.default_rng(0)
-    da = captions[["video_id", "system"]].assign(z=rng.normal(size=12), raw=rng.uniform(0, 100, 12),
-                                                 n=rng.integers(1, 4, 12))
-    metric = pd.DataFrame({"bleu4": da["z"].to_numpy() + rng.normal(scale=0.5, size=12)},
-                          index=captions["caption_id"])
+    da = captions[["video_id", "system"]].assign(
+        z=rng.normal(size=12), raw=rng.uniform(0, 100, 12), n=rng.integers(1, 4, 12)
+    )
+    metric = pd.DataFrame({"bleu4": da["z"].to_numpy() + rng.normal(scale=0.5, size=12)}, index=captions["caption_id"])
     frame = human.analysis_frame(captions, human.da_caption_scores(da, captions), metric)
-    system_scores = pd.DataFrame({"system": ["A", "B", "C"], "z": [0.3, -0.1, 0.2], "raw": [60.0, 45.0, 50.0],
-                                  "n": [8, 8, 4]})
+    system_scores = pd.DataFrame(
+        {"system": ["A", "B", "C"], "z": [0.3, -0.1, 0.2], "raw": [60.0, 45.0, 50.0], "n": [8, 8, 4]}
+    )
     table = system_scores.set_index("system")
-    result = analysis.analyse(frame, ["z", "raw"], ["bleu4"], analysis.Parameters(level="system", resamples=100),
-                              human_system={"z": table["z"], "raw": table["raw"]})
+    result = analysis.analyse(
+        frame,
+        ["z", "raw"],
+        ["bleu4"],
+        analysis.Parameters(level="system", resamples=100),
+        human_system={"z": table["z"], "raw": table["raw"]},
+    )
     means = frame.groupby("system")["bleu4"].mean()
     assert result["metrics"]["bleu4"]["z"]["r"] == pytest.approx(scipy_stats.pearsonr(table["z"], means)[0])
     assert result["metrics"]["bleu4"]["z"]["n"] == 3
     segment = analysis.analyse(frame, ["z", "raw"], ["bleu4"], analysis.Parameters(resamples=100))
-    assert segment["metrics"]["bleu4"]["raw"]["r"] == pytest.approx(scipy_stats.pearsonr(frame["raw"],
-                                                                                         frame["bleu4"])[0])
+    assert segment["metrics"]["bleu4"]["raw"]["r"] == pytest.approx(
+        scipy_stats.pearsonr(frame["raw"], frame["bleu4"])[0]
+    )
 
 
 def test_da_report_needs_the_assessment_results():
@@ -142,8 +177,11 @@ def test_pairwise_ranking_accuracy_on_correct_foil_pairs(tiny_scores):
     text = "video_id,correct,foil\n" + "".join(f"{v},Alpha,Gamma\n" for v in ["vid-a", "vid-b", "vid-c", "vid-d"])
     text += "vid-a,Beta,Gamma\n"
     services.import_pairs(tiny_scores, text, "pairs.csv", pair_set="foil")
-    body = json.loads(correlate("--dataset", "tiny", "--human", "pairs", "--pair-set", "foil", "--format", "json",
-                                "--resamples", "100"))
+    body = json.loads(
+        correlate(
+            "--dataset", "tiny", "--human", "pairs", "--pair-set", "foil", "--format", "json", "--resamples", "100"
+        )
+    )
     scores = loaders.metric_scores(tiny_scores, ["good", "noise"])
     keys = loaders.captions(tiny_scores).set_index(["video_id", "system"])["caption_id"]
     pairs = [(v, "Alpha", "Gamma") for v in ["vid-a", "vid-b", "vid-c", "vid-d"]] + [("vid-a", "Beta", "Gamma")]

@@ -5,6 +5,7 @@ the paragraph, sentence and word levels; the page shows the same report.
 The reference is built without the platform: human scores straight from factuality_annotation.json (brackets),
 metric scores from pycocoevalcap called directly on the release's caption and reference files, Pearson's r from
 SciPy. Skips cleanly when the shared folder is absent (fails in strict mode)."""
+
 import io
 import json
 import re
@@ -75,16 +76,41 @@ def independent_scores(folder, names):
     return rows
 
 
-@pytest.mark.parametrize("folder, name, captions, checked", [
-    ("activitynet", "anet-fact", 1200, METRICS),
-    ("youcook2", "yc2-fact", 600, ["bleu4", "rouge_l", "cider"]),
-])
+@pytest.mark.parametrize(
+    "folder, name, captions, checked",
+    [
+        ("activitynet", "anet-fact", 1200, METRICS),
+        ("youcook2", "yc2-fact", 600, ["bleu4", "rouge_l", "cider"]),
+    ],
+)
 def test_one_command_computes_and_correlates(shared_datasets, java, staff_client, folder, name, captions, checked):
-    call_command("import_dataset", "--format", "factvc", "--name", name, str(shared_datasets / folder),
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "import_dataset",
+        "--format",
+        "factvc",
+        "--name",
+        name,
+        str(shared_datasets / folder),
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     out = io.StringIO()
-    call_command("correlate", "--dataset", name, "--human", "factuality", "--metrics", ",".join(METRICS),
-                 "--method", "pearson", "--format", "json", "--compute", stdout=out, stderr=io.StringIO())
+    call_command(
+        "correlate",
+        "--dataset",
+        name,
+        "--human",
+        "factuality",
+        "--metrics",
+        ",".join(METRICS),
+        "--method",
+        "pearson",
+        "--format",
+        "json",
+        "--compute",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     body = json.loads(out.getvalue())
     assert (body["method"], body["level"], list(body["metrics"])) == ("pearson", "segment", METRICS)
 
@@ -105,7 +131,7 @@ def test_one_command_computes_and_correlates(shared_datasets, java, staff_client
     html = staff_client.get(f"/metrics/datasets/{name}/?{query}").content.decode()
     assert f'data-report="{body["report"]}"' in html and Report.objects.filter(dataset__name=name).count() == 1
     for metric in METRICS:
-        assert f'{body["metrics"][metric]["paragraph"]["r"]:.3f}' in html
+        assert f"{body['metrics'][metric]['paragraph']['r']:.3f}" in html
     png = staff_client.get(f"/metrics/reports/{body['report']}/figures/scatter.png")
     assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
 
@@ -113,8 +139,16 @@ def test_one_command_computes_and_correlates(shared_datasets, java, staff_client
 def test_word_definition_gives_the_published_share(shared_datasets):
     """13.5 % of ActivityNet-Fact words are inside error spans (FactVC paper and release README) with words being
     tokens that have a letter or digit - the definition of the word-level score."""
-    call_command("import_dataset", "--format", "factvc", "--name", "anet", str(shared_datasets / "activitynet"),
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "import_dataset",
+        "--format",
+        "factvc",
+        "--name",
+        "anet",
+        str(shared_datasets / "activitynet"),
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     words = errors = 0
     for label in SentenceLabel.objects.select_related("sentence").prefetch_related("spans"):
         marked = {i for span in label.spans.all() for i in range(span.start, span.end)}

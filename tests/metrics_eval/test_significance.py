@@ -1,5 +1,6 @@
 """Significance of differences between metrics: the Williams test against a worked example from the literature,
 the PERM-BOTH permutation test against scipy.stats.permutation_test, the paired bootstrap and the clusters."""
+
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
@@ -30,8 +31,14 @@ def test_williams_test_is_antisymmetric_and_zero_for_equal_correlations():
 def _scipy_perm_both(h, a, b, statistic, n_resamples, rng=None):
     za, zb = scipy_stats.zscore(a), scipy_stats.zscore(b)
     return scipy_stats.permutation_test(
-        (za, zb), lambda x, y: statistic(h, x) - statistic(h, y), permutation_type="samples",
-        alternative="greater", n_resamples=n_resamples, vectorized=False, rng=rng)
+        (za, zb),
+        lambda x, y: statistic(h, x) - statistic(h, y),
+        permutation_type="samples",
+        alternative="greater",
+        n_resamples=n_resamples,
+        vectorized=False,
+        rng=rng,
+    )
 
 
 def test_permutation_test_matches_scipy_exactly_on_small_samples():
@@ -82,8 +89,7 @@ def test_paired_bootstrap_pvalue_counts_resamples_where_a_is_not_better():
 
 def test_clusters_follow_the_wmt_rule():
     values = {"A": 0.9, "B": 0.8, "C": 0.5, "D": 0.45, "E": np.nan}
-    p = {("A", "B"): 0.3, ("A", "C"): 0.01, ("B", "C"): 0.04, ("A", "D"): 0.001, ("B", "D"): 0.02,
-         ("C", "D"): 0.5}
+    p = {("A", "B"): 0.3, ("A", "C"): 0.01, ("B", "C"): 0.04, ("A", "D"): 0.001, ("B", "D"): 0.02, ("C", "D"): 0.5}
     ranks = significance.significance_clusters(values, lambda x, y: p[(x, y)], alpha=0.05)
     # C is significantly worse than a metric of the top cluster, so it starts cluster 2; D is not significantly
     # worse than C, the first metric of its cluster, so it stays in 2. An undefined correlation gets no rank.

@@ -1,5 +1,6 @@
 """The numeric core against independent references: SciPy's pearsonr / spearmanr / kendalltau (variants b and c),
 counts by enumerating every pair, and small examples counted by hand."""
+
 import itertools
 
 import numpy as np
@@ -80,8 +81,13 @@ def test_sorted_count_of_long_rows_matches_every_pair(monkeypatch):
     h, m = samples(7, 400)
     monkeypatch.setattr(stats, "SORTED_FROM", 50)  # force the O(n log^2 n) path on this row
     counts = stats.pair_counts_rows(h, m)
-    assert (counts.con[0], counts.dis[0], counts.ties_human[0], counts.ties_metric[0],
-            counts.ties_both[0]) == brute_counts(h, m)
+    assert (
+        counts.con[0],
+        counts.dis[0],
+        counts.ties_human[0],
+        counts.ties_metric[0],
+        counts.ties_both[0],
+    ) == brute_counts(h, m)
 
 
 @pytest.mark.parametrize("values", [[3, 1, 2], [1, 1, 1], [5, 4, 3, 2, 1], [2, 3, 2, 1, 3, 3, 0]])
@@ -113,7 +119,7 @@ def test_tie_calibration_worked_example():
     assert stats.accuracy(stats.pair_counts_rows(h, m, epsilon=epsilon))[0] == pytest.approx(5 / 6)
 
 
-@pytest.mark.parametrize("prune_from", [0, 10 ** 9])  # with and without sorting only the pairs that can win
+@pytest.mark.parametrize("prune_from", [0, 10**9])  # with and without sorting only the pairs that can win
 def test_tie_calibration_finds_the_best_threshold_by_exhaustive_search(prune_from, monkeypatch):
     monkeypatch.setattr(stats, "PRUNE_FROM", prune_from)
     rng = np.random.default_rng(8)
@@ -152,8 +158,13 @@ def test_sorted_pair_counts_with_a_tie_threshold_equal_pair_enumeration(epsilon,
         h, m = samples(seed, n)
         m = m + np.random.default_rng(seed).choice([0.0, 0.1, 0.3], n)
         counts = stats.pair_counts_rows(h, m, epsilon=epsilon)
-        assert (counts.con[0], counts.dis[0], counts.ties_human[0], counts.ties_metric[0],
-                counts.ties_both[0]) == brute_counts(h, m, epsilon)
+        assert (
+            counts.con[0],
+            counts.dis[0],
+            counts.ties_human[0],
+            counts.ties_metric[0],
+            counts.ties_both[0],
+        ) == brute_counts(h, m, epsilon)
 
 
 def test_level_sweep_equals_pair_enumeration():
@@ -165,8 +176,15 @@ def test_level_sweep_equals_pair_enumeration():
         for resamples in (3, 70):  # below and above the row-by-row prefix sums
             weights = rng.poisson(1.0, (n, resamples)).astype(np.float32)
             got = stats.level_discordant_weight(rh, r, tau, weights)
-            expected = [sum(float(weights[i, b] * weights[j, b]) for i in range(n) for j in range(n)
-                            if rh[i] < rh[j] and r[i] >= tau[j]) for b in range(min(resamples, 4))]
+            expected = [
+                sum(
+                    float(weights[i, b] * weights[j, b])
+                    for i in range(n)
+                    for j in range(n)
+                    if rh[i] < rh[j] and r[i] >= tau[j]
+                )
+                for b in range(min(resamples, 4))
+            ]
             assert got[:4].tolist() == expected
 
 
@@ -177,13 +195,18 @@ def test_prefix_sums_and_stable_argsort_equal_numpy():
         prefix = stats.prefix_sums(w)
         assert prefix.shape == (w.shape[0] + 1, w.shape[1]) and not prefix[0].any()
         assert np.array_equal(prefix[1:], np.cumsum(w, axis=0))
-    for values in (rng.normal(size=1000), np.round(rng.normal(size=5000), 1), np.zeros(7), np.array([]),
-                   np.abs(rng.integers(-3, 4, 3000)).astype(float),
-                   np.where(rng.random(2000) < 0.1, np.nan, np.round(rng.normal(size=2000), 1))):
+    for values in (
+        rng.normal(size=1000),
+        np.round(rng.normal(size=5000), 1),
+        np.zeros(7),
+        np.array([]),
+        np.abs(rng.integers(-3, 4, 3000)).astype(float),
+        np.where(rng.random(2000) < 0.1, np.nan, np.round(rng.normal(size=2000), 1)),
+    ):
         assert np.array_equal(stats.stable_argsort(values), np.argsort(values, kind="stable"))
 
 
-@pytest.mark.parametrize("prune_from", [0, 10 ** 9])
+@pytest.mark.parametrize("prune_from", [0, 10**9])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_sampled_tie_calibration_is_the_best_threshold_of_its_sample(seed, prune_from, monkeypatch):
     """Above max_pairs the search runs on a seeded sample of pairs: the chosen epsilon is the smallest of those
@@ -208,8 +231,12 @@ def test_sampled_tie_calibration_is_the_best_threshold_of_its_sample(seed, prune
     candidates = sorted({0.0} | {float(x) for _, dm in rows for x in np.abs(dm)})
 
     def mean_accuracy(e):
-        return np.mean([np.mean(((dh == 0) & (np.abs(dm) <= e)) | ((dh != 0) & (np.abs(dm) > e) & (dh * dm > 0)))
-                        for dh, dm in rows])
+        return np.mean(
+            [
+                np.mean(((dh == 0) & (np.abs(dm) <= e)) | ((dh != 0) & (np.abs(dm) > e) & (dh * dm > 0)))
+                for dh, dm in rows
+            ]
+        )
 
     scores = [mean_accuracy(e) for e in candidates]
     best = max(scores)

@@ -2,6 +2,7 @@
 from the broker when CELERY_BROKER_URL is set (the celery_worker fixture), and ends with its progress counts
 complete (the steps reported in between are not checked here); a finished job is not redone, and a missing Java
 or dataset fails the job with a clear message."""
+
 import threading
 
 import pytest
@@ -17,7 +18,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.django_db(transaction=True)
-def test_compute_job_runs_in_the_right_process_and_ends_with_complete_progress_counts(celery_worker, java, tiny_dataset, settings):
+def test_compute_job_runs_in_the_right_process_and_ends_with_complete_progress_counts(
+    celery_worker, java, tiny_dataset, settings
+):
     ran_in = []
 
     def record(sender=None, args=(), **kwargs):
@@ -27,8 +30,11 @@ def test_compute_job_runs_in_the_right_process_and_ends_with_complete_progress_c
     task_prerun.connect(record, weak=False)
     try:
         job = services.start_compute_job(tiny_dataset, ["bleu4", "rouge_l", "cider"])
-        job = wait_until(lambda: Job.objects.filter(pk=job.pk, status__in=["succeeded", "failed"]).first(),
-                         timeout=120, what="the metric job to finish")
+        job = wait_until(
+            lambda: Job.objects.filter(pk=job.pk, status__in=["succeeded", "failed"]).first(),
+            timeout=120,
+            what="the metric job to finish",
+        )
     finally:
         task_prerun.disconnect(record)
     assert job.status == Job.Status.SUCCEEDED, job.error
@@ -45,7 +51,9 @@ def test_compute_job_runs_in_the_right_process_and_ends_with_complete_progress_c
 
 
 @pytest.mark.django_db
-def test_the_task_skips_a_finished_job_and_fails_clearly_without_java_or_dataset(tiny_dataset, eager_tasks, monkeypatch):
+def test_the_task_skips_a_finished_job_and_fails_clearly_without_java_or_dataset(
+    tiny_dataset, eager_tasks, monkeypatch
+):
     import shutil
 
     job = Job.objects.create(kind=services.COMPUTE_KIND, status=Job.Status.SUCCEEDED, message="done before")

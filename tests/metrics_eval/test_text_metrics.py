@@ -1,6 +1,7 @@
 """Text metrics computed in the platform: hand-checked BLEU / ROUGE-L values, and every score equal to
 pycocoevalcap called directly the documented way (tokenise, then score each system's captions as one result
 file). These need Java (skipped only when it is truly absent; strict mode fails instead)."""
+
 import io
 import shutil
 
@@ -16,9 +17,12 @@ ALL = list(text_metrics.TEXT_METRICS)
 
 
 def stored(dataset, name):
-    return {(s.caption.video.external_id, s.caption.system.name): s.score
-            for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name)
-            .select_related("caption__video", "caption__system")}
+    return {
+        (s.caption.video.external_id, s.caption.system.name): s.score
+        for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name).select_related(
+            "caption__video", "caption__system"
+        )
+    }
 
 
 def test_hand_checked_bleu_and_rouge(java, tiny_dataset):
@@ -29,7 +33,7 @@ def test_hand_checked_bleu_and_rouge(java, tiny_dataset):
     services.compute_scores(tiny_dataset, ["bleu1", "bleu2", "rouge_l"])
     key = ("vid-b", "Alpha")
     assert stored(tiny_dataset, "bleu1")[key] == pytest.approx(5 / 6, abs=1e-9)
-    assert stored(tiny_dataset, "bleu2")[key] == pytest.approx(0.5 ** 0.5, abs=1e-9)
+    assert stored(tiny_dataset, "bleu2")[key] == pytest.approx(0.5**0.5, abs=1e-9)
     assert stored(tiny_dataset, "rouge_l")[key] == pytest.approx(5 / 6, abs=1e-9)
 
 
@@ -41,8 +45,12 @@ def test_scores_equal_pycocoevalcap_called_directly(java, tiny_dataset):
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
     result = services.compute_scores(tiny_dataset, ALL)
-    assert result == {"captions": 12, "scored": {name: 12 for name in ALL}, "without_references": 0,
-                      "human": {"captions": 0, "references_left_out": 0, "without_other_references": 0}}
+    assert result == {
+        "captions": 12,
+        "scored": {name: 12 for name in ALL},
+        "without_references": 0,
+        "human": {"captions": 0, "references_left_out": 0, "without_other_references": 0},
+    }
 
     captions = loaders.captions(tiny_dataset)
     texts = loaders.caption_texts(tiny_dataset)
@@ -51,7 +59,9 @@ def test_scores_equal_pycocoevalcap_called_directly(java, tiny_dataset):
     for system, group in captions.groupby("system"):
         keys = [f"{row.video_id}" for row in group.itertuples()]
         gts = PTBTokenizer().tokenize({k: [{"caption": r} for r in references[k]] for k in keys})
-        res = PTBTokenizer().tokenize({row.video_id: [{"caption": texts[row.caption_id]}] for row in group.itertuples()})
+        res = PTBTokenizer().tokenize(
+            {row.video_id: [{"caption": texts[row.caption_id]}] for row in group.itertuples()}
+        )
         _, bleu = Bleu(4).compute_score(gts, res, verbose=0)
         expected = {f"bleu{n + 1}": bleu[n] for n in range(4)}
         expected["meteor"] = meteor.compute_score(gts, res)[1]
@@ -97,13 +107,14 @@ def test_missing_java_gives_a_clear_message(tiny_dataset, monkeypatch):
 
 def test_compute_command(java, tiny_dataset):
     out = io.StringIO()
-    call_command("metric_scores", "--dataset", "tiny", "--compute", "bleu4,rouge_l", stdout=out,
-                 stderr=io.StringIO())
+    call_command("metric_scores", "--dataset", "tiny", "--compute", "bleu4,rouge_l", stdout=out, stderr=io.StringIO())
     assert out.getvalue().strip() == "Stored scores of 12 captions of tiny: bleu4 12, rouge_l 12"
     out = io.StringIO()
     call_command("metric_scores", "--dataset", "tiny", "--list", stdout=out)
     assert [line.split("\t")[:3] for line in out.getvalue().splitlines()] == [
-        ["bleu4", "computed", "12 scores"], ["rouge_l", "computed", "12 scores"]]
+        ["bleu4", "computed", "12 scores"],
+        ["rouge_l", "computed", "12 scores"],
+    ]
 
 
 def test_tokenizer_gives_the_tokens_of_pycocoevalcaps_ptbtokenizer(java):

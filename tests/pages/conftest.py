@@ -1,4 +1,5 @@
 """Fixtures of the page tests: datasets built the way users build them, by importing JSONL text."""
+
 import json
 
 import pytest
@@ -19,19 +20,43 @@ def lines(*objects):
 SAMPLE = lines(
     {"type": "video", "video_id": "v1", "duration": 12.5},
     {"type": "video", "video_id": "v2", "url": "https://www.youtube.com/watch?v=AbCdEfGhIj0"},
-    {"type": "reference", "video_id": "v1", "reference_set": "gt_1",
-     "text": "A man rides a horse. <img src=x onerror=alert(2)>"},
-    {"video_id": "v1", "system": "COOT", "paragraph_score": 2, "sentences": [
-        {"text": "a man rides a red horse across the field .", "error": 1, "spans": [[4, 6]],
-         "timestamp": [0.5, 3.25]},
-        {"text": "he waves at the camera .", "error": 0, "timestamp": [3.25, 6.0]},
-    ]},
-    {"video_id": "v1", "system": "<i>evil</i>", "is_human": True, "paragraph_score": 5, "sentences": [
-        {"text": "<script>alert(\"caption\")</script> rides a horse .", "error": 0},
-    ]},
-    {"video_id": "v2", "system": "COOT", "paragraph_score": 4, "sentences": [
-        {"text": "a woman is cooking .", "error": 1, "spans": [[1, 2]]},
-    ]},
+    {
+        "type": "reference",
+        "video_id": "v1",
+        "reference_set": "gt_1",
+        "text": "A man rides a horse. <img src=x onerror=alert(2)>",
+    },
+    {
+        "video_id": "v1",
+        "system": "COOT",
+        "paragraph_score": 2,
+        "sentences": [
+            {
+                "text": "a man rides a red horse across the field .",
+                "error": 1,
+                "spans": [[4, 6]],
+                "timestamp": [0.5, 3.25],
+            },
+            {"text": "he waves at the camera .", "error": 0, "timestamp": [3.25, 6.0]},
+        ],
+    },
+    {
+        "video_id": "v1",
+        "system": "<i>evil</i>",
+        "is_human": True,
+        "paragraph_score": 5,
+        "sentences": [
+            {"text": '<script>alert("caption")</script> rides a horse .', "error": 0},
+        ],
+    },
+    {
+        "video_id": "v2",
+        "system": "COOT",
+        "paragraph_score": 4,
+        "sentences": [
+            {"text": "a woman is cooking .", "error": 1, "spans": [[1, 2]]},
+        ],
+    },
 )
 
 

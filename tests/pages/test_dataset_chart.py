@@ -1,18 +1,30 @@
 """The dataset page's chart (mean paragraph score and sentence error share per system) printed at one column of a
 paper (8.5 cm): text at 7 pt or more, nothing overlapping or leaving the canvas, measured on the drawn figure
 (tests/figure_checks.py), for a small dataset and for 20 systems with long names; the bars are the summary's."""
+
 import pytest
 
 from annotation_site.datasets import charts
 from tests.figure_checks import assert_legible
 
-LONG = ["COOT_100m_finetuned_on_activitynet_captions_v2", "Vid2Seq (YT-Temporal-1B pretraining, full)",
-        "PDVC_with_a_rather_long_descriptive_name_2023", "TimeChat-7B-instruction-tuned"]
+LONG = [
+    "COOT_100m_finetuned_on_activitynet_captions_v2",
+    "Vid2Seq (YT-Temporal-1B pretraining, full)",
+    "PDVC_with_a_rather_long_descriptive_name_2023",
+    "TimeChat-7B-instruction-tuned",
+]
 
 
 def summary(names):
-    return [{"system": name, "captions": 10, "mean_score": None if i == 2 else 1 + (i * 7 % 40) / 10,
-             "sentence_error_rate": None if i == 3 else (i * 13 % 100) / 100} for i, name in enumerate(names)]
+    return [
+        {
+            "system": name,
+            "captions": 10,
+            "mean_score": None if i == 2 else 1 + (i * 7 % 40) / 10,
+            "sentence_error_rate": None if i == 3 else (i * 13 % 100) / 100,
+        }
+        for i, name in enumerate(names)
+    ]
 
 
 CASES = {

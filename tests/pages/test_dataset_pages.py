@@ -1,5 +1,6 @@
 """The dataset pages through Django's test client: access rules, what each page shows, escaping of untrusted
 captions, the import page (valid and invalid uploads), export downloads and constant query counts."""
+
 import json
 import re
 
@@ -26,11 +27,14 @@ def rows(html, table_id):
     table = re.search(rf'<table[^>]*id="{table_id}".*?</table>', html, re.S)
     assert table, f"no table #{table_id}"
     body = re.search(r"<tbody>(.*?)</tbody>", table.group(0), re.S).group(1)
-    return [[text_of(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
-            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
+    return [
+        [text_of(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    ]
 
 
 # --- Access -----------------------------------------------------------------------------------------------------
+
 
 def test_home_requires_login(client):
     response = client.get(reverse("home"))
@@ -62,13 +66,16 @@ def test_logout_is_a_post_form(staff_client):
     assert staff_client.get(reverse("home")).status_code == 302  # logged out
 
 
-@pytest.mark.parametrize("url_name, args", [
-    ("dataset-detail", ["sample"]),
-    ("video-detail", ["sample", "v1"]),
-    ("dataset-import", []),
-    ("video-add", ["sample"]),
-    ("dataset-export", ["sample", "jsonl"]),
-])
+@pytest.mark.parametrize(
+    "url_name, args",
+    [
+        ("dataset-detail", ["sample"]),
+        ("video-detail", ["sample", "v1"]),
+        ("dataset-import", []),
+        ("video-add", ["sample"]),
+        ("dataset-export", ["sample", "jsonl"]),
+    ],
+)
 def test_dataset_pages_are_staff_only(user_client, client, sample_dataset, url_name, args):
     url = reverse(url_name, args=args)
     response = user_client.get(url)  # logged in, not staff
@@ -94,11 +101,16 @@ def test_non_staff_home_goes_to_the_annotation_queue_without_staff_links(user_cl
 
 # --- Layout and home ---------------------------------------------------------------------------------------------
 
+
 def test_layout_has_navigation_for_staff(staff_client, sample_dataset):
     html = staff_client.get(reverse("home")).content.decode()
     nav = re.search(r'<nav class="site-nav".*?</nav>', html, re.S).group(0)
-    for href, label in [(reverse("home"), "Datasets"), (reverse("dataset-import"), "Import"),
-                        (reverse("admin:index"), "Admin"), ("/api/docs/", "API docs")]:
+    for href, label in [
+        (reverse("home"), "Datasets"),
+        (reverse("dataset-import"), "Import"),
+        (reverse("admin:index"), "Admin"),
+        ("/api/docs/", "API docs"),
+    ]:
         assert re.search(rf'href="{re.escape(href)}"[^>]*>{label}</a>', nav), label
     assert "CaptionEval" in html and "researcher" in html
     assert '<link rel="stylesheet" href="/static/css/app.css">' in html
@@ -124,6 +136,7 @@ def test_home_empty_state_tells_staff_how_to_import(staff_client):
 
 # --- Dataset page -----------------------------------------------------------------------------------------------
 
+
 def test_dataset_page_lists_systems_summary_videos_and_exports(staff_client, sample_dataset):
     response = staff_client.get(reverse("dataset-detail", args=["sample"]))
     assert response.status_code == 200
@@ -138,12 +151,18 @@ def test_dataset_page_lists_systems_summary_videos_and_exports(staff_client, sam
     assert chart.startswith('<figure class="chart" id="label-chart"><svg')
     # one bar per system and panel (COOT mean 3.0 and 2/3 erroneous; evil 5.0 and none erroneous)
     assert re.findall(r'<g id="bar-(\w+)-(\d)">', chart) == [
-        ("mean_score", "0"), ("mean_score", "1"), ("sentence_error_rate", "0"), ("sentence_error_rate", "1")]
+        ("mean_score", "0"),
+        ("mean_score", "1"),
+        ("sentence_error_rate", "0"),
+        ("sentence_error_rate", "1"),
+    ]
     assert ">3.0<" in chart and ">5.0<" in chart and ">67%<" in chart and ">0%<" in chart
     assert "&lt;i&gt;evil&lt;/i&gt;" in chart and "<i>" not in chart
     videos = rows(html, "videos")
-    assert [row[1:] for row in videos] == [["v1", "0:12.5", "none", "external (not processed)"],
-                                           ["v2", "—", "youtube", "external (not processed)"]]
+    assert [row[1:] for row in videos] == [
+        ["v1", "0:12.5", "none", "external (not processed)"],
+        ["v2", "—", "youtube", "external (not processed)"],
+    ]
     assert f'href="{reverse("video-detail", args=["sample", "v1"])}?labels=imported"' in html
     assert f'href="{reverse("dataset-export", args=["sample", "factvc"])}?labels=imported"' in html
     assert f'href="{reverse("dataset-export", args=["sample", "jsonl"])}?labels=imported"' in html
@@ -172,8 +191,9 @@ def test_dataset_page_label_set_selector(staff_client, sample_dataset):
 
 
 def test_dataset_page_paginates_videos(staff_client, jsonl_dataset):
-    text = "".join(json.dumps({"video_id": f"v{i:03d}", "system": "S", "sentences": ["x ."]}) + "\n"
-                   for i in range(120))
+    text = "".join(
+        json.dumps({"video_id": f"v{i:03d}", "system": "S", "sentences": ["x ."]}) + "\n" for i in range(120)
+    )
     jsonl_dataset(text, name="big")
     url = reverse("dataset-detail", args=["big"])
     first = staff_client.get(url).content.decode()
@@ -205,6 +225,7 @@ def test_video_ids_with_slashes_and_odd_characters_link(staff_client, jsonl_data
 
 # --- Video page -------------------------------------------------------------------------------------------------
 
+
 def test_video_page_highlights_error_spans_and_erroneous_sentences(staff_client, sample_dataset):
     html = staff_client.get(reverse("video-detail", args=["sample", "v1"])).content.decode()
     coot = re.search(r'<article class="caption" data-system="COOT">.*?</article>', html, re.S).group(0)
@@ -212,8 +233,9 @@ def test_video_page_highlights_error_spans_and_erroneous_sentences(staff_client,
     sentences = re.findall(r'<li class="(sentence[^"]*)"[^>]*>(.*?)</li>', coot, re.S)
     assert [cls for cls, _ in sentences] == ["sentence sentence--error", "sentence sentence--ok"]
     # tokens 4 and 5 of "a man rides a red horse across the field ." form one highlighted span
-    assert ('<span class="sentence__text">a man rides a <mark class="error-span">red horse</mark> across the field .'
-            '</span>') in coot
+    assert (
+        '<span class="sentence__text">a man rides a <mark class="error-span">red horse</mark> across the field .</span>'
+    ) in coot
     assert coot.count("<mark") == 1
     assert 'badge badge--error">error</span>' in sentences[0][1]
     assert "error</span>" not in sentences[1][1]
@@ -258,8 +280,14 @@ def test_video_page_file_player(staff_client, sample_dataset):
     assert re.search(rf'<video class="player__video" src="{re.escape(video.playback_url)}"', html)
     assert video.playback_url.startswith("/media/videos/")
     assert '<script type="module" src="/static/js/video-player.js"></script>' in html
-    for control in ('data-action="toggle"', 'data-role="seek"', 'data-action="frame-back"',
-                    'data-action="frame-forward"', 'data-speed="0.5"', 'data-speed="2"'):
+    for control in (
+        'data-action="toggle"',
+        'data-role="seek"',
+        'data-action="frame-back"',
+        'data-action="frame-forward"',
+        'data-speed="0.5"',
+        'data-speed="2"',
+    ):
         assert control in html
     shortcuts = text_of(re.search(r'<details class="shortcuts".*?</details>', html, re.S).group(0))
     for key in ("Space", "k", "j", "l", ",", ".", "[", "]"):
@@ -270,8 +298,9 @@ def test_video_page_file_player(staff_client, sample_dataset):
 
 
 def test_video_page_external_url(staff_client, jsonl_dataset):
-    jsonl_dataset(json.dumps({"type": "video", "video_id": "u", "url": "https://example.org/a.webm?x=1&y=2"}) + "\n",
-                  name="urls")
+    jsonl_dataset(
+        json.dumps({"type": "video", "video_id": "u", "url": "https://example.org/a.webm?x=1&y=2"}) + "\n", name="urls"
+    )
     html = staff_client.get(reverse("video-detail", args=["urls", "u"])).content.decode()
     assert '<video class="player__video" src="https://example.org/a.webm?x=1&amp;y=2"' in html
     assert "No captions for this video." in html and "No reference captions" in html
@@ -284,6 +313,7 @@ def test_video_page_404s(staff_client, sample_dataset):
 
 
 # --- Import page ------------------------------------------------------------------------------------------------
+
 
 def upload(text, name="upload.jsonl"):
     return SimpleUploadedFile(name, text.encode("utf-8"), content_type="application/x-ndjson")
@@ -298,11 +328,20 @@ def test_import_page_renders_the_form(staff_client):
 
 
 def test_import_valid_upload_creates_the_dataset(staff_client):
-    text = ('{"video_id": "v1", "system": "COOT", "paragraph_score": 3, '
-            '"sentences": [{"text": "a dog runs .", "error": 1, "spans": [[1, 2]]}]}\n')
-    response = staff_client.post(reverse("dataset-import"), {
-        "name": "uploaded", "format": "jsonl", "file": upload(text), "labels": "imported", "youtube": "on",
-    })
+    text = (
+        '{"video_id": "v1", "system": "COOT", "paragraph_score": 3, '
+        '"sentences": [{"text": "a dog runs .", "error": 1, "spans": [[1, 2]]}]}\n'
+    )
+    response = staff_client.post(
+        reverse("dataset-import"),
+        {
+            "name": "uploaded",
+            "format": "jsonl",
+            "file": upload(text),
+            "labels": "imported",
+            "youtube": "on",
+        },
+    )
     assert response.status_code == 302
     assert response["Location"] == reverse("dataset-detail", args=["uploaded"])
     dataset = Dataset.objects.get(name="uploaded")
@@ -319,16 +358,23 @@ def test_import_invalid_upload_lists_problems_with_lines_and_imports_nothing(sta
         '{"video_id": "v3", "system": "COOT", "sentences": ["broken"\n'
         '{"video_id": "v4", "system": "<b>x</b>", "sentences": [{"text": "t .", "spans": [[0, 5]]}]}\n'
     )
-    response = staff_client.post(reverse("dataset-import"), {
-        "name": "broken", "format": "jsonl", "file": upload(text, "bad <file>.jsonl"),
-    })
+    response = staff_client.post(
+        reverse("dataset-import"),
+        {
+            "name": "broken",
+            "format": "jsonl",
+            "file": upload(text, "bad <file>.jsonl"),
+        },
+    )
     assert response.status_code == 200
     assert not Dataset.objects.exists()
     html = response.content.decode()
     section = re.search(r'<section class="problems[^"]*" id="problems".*?</section>', html, re.S).group(0)
     assert "3 problems found: nothing was imported" in text_of(section)
-    problems = [[text_of(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-                for row in re.findall(r'<tr class="problem">(.*?)</tr>', section, re.S)]
+    problems = [
+        [text_of(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for row in re.findall(r'<tr class="problem">(.*?)</tr>', section, re.S)
+    ]
     assert [p[:3] for p in problems] == [
         ["bad &lt;file&gt;.jsonl", "2", "paragraph_score"],
         ["bad &lt;file&gt;.jsonl", "3", "—"],
@@ -342,9 +388,14 @@ def test_import_invalid_upload_lists_problems_with_lines_and_imports_nothing(sta
 
 
 def test_import_refuses_an_existing_name(staff_client, sample_dataset):
-    response = staff_client.post(reverse("dataset-import"), {
-        "name": "sample", "format": "jsonl", "file": upload('{"video_id": "a", "system": "S", "sentences": ["x ."]}\n'),
-    })
+    response = staff_client.post(
+        reverse("dataset-import"),
+        {
+            "name": "sample",
+            "format": "jsonl",
+            "file": upload('{"video_id": "a", "system": "S", "sentences": ["x ."]}\n'),
+        },
+    )
     assert response.status_code == 200
     assert "already exists" in response.content.decode()
     assert Video.objects.filter(dataset=sample_dataset).count() == 2
@@ -358,16 +409,21 @@ def test_import_form_errors(staff_client):
 
 
 def test_import_non_utf8_upload(staff_client):
-    response = staff_client.post(reverse("dataset-import"), {
-        "name": "latin", "format": "jsonl",
-        "file": SimpleUploadedFile("latin.jsonl", "caf\xe9".encode("latin-1")),
-    })
+    response = staff_client.post(
+        reverse("dataset-import"),
+        {
+            "name": "latin",
+            "format": "jsonl",
+            "file": SimpleUploadedFile("latin.jsonl", "caf\xe9".encode("latin-1")),
+        },
+    )
     html = response.content.decode()
     assert response.status_code == 200 and "not UTF-8 text" in html and 'id="problems"' in html
     assert not Dataset.objects.exists()
 
 
 # --- Export ------------------------------------------------------------------------------------------------------
+
 
 def test_export_downloads(staff_client, sample_dataset):
     from annotation_site.interchange.services import default_label_set, export_bundle
@@ -376,14 +432,17 @@ def test_export_downloads(staff_client, sample_dataset):
     assert response.status_code == 200
     assert response["Content-Disposition"] == 'attachment; filename="sample.jsonl"'
     assert response["Content-Type"].startswith("application/x-ndjson")
-    assert response.content.decode() == jsonl.write(export_bundle(sample_dataset,
-                                                                  label_set=default_label_set(sample_dataset)))
+    assert response.content.decode() == jsonl.write(
+        export_bundle(sample_dataset, label_set=default_label_set(sample_dataset))
+    )
     factvc = staff_client.get(reverse("dataset-export", args=["sample", "factvc"]))
     assert factvc.status_code == 200
     assert factvc["Content-Disposition"] == 'attachment; filename="factuality_annotation.json"'
     data = json.loads(factvc.content)
-    assert data["v1"]["COOT"] == {"paragraph_score": 2, "sentences": [
-        "a man rides a [red horse] across the field .", "he waves at the camera ."]}
+    assert data["v1"]["COOT"] == {
+        "paragraph_score": 2,
+        "sentences": ["a man rides a [red horse] across the field .", "he waves at the camera ."],
+    }
 
 
 def test_export_factvc_without_labels_explains(staff_client, jsonl_dataset):
@@ -396,11 +455,13 @@ def test_export_factvc_without_labels_explains(staff_client, jsonl_dataset):
 
 # --- Add video --------------------------------------------------------------------------------------------------
 
+
 def test_add_video_by_url(staff_client, sample_dataset):
     page = staff_client.get(reverse("video-add", args=["sample"]))
     assert page.status_code == 200 and 'enctype="multipart/form-data"' in page.content.decode()
-    response = staff_client.post(reverse("video-add", args=["sample"]),
-                                 {"external_id": "v3", "url": "https://youtu.be/AbCdEfGhIj1"})
+    response = staff_client.post(
+        reverse("video-add", args=["sample"]), {"external_id": "v3", "url": "https://youtu.be/AbCdEfGhIj1"}
+    )
     assert response.status_code == 302
     assert response["Location"] == reverse("video-detail", args=["sample", "v3"])
     html = staff_client.get(response["Location"]).content.decode()
@@ -408,10 +469,13 @@ def test_add_video_by_url(staff_client, sample_dataset):
     assert "youtube-nocookie.com/embed/AbCdEfGhIj1" in html
 
 
-@pytest.mark.parametrize("data, field, message", [
-    ({"external_id": "v9"}, None, "Give either a video file or a URL"),
-    ({"external_id": "v1", "url": "https://example.org/x.mp4"}, "external_id", "already has a video"),
-])
+@pytest.mark.parametrize(
+    "data, field, message",
+    [
+        ({"external_id": "v9"}, None, "Give either a video file or a URL"),
+        ({"external_id": "v1", "url": "https://example.org/x.mp4"}, "external_id", "already has a video"),
+    ],
+)
 def test_add_video_errors_are_shown(staff_client, sample_dataset, data, field, message):
     response = staff_client.post(reverse("video-add", args=["sample"]), data)
     assert response.status_code == 200
@@ -424,23 +488,35 @@ def test_add_video_errors_are_shown(staff_client, sample_dataset, data, field, m
 
 
 def test_add_video_rejects_a_non_video_file(staff_client, sample_dataset):
-    response = staff_client.post(reverse("video-add", args=["sample"]), {
-        "external_id": "v9", "file": SimpleUploadedFile("notes.txt", b"hello"),
-    })
+    response = staff_client.post(
+        reverse("video-add", args=["sample"]),
+        {
+            "external_id": "v9",
+            "file": SimpleUploadedFile("notes.txt", b"hello"),
+        },
+    )
     assert response.status_code == 200 and "Unsupported video file type" in response.content.decode()
     assert not Video.objects.filter(external_id="v9").exists()
 
 
 # --- Query counts -----------------------------------------------------------------------------------------------
 
+
 def _labelled_dataset(jsonl_dataset, name, n_videos, n_systems):
     objects = []
     for v in range(n_videos):
         for s in range(n_systems):
-            objects.append({"video_id": f"v{v}", "system": f"S{s}", "paragraph_score": 1 + (v + s) % 5,
-                            "sentences": [{"text": "a man walks in .", "error": 1, "spans": [[1, 2]],
-                                           "timestamp": [0.0, 1.0]},
-                                          {"text": "he sits .", "error": 0}]})
+            objects.append(
+                {
+                    "video_id": f"v{v}",
+                    "system": f"S{s}",
+                    "paragraph_score": 1 + (v + s) % 5,
+                    "sentences": [
+                        {"text": "a man walks in .", "error": 1, "spans": [[1, 2]], "timestamp": [0.0, 1.0]},
+                        {"text": "he sits .", "error": 0},
+                    ],
+                }
+            )
         objects.append({"type": "reference", "video_id": f"v{v}", "reference_set": "gt", "text": "a man ."})
     return jsonl_dataset("".join(json.dumps(o) + "\n" for o in objects), name=name).dataset
 
@@ -485,15 +561,18 @@ def test_video_page_query_count_does_not_grow_with_captions(staff_client, jsonl_
     assert counts[0] == counts[1]
 
 
-def test_add_video_by_file_upload(staff_client, sample_dataset, tmp_path, django_capture_on_commit_callbacks,
-                                  settings):
+def test_add_video_by_file_upload(staff_client, sample_dataset, tmp_path, django_capture_on_commit_callbacks, settings):
     from annotation_site.corpus import synthetic
 
     clip = synthetic.make_video(tmp_path / "clip.webm", seconds=1.0)
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff_client.post(reverse("video-add", args=["sample"]), {
-            "external_id": "uploaded", "file": SimpleUploadedFile("my clip.webm", clip.read_bytes(), "video/webm"),
-        })
+        response = staff_client.post(
+            reverse("video-add", args=["sample"]),
+            {
+                "external_id": "uploaded",
+                "file": SimpleUploadedFile("my clip.webm", clip.read_bytes(), "video/webm"),
+            },
+        )
     assert response.status_code == 302
     video = Video.objects.get(dataset=sample_dataset, external_id="uploaded")
     assert video.kind == "file"

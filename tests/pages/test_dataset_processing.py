@@ -1,4 +1,5 @@
 """Processing a dataset's video files from its page: the button, the job and its progress."""
+
 import pytest
 from django.core.files.base import ContentFile
 
@@ -28,8 +29,9 @@ def test_process_button_runs_a_job_whose_progress_the_page_shows(client, staff_u
 
     response = client.post("/datasets/clips/process-videos/")
     assert response.status_code == 302
-    job = wait_until(lambda: Job.objects.filter(scope=f"dataset:{dataset.pk}", status="succeeded").first(),
-                     what="the processing job")
+    job = wait_until(
+        lambda: Job.objects.filter(scope=f"dataset:{dataset.pk}", status="succeeded").first(), what="the processing job"
+    )
     assert (job.done, job.total, job.result) == (2, 2, {"processed": 2, "failed": 1})
     good.refresh_from_db()
     broken.refresh_from_db()

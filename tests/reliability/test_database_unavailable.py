@@ -1,6 +1,7 @@
 """While the database cannot be reached, requests answer 503 with Retry-After and a plain message (JSON for the
 API, a page without database reads otherwise), so the pages' scripts retry the same submission; other errors stay
 errors."""
+
 import pytest
 from django.db import OperationalError
 
@@ -15,7 +16,9 @@ def test_the_api_answers_503_with_retry_after(client, monkeypatch):
     monkeypatch.setattr(services, "assignment_from_token", unreachable)
     response = client.post("/api/da/assignments/anything/judgments/", {"item": 1}, content_type="application/json")
     assert response.status_code == 503 and response["Retry-After"] == "5"
-    assert response.json()["error"] == "database_unavailable" and "Nothing you saved is lost" in response.json()["detail"]
+    assert (
+        response.json()["error"] == "database_unavailable" and "Nothing you saved is lost" in response.json()["detail"]
+    )
 
 
 def test_a_page_answers_503_without_touching_the_database(db, client, monkeypatch, django_assert_num_queries):

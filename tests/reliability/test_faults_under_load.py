@@ -14,6 +14,7 @@ The stack gets its own database (PostgreSQL: ``<database>_faults`` on the server
 afterwards; SQLite: a file in a temporary folder) and its own Celery queue, so it never meets the test database
 or the session's Celery worker. The Celery test needs a broker: CELERY_BROKER_URL, else Redis on loopback.
 """
+
 import json
 import os
 import socket
@@ -50,8 +51,12 @@ def _redis_answers(url):
 def stack_environment(tmp_path_factory):
     """DATABASE_URL / CAPTIONEVAL_VAR_DIR of the stack's own database, created here and removed afterwards."""
     folder = tmp_path_factory.mktemp("faults")
-    environment = {"CAPTIONEVAL_VAR_DIR": str(folder), "CELERY_TASK_DEFAULT_QUEUE": f"faults-{os.getpid()}",
-                   "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "4"}
+    environment = {
+        "CAPTIONEVAL_VAR_DIR": str(folder),
+        "CELERY_TASK_DEFAULT_QUEUE": f"faults-{os.getpid()}",
+        "GUNICORN_WORKERS": "2",
+        "GUNICORN_THREADS": "4",
+    }
     url = _postgres_url()
     if not url:
         environment["DATABASE_URL"] = f"sqlite:///{folder / 'faults.sqlite3'}"
@@ -62,8 +67,9 @@ def stack_environment(tmp_path_factory):
     parts = urlsplit(url)
     name = f"{parts.path.lstrip('/')}_faults"
     environment["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{name}"))
-    admin = psycopg2.connect(dbname="postgres", user=parts.username, password=parts.password,
-                             host=parts.hostname, port=parts.port)
+    admin = psycopg2.connect(
+        dbname="postgres", user=parts.username, password=parts.password, host=parts.hostname, port=parts.port
+    )
     admin.autocommit = True
     with admin.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -83,8 +89,25 @@ def run_load(environment, tmp_path, *arguments, broker=""):
     env.update(environment)
     if broker:
         env["CELERY_BROKER_URL"] = broker
-    command = [sys.executable, str(RUN), "--think", "0.1", "--ramp", "1", "--hit-size", "20", "--videos-each", "3",
-               "--items-each", "5", "--json", str(out), "--log-dir", str(tmp_path / "logs"), *arguments]
+    command = [
+        sys.executable,
+        str(RUN),
+        "--think",
+        "0.1",
+        "--ramp",
+        "1",
+        "--hit-size",
+        "20",
+        "--videos-each",
+        "3",
+        "--items-each",
+        "5",
+        "--json",
+        str(out),
+        "--log-dir",
+        str(tmp_path / "logs"),
+        *arguments,
+    ]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert out.is_file(), f"the load run failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     figures = json.loads(out.read_text())
@@ -107,8 +130,18 @@ def acknowledged_before(line):
 
 
 def test_killing_gunicorn_workers_loses_and_duplicates_nothing(stack_environment, tmp_path):
-    figures = run_load(stack_environment, tmp_path, "--participants", "24", "--seconds", "25",
-                       "--fault", "gunicorn-kill@25%", "--fault", "gunicorn-kill@60%")
+    figures = run_load(
+        stack_environment,
+        tmp_path,
+        "--participants",
+        "24",
+        "--seconds",
+        "25",
+        "--fault",
+        "gunicorn-kill@25%",
+        "--fault",
+        "gunicorn-kill@60%",
+    )
     assert_nothing_lost(figures)
     kills = [line for line in figures["faults"] if "killed gunicorn worker" in line]
     assert len(kills) == 2, figures["faults"]
@@ -118,8 +151,7 @@ def test_killing_gunicorn_workers_loses_and_duplicates_nothing(stack_environment
 
 def test_a_database_outage_loses_and_duplicates_nothing(stack_environment, tmp_path):
     kind = "db-drop" if _postgres_url() else "db-lock"
-    figures = run_load(stack_environment, tmp_path, "--participants", "24", "--seconds", "25",
-                       "--fault", f"{kind}@35%")
+    figures = run_load(stack_environment, tmp_path, "--participants", "24", "--seconds", "25", "--fault", f"{kind}@35%")
     assert_nothing_lost(figures)
     [outage] = figures["faults"]
     assert kind in outage and figures["acknowledged"] > acknowledged_before(outage), figures["output"]
@@ -134,9 +166,21 @@ def test_killing_the_celery_worker_mid_job_does_each_job_once(stack_environment,
     broker = os.environ.get("CELERY_BROKER_URL") or LOCAL_REDIS
     require(_redis_answers(broker), f"a Redis broker at {broker} (CELERY_BROKER_URL)")
     require(java_available(), "Java for the metric computation (pycocoevalcap's tokenizer)")
-    figures = run_load(stack_environment, tmp_path, "--participants", "24", "--seconds", "40",
-                       "--fault", "celery-kill:qc@2", "--fault", "celery-kill:metrics@3",
-                       "--fault", "celery-kill:payments@4", broker=broker)
+    figures = run_load(
+        stack_environment,
+        tmp_path,
+        "--participants",
+        "24",
+        "--seconds",
+        "40",
+        "--fault",
+        "celery-kill:qc@2",
+        "--fault",
+        "celery-kill:metrics@3",
+        "--fault",
+        "celery-kill:payments@4",
+        broker=broker,
+    )
     assert_nothing_lost(figures)
     jobs = figures["jobs"]
     assert set(jobs) == {"qc", "metrics", "payments"}, figures["output"]

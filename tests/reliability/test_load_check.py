@@ -1,6 +1,7 @@
 """The load benchmark's own parts, so that its "nothing lost" can be trusted: the work it sets up is workable through
 the platform's services, and the database check finds a lost acknowledgment, a submission no client sent and a
 wrong score (a check that always says OK would make every load and fault figure meaningless)."""
+
 import uuid
 
 import pytest
@@ -12,8 +13,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def made():
-    return work.make_work("check", work.Plan(participants=4, mix=(("da", 2), ("factuality", 1), ("task", 1)),
-                                             videos_each=2, items_each=2))
+    return work.make_work(
+        "check", work.Plan(participants=4, mix=(("da", 2), ("factuality", 1), ("task", 1)), videos_each=2, items_each=2)
+    )
 
 
 def submit_da(made, index, score):

@@ -6,6 +6,7 @@ objects and signed tokens (``tests/security/world.py``) so that the generated bo
 behind the permission checks; everything else (bodies, queries, form fields, headers) is generated, valid and
 invalid alike. Requests go through Django's test client, so they run inside the test's database transaction.
 """
+
 import json
 import os
 import re
@@ -45,8 +46,10 @@ def request_of(case, world, *, participant_token=None):
     credentials instead of whatever the generator put in Authorization or cookies."""
     name, params = route_of(case.operation.path)
     # drf-spectacular names a router's primary key "id" where the URL pattern says "pk"
-    real = {param: value for param, value in zip(params, world.kwargs(name, ["pk" if p == "id" else p
-                                                                               for p in params]).values())}
+    real = {
+        param: value
+        for param, value in zip(params, world.kwargs(name, ["pk" if p == "id" else p for p in params]).values())
+    }
     if participant_token and "pk" in real and name.startswith("api-tasks-"):
         real["pk"] = world.ids["task_item"]  # the participant's own item, not the logged-in annotator's
     path = case.operation.path
@@ -56,14 +59,20 @@ def request_of(case, world, *, participant_token=None):
     query = urlencode(kwargs.get("params") or {}, doseq=True)
     if query:
         path = f"{path}?{query}"
-    headers = {k: v for k, v in (kwargs.get("headers") or {}).items()
-               if k.lower() not in ("authorization", "cookie", "content-type", "content-length", "host")}
+    headers = {
+        k: v
+        for k, v in (kwargs.get("headers") or {}).items()
+        if k.lower() not in ("authorization", "cookie", "content-type", "content-length", "host")
+    }
     if participant_token:
         headers["X-Participant-Token"] = participant_token
     method = kwargs["method"].lower()
     if kwargs.get("json") is not None or "json" in kwargs:
-        return method, path, {"data": json.dumps(kwargs["json"]), "content_type": "application/json",
-                              "headers": headers}
+        return (
+            method,
+            path,
+            {"data": json.dumps(kwargs["json"]), "content_type": "application/json", "headers": headers},
+        )
     if kwargs.get("files"):
         fields = {}
         for field, (_, value, *_extra) in kwargs["files"]:
@@ -72,8 +81,15 @@ def request_of(case, world, *, participant_token=None):
     if kwargs.get("data") is not None:
         data = kwargs["data"]
         if isinstance(data, dict):
-            return method, path, {"data": urlencode(data, doseq=True),
-                                  "content_type": "application/x-www-form-urlencoded", "headers": headers}
+            return (
+                method,
+                path,
+                {
+                    "data": urlencode(data, doseq=True),
+                    "content_type": "application/x-www-form-urlencoded",
+                    "headers": headers,
+                },
+            )
         return method, path, {"data": data, "content_type": "application/octet-stream", "headers": headers}
     return method, path, {"headers": headers}
 
@@ -85,8 +101,9 @@ def send(client, method, path, spec):
             return client.generic(method.upper(), path, headers=headers)
         return client.post(path, data=spec["data"], headers=headers)
     if "data" in spec:
-        return client.generic(method.upper(), path, data=spec["data"], content_type=spec["content_type"],
-                              headers=headers)
+        return client.generic(
+            method.upper(), path, data=spec["data"], content_type=spec["content_type"], headers=headers
+        )
     return client.generic(method.upper(), path, headers=headers)
 
 
@@ -95,17 +112,25 @@ def fuzz(schema, world, client, *, participant_token=None, only=None, statuses=N
     collects {operation: set of status codes} to show that the requests got past the permission checks."""
     errors = []
     statuses = statuses if statuses is not None else {}
+
     def exercise(operation, name):
         @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
         def run(case):
             method, path, spec = request_of(case, world, participant_token=participant_token)
             response = send(client, method, path, spec)
             statuses.setdefault(f"{operation.method.upper()} {operation.path}", set()).add(response.status_code)
             if response.status_code >= 500:
-                errors.append(f"{method.upper()} {operation.path} ({name}) -> {response.status_code}: "
-                              f"{str(spec.get('data', ''))[:200]!r}")
+                errors.append(
+                    f"{method.upper()} {operation.path} ({name}) -> {response.status_code}: "
+                    f"{str(spec.get('data', ''))[:200]!r}"
+                )
 
         try:
             run()
@@ -133,8 +158,15 @@ def test_no_generated_request_makes_a_staff_endpoint_fail(settings):
     assert len(statuses) > 50 and len(succeeded) > len(statuses) / 2, statuses
 
 
-PARTICIPANT_ROUTES = ("api-da-assignment", "api-da-judgments", "api-factuality-token-draft",
-                      "api-factuality-token-submit", "api-tasks-draft", "api-tasks-submit", "api-tasks-next")
+PARTICIPANT_ROUTES = (
+    "api-da-assignment",
+    "api-da-judgments",
+    "api-factuality-token-draft",
+    "api-factuality-token-submit",
+    "api-tasks-draft",
+    "api-tasks-submit",
+    "api-tasks-next",
+)
 
 
 def test_no_generated_request_makes_a_participant_endpoint_fail(settings):
@@ -144,8 +176,14 @@ def test_no_generated_request_makes_a_participant_endpoint_fail(settings):
     world = World()
     client = Client(raise_request_exception=False)
     statuses = {}
-    errors = fuzz(api_schema(), world, client, participant_token=world.ids["task_token"],
-                  only=lambda name: name in PARTICIPANT_ROUTES, statuses=statuses)
+    errors = fuzz(
+        api_schema(),
+        world,
+        client,
+        participant_token=world.ids["task_token"],
+        only=lambda name: name in PARTICIPANT_ROUTES,
+        statuses=statuses,
+    )
     assert not errors, "\n".join(sorted(set(errors)))
     assert len(statuses) == 7, statuses  # DA assignment and judgments, factuality draft and submit, task next,
     # draft and submit

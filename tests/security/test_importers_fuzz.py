@@ -6,6 +6,7 @@ crash, an IntegrityError, a half-written import) fails the test with the input t
 
 Each example runs in a transaction that is rolled back afterwards, so examples do not see each other's imports.
 """
+
 import io
 import json
 import os
@@ -27,10 +28,50 @@ from .world import World, without_rate_limits
 pytestmark = pytest.mark.django_db
 
 EXAMPLES = int(os.environ.get("CAPTIONEVAL_FUZZ_EXAMPLES", "40"))
-HOSTILE = ["", "\x00", "\x1b", "\x7f", "\u200b", "\ufeff", "\u202e", "=HYPERLINK(\"http://x\")", "+1", "-1", "@x",
-           "1e2", "NaN", "-inf", "\u0663", "\uff11", '"', '""', ",", ";", "\t", "\r", "\n", "\r\n", "{", "}", "[",
-           "]", ":", "[" * 300, "{\"a\":" * 100, "9" * 400, "x" * 5000, "null", "true", "\\", "\\u0000",
-           "<script>alert(1)</script>", "' OR 1=1 --", "../../etc/passwd", "\u00e9\u0301", "\U0001f600"]
+HOSTILE = [
+    "",
+    "\x00",
+    "\x1b",
+    "\x7f",
+    "\u200b",
+    "\ufeff",
+    "\u202e",
+    '=HYPERLINK("http://x")',
+    "+1",
+    "-1",
+    "@x",
+    "1e2",
+    "NaN",
+    "-inf",
+    "\u0663",
+    "\uff11",
+    '"',
+    '""',
+    ",",
+    ";",
+    "\t",
+    "\r",
+    "\n",
+    "\r\n",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    "[" * 300,
+    '{"a":' * 100,
+    "9" * 400,
+    "x" * 5000,
+    "null",
+    "true",
+    "\\",
+    "\\u0000",
+    "<script>alert(1)</script>",
+    "' OR 1=1 --",
+    "../../etc/passwd",
+    "\u00e9\u0301",
+    "\U0001f600",
+]
 
 
 @st.composite
@@ -64,8 +105,7 @@ def mutated(draw, text):
 def table_counts():
     """Rows per table of every model of the project's apps (what a refused import must not change)."""
     mine = ("corpus", "factuality", "assessment", "judgment_tasks", "metrics_eval", "crowd", "annotators")
-    return {model._meta.label: model.objects.count() for model in apps.get_models()
-            if model._meta.app_label in mine}
+    return {model._meta.label: model.objects.count() for model in apps.get_models() if model._meta.app_label in mine}
 
 
 REFUSALS = (FormatError, ValidationError)
@@ -84,8 +124,9 @@ def check_importer(sample, run, *, refusals=REFUSALS, filename):
         transaction.set_rollback(True)
 
     @given(text=mutated(sample))
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
     def one(text):
         with transaction.atomic():
             before = table_counts()
@@ -119,10 +160,12 @@ def test_metric_score_files(world):
     from metrics_eval.services import caption_keys, import_scores
 
     keys = caption_keys(world.dataset)
-    sample = "video_id,system,fuzzmetric\n" + "".join(f"{video},{system},{0.25 * i}\n"
-                                                       for i, (video, system) in enumerate(sorted(keys)))
-    failures = check_importer(sample, lambda text: import_scores(world.dataset, text, "scores.csv"),
-                              filename="scores.csv")
+    sample = "video_id,system,fuzzmetric\n" + "".join(
+        f"{video},{system},{0.25 * i}\n" for i, (video, system) in enumerate(sorted(keys))
+    )
+    failures = check_importer(
+        sample, lambda text: import_scores(world.dataset, text, "scores.csv"), filename="scores.csv"
+    )
     assert not failures, "\n".join(failures)
 
 
@@ -131,8 +174,9 @@ def test_correct_foil_pair_files(world):
 
     videos = world.dataset.videos.values_list("external_id", flat=True)
     sample = "video_id,correct,foil\n" + "".join(f"{video},ClipTrans,RetrievalBaseline\n" for video in videos)
-    failures = check_importer(sample, lambda text: import_pairs(world.dataset, text, "pairs.csv",
-                                                                pair_set="fuzz"), filename="pairs.csv")
+    failures = check_importer(
+        sample, lambda text: import_pairs(world.dataset, text, "pairs.csv", pair_set="fuzz"), filename="pairs.csv"
+    )
     assert not failures, "\n".join(failures)
 
 
@@ -140,10 +184,12 @@ def test_judgment_task_items(world):
     from annotation_site.judgment_tasks.imports import import_items
 
     video = world.video.external_id
-    sample = "\n".join(json.dumps({"video_id": video, "system": f"s{i}", "text": f"a caption {i}"})
-                       for i in range(4)) + "\n"
-    failures = check_importer(sample, lambda text: import_items(world.task, text, filename="items.jsonl"),
-                              filename="items.jsonl")
+    sample = (
+        "\n".join(json.dumps({"video_id": video, "system": f"s{i}", "text": f"a caption {i}"}) for i in range(4)) + "\n"
+    )
+    failures = check_importer(
+        sample, lambda text: import_items(world.task, text, filename="items.jsonl"), filename="items.jsonl"
+    )
     assert not failures, "\n".join(failures)
 
 
@@ -153,9 +199,11 @@ def test_factuality_raw_labels(world):
     exported = export_lines(world.project, anonymise=True)
     sample = exported if isinstance(exported, str) else "".join(exported)
     assert sample.strip(), "the demo project has answers to export"
-    failures = check_importer(sample, lambda text: import_lines(text, project_name="fuzz-labels",
-                                                                dataset=world.dataset, filename="labels.jsonl"),
-                              filename="labels.jsonl")
+    failures = check_importer(
+        sample,
+        lambda text: import_lines(text, project_name="fuzz-labels", dataset=world.dataset, filename="labels.jsonl"),
+        filename="labels.jsonl",
+    )
     assert not failures, "\n".join(failures)
 
 
@@ -168,9 +216,11 @@ def test_direct_assessment_judgment_files(world):
     sample = b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
     lines = sample.splitlines()
     sample = "\n".join(lines[:25]) + "\n"  # a header and a couple dozen judgments
-    failures = check_importer(sample, lambda text: import_judgments("fuzz-da", io.StringIO(text, newline=""),
-                                                                    "judgments.csv"),
-                              filename="judgments.csv")
+    failures = check_importer(
+        sample,
+        lambda text: import_judgments("fuzz-da", io.StringIO(text, newline=""), "judgments.csv"),
+        filename="judgments.csv",
+    )
     assert not failures, "\n".join(failures)
 
 
@@ -194,15 +244,28 @@ def test_prolific_webhooks(world, settings):
     from annotation_site.crowd import webhooks
 
     settings.PROLIFIC_WEBHOOK_SECRET = "fuzz-secret"
-    sample = json.dumps({"event_type": "submission.status.change", "resource_id": "5f1a2b3c4d5e6f7a8b9c0d1e",
-                         "study_id": "60aa0bb1cc2dd3ee4ff5a6b7", "status": "RETURNED",
-                         "event_id": "evt-1"}, indent=1)
+    sample = json.dumps(
+        {
+            "event_type": "submission.status.change",
+            "resource_id": "5f1a2b3c4d5e6f7a8b9c0d1e",
+            "study_id": "60aa0bb1cc2dd3ee4ff5a6b7",
+            "status": "RETURNED",
+            "event_id": "evt-1",
+        },
+        indent=1,
+    )
 
     def run(text):
         body = text.encode("utf-8", "surrogatepass")
         stamp = str(int(time.time()))
-        webhooks.receive({"X-Prolific-Request-Signature": webhooks.signature("fuzz-secret", stamp, body),
-                          "X-Prolific-Request-Timestamp": stamp, "X-Event-ID": "evt-fuzz"}, body)
+        webhooks.receive(
+            {
+                "X-Prolific-Request-Signature": webhooks.signature("fuzz-secret", stamp, body),
+                "X-Prolific-Request-Timestamp": stamp,
+                "X-Event-ID": "evt-fuzz",
+            },
+            body,
+        )
 
     failures = check_importer(sample, run, refusals=(webhooks.WebhookRefused,), filename="")
     assert not failures, "\n".join(failures)

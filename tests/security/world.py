@@ -1,6 +1,7 @@
 """A small but complete world for the security tests: the demo dataset with its factuality project and DA
 campaign, a judgment task, a crowd study, a metric report, accounts for each persona, and the value of every URL
 parameter of every route (real objects, real signed tokens)."""
+
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
@@ -20,23 +21,27 @@ class World:
         from annotation_site.crowd import admission
         from annotation_site.crowd import links as crowd_links
         from annotation_site.crowd.studies import create_study, publish
+        from annotation_site.factuality import aggregation
         from annotation_site.factuality import assignment as fact_assignment
         from annotation_site.factuality import crowd_links as fact_links
-        from annotation_site.factuality import aggregation
         from annotation_site.factuality.models import Project
         from annotation_site.factuality.projects import add_member, update_project
+        from annotation_site.jobs.models import Job
         from annotation_site.judgment_tasks import assignment as task_assignment
         from annotation_site.judgment_tasks import imports, participants
         from annotation_site.judgment_tasks import services as tasks
-        from annotation_site.jobs.models import Job
         from assessment import services as da
         from assessment.models import Assignment, Campaign
         from metrics_eval import analysis, reports
         from metrics_eval.services import caption_keys, store_scores
 
         users = get_user_model().objects
-        self.dataset = import_bundle(demo.build_bundle(demo.demo_videos(2)), name=demo.DEMO_NAME,
-                                     source_format="demo", label_set_name=demo.LABEL_SET).dataset
+        self.dataset = import_bundle(
+            demo.build_bundle(demo.demo_videos(2)),
+            name=demo.DEMO_NAME,
+            source_format="demo",
+            label_set_name=demo.LABEL_SET,
+        ).dataset
         for step in demo.demo_steps():
             step.run(self.dataset, None)
         self.users = {
@@ -57,11 +62,13 @@ class World:
         add_member(self.project, crowd_annotator)
         crowd_assignment = fact_assignment.next_assignment(self.project, crowd_annotator)
 
-        self.task = tasks.create_task(name="perm-task", dataset=self.dataset, preset="fifa-faithfulness",
-                                      annotators_per_item=3)
+        self.task = tasks.create_task(
+            name="perm-task", dataset=self.dataset, preset="fifa-faithfulness", annotators_per_item=3
+        )
         self.video = self.dataset.videos.order_by("pk").first()
-        imports.import_items(self.task, f'{{"video_id": "{self.video.external_id}", "text": "a caption"}}\n',
-                             filename="items.jsonl")
+        imports.import_items(
+            self.task, f'{{"video_id": "{self.video.external_id}", "text": "a caption"}}\n', filename="items.jsonl"
+        )
         tasks.add_member(self.task, annotator)
         own_item = task_assignment.next_assignment(self.task, annotator)
         task_participant = participants.admit(self.task, provider="link", external_id="perm-participant")
@@ -72,10 +79,12 @@ class World:
 
         study = create_study("da", self.campaign.name, name="perm-study", provider="link")
         publish(study)
-        [(_, link_token)] = admission.create_participant_links(study, ["perm-link"],
-                                                               expires_at=timezone.now() + timedelta(days=1))
-        participation = admission.admit(study, {}, participant=admission.participant_for_link(
-            admission.link_for_token(link_token)))
+        [(_, link_token)] = admission.create_participant_links(
+            study, ["perm-link"], expires_at=timezone.now() + timedelta(days=1)
+        )
+        participation = admission.admit(
+            study, {}, participant=admission.participant_for_link(admission.link_for_token(link_token))
+        )
 
         keys = caption_keys(self.dataset)
         store_scores(self.dataset, "toy", {pk: float(i) for i, pk in enumerate(keys.values())}, source="imported")
@@ -83,13 +92,19 @@ class World:
         job = Job.objects.create(kind="perm-check")
 
         self.ids = {
-            "own_fact": own.pk, "fact_token": fact_links.assignment_token(crowd_assignment),
-            "own_task": own_item.pk, "task_token": participants.token_for(self.task, task_participant),
+            "own_fact": own.pk,
+            "fact_token": fact_links.assignment_token(crowd_assignment),
+            "own_task": own_item.pk,
+            "task_token": participants.token_for(self.task, task_participant),
             "task_item": task_item.pk,
-            "da_token": da.assignment_token(da_assignment), "da_entry": da.campaign_entry_token(self.campaign),
-            "crowd_entry": crowd_links.entry_token(study), "crowd_link": link_token,
+            "da_token": da.assignment_token(da_assignment),
+            "da_entry": da.campaign_entry_token(self.campaign),
+            "crowd_entry": crowd_links.entry_token(study),
+            "crowd_link": link_token,
             "participation": crowd_links.participation_token(participation),
-            "report": report.pk, "job": job.pk, "participant": participation.participant_id,
+            "report": report.pk,
+            "job": job.pk,
+            "participant": participation.participant_id,
             "video": self.video.pk,
         }
 
@@ -106,9 +121,18 @@ class World:
             return self.ids[PKS[name]] if name in PKS else 1
         if name.startswith("admin:"):
             return {"app_label": "corpus", "object_id": "1", "content_type_id": "1"}.get(param, "1")
-        return {"external_id": self.video.external_id, "username": "perm-other", "chart": CHARTS.get(name),
-                "figure": "correlations", "protocol": "da", "target": self.campaign.name, "action": "publish",
-                "uidb64": "MQ", "fmt": FORMATS.get(name, "svg"), "what": WHAT.get(name, "items")}[param]
+        return {
+            "external_id": self.video.external_id,
+            "username": "perm-other",
+            "chart": CHARTS.get(name),
+            "figure": "correlations",
+            "protocol": "da",
+            "target": self.campaign.name,
+            "action": "publish",
+            "uidb64": "MQ",
+            "fmt": FORMATS.get(name, "svg"),
+            "what": WHAT.get(name, "items"),
+        }[param]
 
     def owner_name(self, name):
         """What a route's ``name`` parameter names: the project, campaign, task, study, report or dataset."""
@@ -128,23 +152,41 @@ class World:
 
 # Which of the world's tokens and ids each route takes.
 TOKENS = {
-    "factuality-annotate-token": "fact_token", "api-factuality-token-draft": "fact_token",
+    "factuality-annotate-token": "fact_token",
+    "api-factuality-token-draft": "fact_token",
     "api-factuality-token-submit": "fact_token",
-    "da-rate-token": "da_token", "api-da-assignment": "da_token", "api-da-judgments": "da_token",
+    "da-rate-token": "da_token",
+    "api-da-assignment": "da_token",
+    "api-da-judgments": "da_token",
     "da-join": "da_entry",
-    "tasks-participant": "task_token", "tasks-participant-next": "task_token", "tasks-participant-done": "task_token",
+    "tasks-participant": "task_token",
+    "tasks-participant-next": "task_token",
+    "tasks-participant-done": "task_token",
     "tasks-participant-item": "task_token",
-    "crowd-entry": "crowd_entry", "crowd-participant-link": "crowd_link",
-    "crowd-participant": "participation", "crowd-consent": "participation", "crowd-practice": "participation",
-    "crowd-start": "participation", "crowd-finish": "participation",
+    "crowd-entry": "crowd_entry",
+    "crowd-participant-link": "crowd_link",
+    "crowd-participant": "participation",
+    "crowd-consent": "participation",
+    "crowd-practice": "participation",
+    "crowd-start": "participation",
+    "crowd-finish": "participation",
 }
 PKS = {
-    "factuality-annotate": "own_fact", "api-factuality-draft": "own_fact", "api-factuality-submit": "own_fact",
-    "tasks-annotate": "own_task", "api-tasks-draft": "own_task", "api-tasks-submit": "own_task",
+    "factuality-annotate": "own_fact",
+    "api-factuality-draft": "own_fact",
+    "api-factuality-submit": "own_fact",
+    "tasks-annotate": "own_task",
+    "api-tasks-draft": "own_task",
+    "api-tasks-submit": "own_task",
     "tasks-participant-item": "task_item",
-    "metrics-report": "report", "metrics-report-csv": "report", "metrics-report-json": "report",
-    "metrics-report-figure": "report", "metrics-report-api-detail": "report",
-    "job-detail": "job", "crowd-worker": "participant", "video-detail": "video",
+    "metrics-report": "report",
+    "metrics-report-csv": "report",
+    "metrics-report-json": "report",
+    "metrics-report-figure": "report",
+    "metrics-report-api-detail": "report",
+    "job-detail": "job",
+    "crowd-worker": "participant",
+    "video-detail": "video",
 }
 FORMATS = {"dataset-export": "factvc", "tasks-chart": "svg", "metrics-report-figure": "svg"}
 WHAT = {"tasks-import": "items", "tasks-download": "answers.jsonl"}
@@ -154,8 +196,6 @@ QUERIES = {"api-da-replication": "?a=demo-da&b=demo-da"}
 POSTS = {"crowd-study-action": {"action": "pause"}, "api-crowd-verify-code": {"study": "perm-study", "code": "x"}}
 # Routes whose object the world does not have (an in-doubt payment batch): staff get 404 like for any other.
 ABSENT = {"api-crowd-resolve"}
-
-
 
 
 def without_rate_limits(settings):

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,19 +14,61 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Annotator',
+            name="Annotator",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('staff', 'Staff'), ('invited', 'Invited'), ('crowd', 'Crowd'), ('imported', 'Imported')], max_length=10)),
-                ('provider', models.CharField(blank=True, help_text='Crowd provider (mturk, prolific, link) or source of imported labels.', max_length=30)),
-                ('external_id', models.CharField(blank=True, help_text='The id the provider or file uses.', max_length=200)),
-                ('display_name', models.CharField(blank=True, max_length=150)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='annotator', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("staff", "Staff"),
+                            ("invited", "Invited"),
+                            ("crowd", "Crowd"),
+                            ("imported", "Imported"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "provider",
+                    models.CharField(
+                        blank=True,
+                        help_text="Crowd provider (mturk, prolific, link) or source of imported labels.",
+                        max_length=30,
+                    ),
+                ),
+                (
+                    "external_id",
+                    models.CharField(blank=True, help_text="The id the provider or file uses.", max_length=200),
+                ),
+                ("display_name", models.CharField(blank=True, max_length=150)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotator",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('external_id', ''), _negated=True), fields=('kind', 'provider', 'external_id'), name='annotator_unique_external_id'), models.CheckConstraint(condition=models.Q(('user__isnull', False), models.Q(('external_id', ''), _negated=True), _connector='OR'), name='annotator_has_account_or_external_id')],
+                "ordering": ["id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("external_id", ""), _negated=True),
+                        fields=("kind", "provider", "external_id"),
+                        name="annotator_unique_external_id",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("user__isnull", False), models.Q(("external_id", ""), _negated=True), _connector="OR"
+                        ),
+                        name="annotator_has_account_or_external_id",
+                    ),
+                ],
             },
         ),
     ]

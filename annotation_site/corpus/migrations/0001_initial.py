@@ -6,122 +6,212 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='Short unique name, used on the command line and in addresses.', max_length=100, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.-]*$', "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).")])),
-                ('description', models.TextField(blank=True)),
-                ('source_format', models.CharField(blank=True, help_text='Format it was imported from.', max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Short unique name, used on the command line and in addresses.",
+                        max_length=100,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                                "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).",
+                            )
+                        ],
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                (
+                    "source_format",
+                    models.CharField(blank=True, help_text="Format it was imported from.", max_length=20),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='System',
+            name="System",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('is_human', models.BooleanField(default=False)),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('description', models.TextField(blank=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='systems', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("is_human", models.BooleanField(default=False)),
+                ("position", models.PositiveIntegerField(default=0)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="systems", to="corpus.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset', 'position', 'name'],
+                "ordering": ["dataset", "position", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Video',
+            name="Video",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(help_text="The video's id in its dataset (e.g. v_-A6e83tl4Y8).", max_length=200)),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('file', models.FileField(blank=True, max_length=500, upload_to='videos/%Y/%m/')),
-                ('url', models.URLField(blank=True, help_text='External address, when there is no file.', max_length=1000)),
-                ('duration', models.FloatField(blank=True, help_text='Seconds.', null=True)),
-                ('width', models.PositiveIntegerField(blank=True, null=True)),
-                ('height', models.PositiveIntegerField(blank=True, null=True)),
-                ('thumbnail', models.FileField(blank=True, max_length=500, upload_to='thumbnails/%Y/%m/')),
-                ('status', models.CharField(choices=[('pending', 'waiting for processing'), ('ready', 'Ready'), ('failed', 'processing failed'), ('external', 'external (not processed)')], default='external', max_length=10)),
-                ('processing_error', models.TextField(blank=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='videos', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "external_id",
+                    models.CharField(help_text="The video's id in its dataset (e.g. v_-A6e83tl4Y8).", max_length=200),
+                ),
+                ("position", models.PositiveIntegerField(default=0)),
+                ("file", models.FileField(blank=True, max_length=500, upload_to="videos/%Y/%m/")),
+                (
+                    "url",
+                    models.URLField(blank=True, help_text="External address, when there is no file.", max_length=1000),
+                ),
+                ("duration", models.FloatField(blank=True, help_text="Seconds.", null=True)),
+                ("width", models.PositiveIntegerField(blank=True, null=True)),
+                ("height", models.PositiveIntegerField(blank=True, null=True)),
+                ("thumbnail", models.FileField(blank=True, max_length=500, upload_to="thumbnails/%Y/%m/")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "waiting for processing"),
+                            ("ready", "Ready"),
+                            ("failed", "processing failed"),
+                            ("external", "external (not processed)"),
+                        ],
+                        default="external",
+                        max_length=10,
+                    ),
+                ),
+                ("processing_error", models.TextField(blank=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="videos", to="corpus.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset', 'position', 'external_id'],
+                "ordering": ["dataset", "position", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Reference',
+            name="Reference",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reference_set', models.CharField(max_length=100)),
-                ('text', models.TextField()),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='references', to='corpus.video')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("reference_set", models.CharField(max_length=100)),
+                ("text", models.TextField()),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="references", to="corpus.video"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['video', 'reference_set'],
+                "ordering": ["video", "reference_set"],
             },
         ),
         migrations.CreateModel(
-            name='Caption',
+            name="Caption",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField(default=0, help_text='Order in the imported file (kept for export).')),
-                ('system', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='captions', to='corpus.system')),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='captions', to='corpus.video')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "position",
+                    models.PositiveIntegerField(default=0, help_text="Order in the imported file (kept for export)."),
+                ),
+                (
+                    "system",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="captions", to="corpus.system"
+                    ),
+                ),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="captions", to="corpus.video"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position', 'id'],
+                "ordering": ["position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Sentence',
+            name="Sentence",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('tokens', models.JSONField()),
-                ('start', models.FloatField(blank=True, help_text='Start time in the video (seconds), if known.', null=True)),
-                ('end', models.FloatField(blank=True, help_text='End time in the video (seconds), if known.', null=True)),
-                ('caption', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sentences', to='corpus.caption')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("index", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("tokens", models.JSONField()),
+                (
+                    "start",
+                    models.FloatField(blank=True, help_text="Start time in the video (seconds), if known.", null=True),
+                ),
+                (
+                    "end",
+                    models.FloatField(blank=True, help_text="End time in the video (seconds), if known.", null=True),
+                ),
+                (
+                    "caption",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="sentences", to="corpus.caption"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['caption', 'index'],
-                'constraints': [models.UniqueConstraint(fields=('caption', 'index'), name='sentence_unique_index'), models.CheckConstraint(condition=models.Q(('start__isnull', True), ('end__isnull', True), ('end__gte', models.F('start')), _connector='OR'), name='sentence_time_ordered')],
+                "ordering": ["caption", "index"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("caption", "index"), name="sentence_unique_index"),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("start__isnull", True),
+                            ("end__isnull", True),
+                            ("end__gte", models.F("start")),
+                            _connector="OR",
+                        ),
+                        name="sentence_time_ordered",
+                    ),
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='system',
-            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='system_unique_name_per_dataset'),
+            model_name="system",
+            constraint=models.UniqueConstraint(fields=("dataset", "name"), name="system_unique_name_per_dataset"),
         ),
         migrations.AddConstraint(
-            model_name='video',
-            constraint=models.UniqueConstraint(fields=('dataset', 'external_id'), name='video_unique_id_per_dataset'),
+            model_name="video",
+            constraint=models.UniqueConstraint(fields=("dataset", "external_id"), name="video_unique_id_per_dataset"),
         ),
         migrations.AddConstraint(
-            model_name='video',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('file', ''), _negated=True), models.Q(('url', ''), _negated=True), _negated=True), name='video_file_or_url_not_both'),
+            model_name="video",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("file", ""), _negated=True), models.Q(("url", ""), _negated=True), _negated=True
+                ),
+                name="video_file_or_url_not_both",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='video',
-            constraint=models.CheckConstraint(condition=models.Q(('duration__isnull', True), ('duration__gte', 0), _connector='OR'), name='video_duration_ok'),
+            model_name="video",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("duration__isnull", True), ("duration__gte", 0), _connector="OR"),
+                name="video_duration_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reference',
-            constraint=models.UniqueConstraint(fields=('video', 'reference_set'), name='reference_unique_per_set'),
+            model_name="reference",
+            constraint=models.UniqueConstraint(fields=("video", "reference_set"), name="reference_unique_per_set"),
         ),
         migrations.AddConstraint(
-            model_name='caption',
-            constraint=models.UniqueConstraint(fields=('video', 'system'), name='caption_unique_per_video_system'),
+            model_name="caption",
+            constraint=models.UniqueConstraint(fields=("video", "system"), name="caption_unique_per_video_system"),
         ),
     ]

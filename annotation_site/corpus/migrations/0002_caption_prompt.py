@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0001_initial'),
+        ("corpus", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='caption',
-            name='prompt',
-            field=models.TextField(blank=True, help_text="The prompt that produced the text, when there was one (FIFA's V2T responses); rating tasks show it beside the caption."),
+            model_name="caption",
+            name="prompt",
+            field=models.TextField(
+                blank=True,
+                help_text="The prompt that produced the text, when there was one (FIFA's V2T responses); rating tasks show it beside the caption.",
+            ),
         ),
     ]

@@ -4,20 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0001_crowd_studies_participants_ledger'),
+        ("crowd", "0001_crowd_studies_participants_ledger"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='payments_lease_token',
+            model_name="study",
+            name="payments_lease_token",
             field=models.CharField(blank=True, max_length=32),
         ),
         migrations.AddField(
-            model_name='study',
-            name='payments_lease_until',
-            field=models.DateTimeField(blank=True, help_text='A payment run holds the study until then (one run at a time).', null=True),
+            model_name="study",
+            name="payments_lease_until",
+            field=models.DateTimeField(
+                blank=True, help_text="A payment run holds the study until then (one run at a time).", null=True
+            ),
         ),
     ]

@@ -1,5 +1,6 @@
 """Crowd providers behind one interface (``base.CrowdProvider``): ``prolific``, ``link``, ``mturk`` and
 ``none`` (decisions recorded for a researcher who pays elsewhere)."""
+
 from ..models import Provider
 
 
@@ -8,6 +9,10 @@ def provider_for(study, **options):
     from .mturk import MTurkProvider
     from .prolific import ProlificProvider
 
-    classes = {Provider.PROLIFIC: ProlificProvider, Provider.LINK: LinkProvider, Provider.MTURK: MTurkProvider,
-               Provider.NONE: NoProvider}
+    classes = {
+        Provider.PROLIFIC: ProlificProvider,
+        Provider.LINK: LinkProvider,
+        Provider.MTURK: MTurkProvider,
+        Provider.NONE: NoProvider,
+    }
     return classes[study.provider](study, **options)

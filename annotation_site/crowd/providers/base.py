@@ -1,5 +1,6 @@
 """The provider interface: publish a study, admit a participant, finish, fetch submissions, approve / reject /
 bonus (through the ledger), block."""
+
 from dataclasses import dataclass, field
 
 from django.urls import reverse

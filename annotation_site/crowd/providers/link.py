@@ -1,6 +1,7 @@
 """Plain links for every other source (lab panels, CloudResearch Connect, volunteers by e-mail), and ``none``
 for campaigns that came in by import. Neither platform pays: decisions and bonuses are recorded in the ledger
 (confirmed at once, "recorded: pay outside the platform") so the researcher has one list to act on."""
+
 import re
 
 from annotation_site import identities
@@ -24,10 +25,15 @@ class LinkProvider(CrowdProvider):
             except identities.IdentityError as exc:
                 raise AdmissionRefused("invalid", f"This participant id is not valid: {exc}.") from None
         if not raw:
-            raise AdmissionRefused("invalid", f"This link needs your participant id (the '{self.study.id_parameter}' "
-                                              "parameter). Please use the link you were given.")
+            raise AdmissionRefused(
+                "invalid",
+                f"This link needs your participant id (the '{self.study.id_parameter}' "
+                "parameter). Please use the link you were given.",
+            )
         if not PLATFORM_ID.match(raw):
-            raise AdmissionRefused("invalid", "This participant id is not valid (letters, digits and . _ - @ + : only).")
+            raise AdmissionRefused(
+                "invalid", "This participant id is not valid (letters, digits and . _ - @ + : only)."
+            )
         return Admission(platform_id=raw)
 
     def send(self, decisions, bonuses):

@@ -10,6 +10,7 @@ and bonuses while AWS still serves them) and any endpoint that speaks the same A
   ``send_bonus`` carrying the row's ``UniqueRequestToken`` (MTurk refuses a repeated token for 24 hours), and
   ``list_bonus_payments`` checked before a bonus left ``sent`` is sent again.
 """
+
 from decimal import Decimal
 from urllib.parse import urlsplit
 
@@ -29,11 +30,13 @@ def mturk_client():
     """A boto3 mturk client on the configured endpoint (``MTURK_ENDPOINT_URL``; AWS's production endpoint when
     empty) with the MTurk credentials (``MTURK_ACCESS_KEY_ID`` / ``MTURK_SECRET_ACCESS_KEY``)."""
     return boto3.client(
-        "mturk", region_name=config.setting("MTURK_REGION") or "us-east-1",
+        "mturk",
+        region_name=config.setting("MTURK_REGION") or "us-east-1",
         endpoint_url=config.setting("MTURK_ENDPOINT_URL") or None,
         aws_access_key_id=config.require("MTURK_ACCESS_KEY_ID", "MTurk"),
         aws_secret_access_key=config.require("MTURK_SECRET_ACCESS_KEY", "MTurk"),
-        config=Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=10, read_timeout=30))
+        config=Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=10, read_timeout=30),
+    )
 
 
 def submit_url(turk_submit_to):
@@ -58,8 +61,15 @@ def pages(call, key, **kwargs):
 
 def archive_hit(client, hit_id):
     """One HIT's assignments (every status) and bonus payments, as MTurk serves them."""
-    assignments = list(pages(client.list_assignments_for_hit, "Assignments", HITId=hit_id, MaxResults=100,
-                             AssignmentStatuses=["Submitted", "Approved", "Rejected"]))
+    assignments = list(
+        pages(
+            client.list_assignments_for_hit,
+            "Assignments",
+            HITId=hit_id,
+            MaxResults=100,
+            AssignmentStatuses=["Submitted", "Approved", "Rejected"],
+        )
+    )
     bonuses = list(pages(client.list_bonus_payments, "BonusPayments", HITId=hit_id, MaxResults=100))
     return {"hit_id": hit_id, "assignments": assignments, "bonus_payments": bonuses}
 
@@ -96,18 +106,29 @@ class MTurkProvider(CrowdProvider):
             return Admission(platform_id="", unit_id=hit, preview=True)
         worker = (params.get("workerId") or "").strip()
         if not (assignment and hit and worker):
-            raise AdmissionRefused("invalid", "Open this HIT from Mechanical Turk (assignmentId, hitId and workerId "
-                                              "are missing).")
+            raise AdmissionRefused(
+                "invalid", "Open this HIT from Mechanical Turk (assignmentId, hitId and workerId are missing)."
+            )
         target = submit_url(params.get("turkSubmitTo"))
         if target is None:
-            raise AdmissionRefused("invalid", "This HIT was opened from an address that is not allowed to receive "
-                                              "its results (turkSubmitTo).")
-        return Admission(platform_id=worker, submission_id=assignment, unit_id=hit,
-                         extra={"submit_url": target, "unit": (params.get("unit") or "").strip()})
+            raise AdmissionRefused(
+                "invalid",
+                "This HIT was opened from an address that is not allowed to receive its results (turkSubmitTo).",
+            )
+        return Admission(
+            platform_id=worker,
+            submission_id=assignment,
+            unit_id=hit,
+            extra={"submit_url": target, "unit": (params.get("unit") or "").strip()},
+        )
 
     def finish(self, participation, code):
-        return {"mode": "submit", "code": code, "url": participation_submit_url(participation),
-                "fields": {"assignmentId": participation.external_submission_id, "completion_code": code}}
+        return {
+            "mode": "submit",
+            "code": code,
+            "url": participation_submit_url(participation),
+            "fields": {"assignmentId": participation.external_submission_id, "completion_code": code},
+        }
 
     # --- publishing (for endpoints that still take HITs) ------------------------------------------------------
 
@@ -116,13 +137,18 @@ class MTurkProvider(CrowdProvider):
 
         study = self.study
         response = self.client.create_hit(
-            MaxAssignments=int(max_assignments), LifetimeInSeconds=int(lifetime_seconds),
+            MaxAssignments=int(max_assignments),
+            LifetimeInSeconds=int(lifetime_seconds),
             AssignmentDurationInSeconds=max(60 * int(study.estimated_minutes) * 3, 600),
-            AutoApprovalDelayInSeconds=7 * 24 * 3600, Reward=f"{Decimal(study.reward):.2f}",
-            Title=(study.title or study.target_name)[:128], Description=(study.description or study.title
-                                                                         or study.target_name)[:2000],
-            Keywords="video, captions, rating", Question=external_question(url),
-            RequesterAnnotation=f"{study.name}:{unit.key}"[:255], UniqueRequestToken=f"{study.pk}-{unit.key}"[:64])
+            AutoApprovalDelayInSeconds=7 * 24 * 3600,
+            Reward=f"{Decimal(study.reward):.2f}",
+            Title=(study.title or study.target_name)[:128],
+            Description=(study.description or study.title or study.target_name)[:2000],
+            Keywords="video, captions, rating",
+            Question=external_question(url),
+            RequesterAnnotation=f"{study.name}:{unit.key}"[:255],
+            UniqueRequestToken=f"{study.pk}-{unit.key}"[:64],
+        )
         return response["HIT"]["HITId"]
 
     def block(self, participant, reason):
@@ -145,9 +171,13 @@ class MTurkProvider(CrowdProvider):
                 elif row.action == LedgerEntry.Action.REJECT:
                     self.client.reject_assignment(AssignmentId=row.submission_id, RequesterFeedback=row.reason[:1024])
                 else:
-                    self.client.send_bonus(WorkerId=_platform_worker(row), BonusAmount=f"{row.amount:.2f}",
-                                           AssignmentId=row.submission_id, Reason=(row.reason or "Bonus")[:1024],
-                                           UniqueRequestToken=row.request_token[:64])
+                    self.client.send_bonus(
+                        WorkerId=_platform_worker(row),
+                        BonusAmount=f"{row.amount:.2f}",
+                        AssignmentId=row.submission_id,
+                        Reason=(row.reason or "Bonus")[:1024],
+                        UniqueRequestToken=row.request_token[:64],
+                    )
             except ClientError as exc:
                 if _code(exc) == "ServiceFault":
                     ledger.note(rows, exc)
@@ -171,10 +201,13 @@ class MTurkProvider(CrowdProvider):
 
     def _done(self, row):
         if row.action == LedgerEntry.Action.BONUS:
-            payments = pages(self.client.list_bonus_payments, "BonusPayments", AssignmentId=row.submission_id,
-                             MaxResults=100)
-            return any(Decimal(p.get("BonusAmount", "0")) == row.amount and p.get("WorkerId") == _platform_worker(row)
-                       for p in payments)
+            payments = pages(
+                self.client.list_bonus_payments, "BonusPayments", AssignmentId=row.submission_id, MaxResults=100
+            )
+            return any(
+                Decimal(p.get("BonusAmount", "0")) == row.amount and p.get("WorkerId") == _platform_worker(row)
+                for p in payments
+            )
         status = self.client.get_assignment(AssignmentId=row.submission_id)["Assignment"]["AssignmentStatus"]
         return status == ("Approved" if row.action == LedgerEntry.Action.APPROVE else "Rejected")
 

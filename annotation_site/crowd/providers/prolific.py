@@ -9,6 +9,7 @@ approvals, rejections and bonuses. The money flow is in docs/crowd.md; in short:
   made once. A PAYING dispatch found by a later run is never paid again: it is confirmed from the submissions'
   ``bonus_payments`` when they show the bonus, otherwise it becomes IN_DOUBT for a person to resolve.
 """
+
 import logging
 from decimal import Decimal
 
@@ -51,13 +52,18 @@ class ProlificProvider(CrowdProvider):
         study = self.study
         if not study.completion_code:
             raise ProlificError("the study needs a completion code (Study.completion_code)")
-        codes = [{"code": study.completion_code, "code_type": "COMPLETED",
-                  "actions": [{"action": "MANUALLY_REVIEW"}]}]
+        codes = [{"code": study.completion_code, "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}]
         if study.screened_out_code:
-            codes.append({"code": study.screened_out_code, "code_type": "SCREENED_OUT",
-                          "actions": [{"action": "MANUALLY_REVIEW"}]})
+            codes.append(
+                {
+                    "code": study.screened_out_code,
+                    "code_type": "SCREENED_OUT",
+                    "actions": [{"action": "MANUALLY_REVIEW"}],
+                }
+            )
         return {
-            "name": study.title or study.target_name, "internal_name": study.name,
+            "name": study.title or study.target_name,
+            "internal_name": study.name,
             "description": study.description or study.title or study.target_name,
             "external_study_url": f"{self.entry_url()}?{ENTRY_PARAMETERS}",
             "prolific_id_option": "url_parameters",
@@ -88,8 +94,9 @@ class ProlificProvider(CrowdProvider):
         study_id = (params.get("STUDY_ID") or "").strip()
         session_id = (params.get("SESSION_ID") or "").strip()
         if not (pid and study_id and session_id):
-            raise AdmissionRefused("invalid", "This link must be opened from Prolific (PROLIFIC_PID, STUDY_ID and "
-                                              "SESSION_ID are missing).")
+            raise AdmissionRefused(
+                "invalid", "This link must be opened from Prolific (PROLIFIC_PID, STUDY_ID and SESSION_ID are missing)."
+            )
         if self.study.external_id and study_id != self.study.external_id:
             raise AdmissionRefused("invalid", "This link belongs to another Prolific study.")
         token = params.get(config.setting("PROLIFIC_JWT_PARAMETER", "prolific_token"))
@@ -103,30 +110,39 @@ class ProlificProvider(CrowdProvider):
         try:
             submission = self.client.get_submission(session_id)
         except ProlificError:
-            raise AdmissionRefused("unverified", "Prolific does not know this session. Please start the study from "
-                                                 "Prolific again.") from None
+            raise AdmissionRefused(
+                "unverified", "Prolific does not know this session. Please start the study from Prolific again."
+            ) from None
         except TransientError:
-            raise AdmissionRefused("unavailable", "Prolific cannot be reached right now; please try again in a "
-                                                  "minute.") from None
+            raise AdmissionRefused(
+                "unavailable", "Prolific cannot be reached right now; please try again in a minute."
+            ) from None
         owner = submission.get("participant") or submission.get("participant_id")
         if owner != pid or submission.get("study_id") != study_id:
             raise AdmissionRefused("unverified", "This Prolific session belongs to someone else.")
         status = submission.get("status", "")
         if status not in ("ACTIVE", ""):
-            raise AdmissionRefused("closed", f"Your Prolific submission is {status.lower()}; it can no longer be "
-                                             "worked on.")
+            raise AdmissionRefused(
+                "closed", f"Your Prolific submission is {status.lower()}; it can no longer be worked on."
+            )
 
     def _verify_jwt(self, token, pid, study_id, session_id):
         try:
             header = jwt.get_unverified_header(token)
             key = self._public_key(header.get("kid"))
-            claims = jwt.decode(token, key=key, algorithms=["RS256"], audience=config.setting("PROLIFIC_JWT_AUDIENCE"),
-                                options={"require": ["exp", "aud"]})
+            claims = jwt.decode(
+                token,
+                key=key,
+                algorithms=["RS256"],
+                audience=config.setting("PROLIFIC_JWT_AUDIENCE"),
+                options={"require": ["exp", "aud"]},
+            )
         except (jwt.PyJWTError, KeyError, ValueError) as exc:
             raise AdmissionRefused("unverified", f"The signed Prolific link could not be verified ({exc}).") from None
         except TransientError:
-            raise AdmissionRefused("unavailable", "Prolific cannot be reached right now; please try again in a "
-                                                  "minute.") from None
+            raise AdmissionRefused(
+                "unavailable", "Prolific cannot be reached right now; please try again in a minute."
+            ) from None
         carried = claims.get("prolific") or {}
         expected = {"PROLIFIC_PID": pid, "STUDY_ID": study_id, "SESSION_ID": session_id}
         if carried.get("PROLIFIC_PID") != pid or any(k in carried and carried[k] != v for k, v in expected.items()):
@@ -144,10 +160,15 @@ class ProlificProvider(CrowdProvider):
         return {"mode": "redirect", "url": f"{base}?cc={self.study.completion_code}", "code": code}
 
     def submissions(self):
-        return [SubmissionInfo(submission_id=s.get("id", ""), platform_id=s.get("participant_id")
-                               or s.get("participant", ""), status=s.get("status", ""),
-                               bonus_cents=list(s.get("bonus_payments") or []))
-                for s in self.client.list_submissions(self.study.external_id)]
+        return [
+            SubmissionInfo(
+                submission_id=s.get("id", ""),
+                platform_id=s.get("participant_id") or s.get("participant", ""),
+                status=s.get("status", ""),
+                bonus_cents=list(s.get("bonus_payments") or []),
+            )
+            for s in self.client.list_submissions(self.study.external_id)
+        ]
 
     # --- payments --------------------------------------------------------------------------------------------
 
@@ -157,7 +178,7 @@ class ProlificProvider(CrowdProvider):
             ledger.fail(ledger.claim(missing), "no Prolific submission is known for this assignment")
         approvals = [e for e in decisions if e.action == LedgerEntry.Action.APPROVE and e.submission_id]
         for start in range(0, len(approvals), APPROVE_BATCH):
-            rows = ledger.claim(approvals[start:start + APPROVE_BATCH])
+            rows = ledger.claim(approvals[start : start + APPROVE_BATCH])
             if rows:
                 self._call(rows, lambda rows=rows: self.client.bulk_approve([r.submission_id for r in rows]))
             ledger.checkpoint("after-approve-batch")
@@ -165,8 +186,9 @@ class ProlificProvider(CrowdProvider):
             rows = ledger.claim([entry])
             if rows:
                 row = rows[0]
-                self._call(rows, lambda row=row: self.client.reject(row.submission_id, row.reason,
-                                                                    row.rejection_category))
+                self._call(
+                    rows, lambda row=row: self.client.reject(row.submission_id, row.reason, row.rejection_category)
+                )
             ledger.checkpoint("after-reject")
         payable = [e for e in bonuses if e.submission_id]
         if payable:
@@ -200,8 +222,9 @@ class ProlificProvider(CrowdProvider):
                 Dispatch.objects.filter(pk=dispatch.pk).update(state=Dispatch.State.FAILED, error="no rows")
                 return
             try:
-                created = self.client.create_bonus_payments(self.study.external_id,
-                                                            [(r.submission_id, r.amount) for r in rows])
+                created = self.client.create_bonus_payments(
+                    self.study.external_id, [(r.submission_id, r.amount) for r in rows]
+                )
             except ProlificError as exc:
                 ledger.fail(rows, exc)
                 Dispatch.objects.filter(pk=dispatch.pk).update(state=Dispatch.State.FAILED, error=str(exc))
@@ -211,12 +234,14 @@ class ProlificProvider(CrowdProvider):
                 return
             ledger.checkpoint("after-bonus-create")
             Dispatch.objects.filter(pk=dispatch.pk, state=Dispatch.State.PREPARED).update(
-                state=Dispatch.State.CREATED, external_id=str(created.get("id", "")))
+                state=Dispatch.State.CREATED, external_id=str(created.get("id", ""))
+            )
             dispatch.refresh_from_db()
             ledger.checkpoint("after-bonus-created-recorded")
         if dispatch.state == Dispatch.State.CREATED:
             if not Dispatch.objects.filter(pk=dispatch.pk, state=Dispatch.State.CREATED).update(
-                    state=Dispatch.State.PAYING):
+                state=Dispatch.State.PAYING
+            ):
                 return  # another run is paying it
             try:
                 self.client.pay_bonus_payments(dispatch.external_id)
@@ -267,8 +292,10 @@ class ProlificProvider(CrowdProvider):
         or put it IN_DOUBT. It is never paid a second time automatically."""
         rows = list(dispatch.entries.filter(state=LedgerEntry.State.SENT).order_by("pk"))
         try:
-            paid = all(_cents(r.amount) in (self.client.get_submission(r.submission_id).get("bonus_payments") or [])
-                       for r in rows)
+            paid = all(
+                _cents(r.amount) in (self.client.get_submission(r.submission_id).get("bonus_payments") or [])
+                for r in rows
+            )
         except (ProlificError, TransientError) as exc:
             ledger.note(rows, exc)
             return
@@ -279,7 +306,8 @@ class ProlificProvider(CrowdProvider):
             Dispatch.objects.filter(pk=dispatch.pk).update(
                 state=Dispatch.State.IN_DOUBT,
                 error="the pay call may have reached Prolific but the bonuses are not visible yet: check the study's "
-                      "bonus payments on Prolific, then resolve (crowd_ledger resolve)")
+                "bonus payments on Prolific, then resolve (crowd_ledger resolve)",
+            )
 
 
 def open_dispatch_filter():

@@ -21,6 +21,7 @@ a 429 means the request was not processed. 5xx answers, timeouts and dropped con
 calls that are safe to repeat (``idempotent=True``); for the pay call they raise ``OutcomeUnknown``, because
 the payment may have gone through.
 """
+
 import logging
 import time
 
@@ -30,8 +31,20 @@ from .. import config
 
 log = logging.getLogger(__name__)
 
-REJECTION_CATEGORIES = ("TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK",
-                        "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER")
+REJECTION_CATEGORIES = (
+    "TOO_QUICKLY",
+    "TOO_SLOWLY",
+    "FAILED_INSTRUCTIONS",
+    "INCOMP_LONGITUDINAL",
+    "FAILED_CHECK",
+    "LOW_EFFORT",
+    "MALINGERING",
+    "NO_CODE",
+    "BAD_CODE",
+    "NO_DATA",
+    "UNSUPP_DEVICE",
+    "OTHER",
+)
 MIN_REJECTION_MESSAGE = 100
 
 
@@ -53,8 +66,9 @@ class OutcomeUnknown(TransientError):
 
 
 class ProlificClient:
-    def __init__(self, token=None, base_url=None, *, timeout=None, retries=None, backoff=None, session=None,
-                 sleep=time.sleep):
+    def __init__(
+        self, token=None, base_url=None, *, timeout=None, retries=None, backoff=None, session=None, sleep=time.sleep
+    ):
         self.token = token or config.require("PROLIFIC_API_TOKEN", "Prolific")
         self.base_url = (base_url or config.setting("PROLIFIC_API_URL") or "https://api.prolific.com").rstrip("/")
         self.timeout = timeout if timeout is not None else config.setting("PROLIFIC_TIMEOUT", 20)
@@ -73,8 +87,9 @@ class ProlificClient:
         while True:
             attempt += 1
             try:
-                response = self.session.request(method, url, json=json, params=params, headers=headers,
-                                                timeout=self.timeout)
+                response = self.session.request(
+                    method, url, json=json, params=params, headers=headers, timeout=self.timeout
+                )
             except requests.ConnectionError as exc:
                 # refused before sending is safe to repeat; a connection dropped after sending is not known
                 if not idempotent and not _never_sent(exc):
@@ -151,20 +166,23 @@ class ProlificClient:
 
     def reject(self, submission_id, message, category):
         check_rejection(message, category)
-        return self.request("POST", f"/api/v1/submissions/{submission_id}/transition/",
-                            json={"action": "REJECT", "message": message, "rejection_category": category})
+        return self.request(
+            "POST",
+            f"/api/v1/submissions/{submission_id}/transition/",
+            json={"action": "REJECT", "message": message, "rejection_category": category},
+        )
 
     def bulk_approve(self, submission_ids):
-        return self.request("POST", "/api/v1/submissions/bulk-approve/",
-                            json={"submission_ids": list(submission_ids)})
+        return self.request("POST", "/api/v1/submissions/bulk-approve/", json={"submission_ids": list(submission_ids)})
 
     # --- bonuses -----------------------------------------------------------------------------------------------
 
     def create_bonus_payments(self, study_id, amounts):
         """``amounts``: [(submission id, Decimal)]. Creates (does not pay) a bulk bonus payment; returns it."""
         csv = "".join(f"{submission},{amount:.2f}\n" for submission, amount in amounts)
-        return self.request("POST", "/api/v1/submissions/bonus-payments/",
-                            json={"study_id": study_id, "csv_bonuses": csv})
+        return self.request(
+            "POST", "/api/v1/submissions/bonus-payments/", json={"study_id": study_id, "csv_bonuses": csv}
+        )
 
     def pay_bonus_payments(self, bulk_id):
         """Pays a bulk bonus payment. NOT idempotent: never call it twice for one id."""
@@ -176,17 +194,22 @@ class ProlificClient:
         return self.request("GET", "/.well-known/study/jwks.json")
 
     def create_hook_subscription(self, workspace_id, event_type, target_url):
-        return self.request("POST", "/api/v1/hooks/subscriptions/",
-                            json={"workspace_id": workspace_id, "event_type": event_type, "target_url": target_url,
-                                  "is_enabled": True}, idempotent=False)
+        return self.request(
+            "POST",
+            "/api/v1/hooks/subscriptions/",
+            json={"workspace_id": workspace_id, "event_type": event_type, "target_url": target_url, "is_enabled": True},
+            idempotent=False,
+        )
 
 
 def check_rejection(message, category):
     if category not in REJECTION_CATEGORIES:
         raise ProlificError(f"rejection category {category!r} is not one of {', '.join(REJECTION_CATEGORIES)}")
     if len((message or "").strip()) < MIN_REJECTION_MESSAGE:
-        raise ProlificError(f"Prolific needs a rejection message of at least {MIN_REJECTION_MESSAGE} characters "
-                            f"(this one has {len((message or '').strip())})")
+        raise ProlificError(
+            f"Prolific needs a rejection message of at least {MIN_REJECTION_MESSAGE} characters "
+            f"(this one has {len((message or '').strip())})"
+        )
 
 
 def _never_sent(exc):

@@ -1,4 +1,5 @@
 """Display helpers for the dataset pages. They return plain values; the templates escape everything."""
+
 from django import template
 
 register = template.Library()

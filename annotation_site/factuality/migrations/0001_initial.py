@@ -5,80 +5,128 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('corpus', '0001_initial'),
+        ("corpus", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='LabelSet',
+            name="LabelSet",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('origin', models.CharField(choices=[('imported', 'Imported'), ('aggregated', 'Aggregated')], max_length=12)),
-                ('source', models.CharField(blank=True, help_text='File or project the labels came from.', max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='label_sets', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "origin",
+                    models.CharField(choices=[("imported", "Imported"), ("aggregated", "Aggregated")], max_length=12),
+                ),
+                (
+                    "source",
+                    models.CharField(blank=True, help_text="File or project the labels came from.", max_length=500),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="label_sets", to="corpus.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset', 'name'],
+                "ordering": ["dataset", "name"],
             },
         ),
         migrations.CreateModel(
-            name='ParagraphLabel',
+            name="ParagraphLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.PositiveSmallIntegerField(help_text='Factuality Likert score, 1 (many errors) to 5 (none).')),
-                ('caption', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='paragraph_labels', to='corpus.caption')),
-                ('label_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='paragraph_labels', to='factuality.labelset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "score",
+                    models.PositiveSmallIntegerField(help_text="Factuality Likert score, 1 (many errors) to 5 (none)."),
+                ),
+                (
+                    "caption",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="paragraph_labels",
+                        to="corpus.caption",
+                    ),
+                ),
+                (
+                    "label_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="paragraph_labels",
+                        to="factuality.labelset",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='SentenceLabel',
+            name="SentenceLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('error', models.BooleanField(help_text='The sentence contains a factual error.')),
-                ('label_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sentence_labels', to='factuality.labelset')),
-                ('sentence', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='labels', to='corpus.sentence')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("error", models.BooleanField(help_text="The sentence contains a factual error.")),
+                (
+                    "label_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sentence_labels",
+                        to="factuality.labelset",
+                    ),
+                ),
+                (
+                    "sentence",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="labels", to="corpus.sentence"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ErrorSpan',
+            name="ErrorSpan",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('start', models.PositiveIntegerField()),
-                ('end', models.PositiveIntegerField()),
-                ('sentence_label', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='spans', to='factuality.sentencelabel')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("start", models.PositiveIntegerField()),
+                ("end", models.PositiveIntegerField()),
+                (
+                    "sentence_label",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="spans", to="factuality.sentencelabel"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['sentence_label', 'start'],
+                "ordering": ["sentence_label", "start"],
             },
         ),
         migrations.AddConstraint(
-            model_name='labelset',
-            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='labelset_unique_name'),
+            model_name="labelset",
+            constraint=models.UniqueConstraint(fields=("dataset", "name"), name="labelset_unique_name"),
         ),
         migrations.AddConstraint(
-            model_name='paragraphlabel',
-            constraint=models.UniqueConstraint(fields=('label_set', 'caption'), name='paragraphlabel_unique'),
+            model_name="paragraphlabel",
+            constraint=models.UniqueConstraint(fields=("label_set", "caption"), name="paragraphlabel_unique"),
         ),
         migrations.AddConstraint(
-            model_name='paragraphlabel',
-            constraint=models.CheckConstraint(condition=models.Q(('score__gte', 1), ('score__lte', 5)), name='paragraphlabel_score_1_5'),
+            model_name="paragraphlabel",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("score__gte", 1), ("score__lte", 5)), name="paragraphlabel_score_1_5"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sentencelabel',
-            constraint=models.UniqueConstraint(fields=('label_set', 'sentence'), name='sentencelabel_unique'),
+            model_name="sentencelabel",
+            constraint=models.UniqueConstraint(fields=("label_set", "sentence"), name="sentencelabel_unique"),
         ),
         migrations.AddConstraint(
-            model_name='errorspan',
-            constraint=models.CheckConstraint(condition=models.Q(('end__gt', models.F('start'))), name='errorspan_nonempty'),
+            model_name="errorspan",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("end__gt", models.F("start"))), name="errorspan_nonempty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='errorspan',
-            constraint=models.UniqueConstraint(fields=('sentence_label', 'start'), name='errorspan_unique_start'),
+            model_name="errorspan",
+            constraint=models.UniqueConstraint(fields=("sentence_label", "start"), name="errorspan_unique_start"),
         ),
     ]

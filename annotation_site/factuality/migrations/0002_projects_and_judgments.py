@@ -7,243 +7,515 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotators', '0001_initial'),
-        ('corpus', '0001_initial'),
-        ('factuality', '0001_initial'),
+        ("annotators", "0001_initial"),
+        ("corpus", "0001_initial"),
+        ("factuality", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='Short unique name, used on the command line and in addresses.', max_length=100, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.-]*$', "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).")])),
-                ('kind', models.CharField(choices=[('factuality', 'factuality (paragraph score, sentence errors, word spans)'), ('rating', 'per-caption rating on a Likert scale')], default='factuality', max_length=12)),
-                ('description', models.TextField(blank=True)),
-                ('status', models.CharField(choices=[('open', 'Open'), ('closed', 'Closed')], default='open', max_length=8)),
-                ('annotators_per_video', models.PositiveSmallIntegerField(default=3, help_text='How many different annotators judge each video (the overlap).')),
-                ('shuffle_systems', models.BooleanField(default=True, help_text='Show each annotator the captions of a video in their own random order.')),
-                ('instructions', models.TextField(help_text='Shown on the instructions page; [brackets] mark erroneous words.')),
-                ('question', models.CharField(blank=True, help_text='Rating projects: what the scale measures.', max_length=300)),
-                ('scale_min', models.SmallIntegerField(default=1)),
-                ('scale_max', models.SmallIntegerField(default=5)),
-                ('rationale', models.CharField(choices=[('off', 'not asked'), ('optional', 'Optional'), ('required', 'Required')], default='off', max_length=8)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('closed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='factuality_projects', to='corpus.dataset')),
-                ('label_set', models.OneToOneField(blank=True, help_text='The aggregated labels (factuality).', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='project', to='factuality.labelset')),
-                ('systems', models.ManyToManyField(related_name='factuality_projects', to='corpus.system')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Short unique name, used on the command line and in addresses.",
+                        max_length=100,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                                "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).",
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("factuality", "factuality (paragraph score, sentence errors, word spans)"),
+                            ("rating", "per-caption rating on a Likert scale"),
+                        ],
+                        default="factuality",
+                        max_length=12,
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                (
+                    "status",
+                    models.CharField(choices=[("open", "Open"), ("closed", "Closed")], default="open", max_length=8),
+                ),
+                (
+                    "annotators_per_video",
+                    models.PositiveSmallIntegerField(
+                        default=3, help_text="How many different annotators judge each video (the overlap)."
+                    ),
+                ),
+                (
+                    "shuffle_systems",
+                    models.BooleanField(
+                        default=True, help_text="Show each annotator the captions of a video in their own random order."
+                    ),
+                ),
+                (
+                    "instructions",
+                    models.TextField(help_text="Shown on the instructions page; [brackets] mark erroneous words."),
+                ),
+                (
+                    "question",
+                    models.CharField(blank=True, help_text="Rating projects: what the scale measures.", max_length=300),
+                ),
+                ("scale_min", models.SmallIntegerField(default=1)),
+                ("scale_max", models.SmallIntegerField(default=5)),
+                (
+                    "rationale",
+                    models.CharField(
+                        choices=[("off", "not asked"), ("optional", "Optional"), ("required", "Required")],
+                        default="off",
+                        max_length=8,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("closed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="factuality_projects",
+                        to="corpus.dataset",
+                    ),
+                ),
+                (
+                    "label_set",
+                    models.OneToOneField(
+                        blank=True,
+                        help_text="The aggregated labels (factuality).",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="project",
+                        to="factuality.labelset",
+                    ),
+                ),
+                ("systems", models.ManyToManyField(related_name="factuality_projects", to="corpus.system")),
             ],
             options={
-                'ordering': ['-created_at', 'name'],
+                "ordering": ["-created_at", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Aggregation',
+            name="Aggregation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ties', models.CharField(choices=[('error', 'ties count as an error (lower median)'), ('no_error', 'ties count as no error (upper median)')], default='error', max_length=8)),
-                ('captions', models.PositiveIntegerField(default=0)),
-                ('sentences', models.PositiveIntegerField(default=0)),
-                ('spans', models.PositiveIntegerField(default=0)),
-                ('errors_without_spans', models.PositiveIntegerField(default=0, help_text='Sentences erroneous by majority with no word marked by a majority.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('label_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aggregations', to='factuality.labelset')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aggregations', to='factuality.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "ties",
+                    models.CharField(
+                        choices=[
+                            ("error", "ties count as an error (lower median)"),
+                            ("no_error", "ties count as no error (upper median)"),
+                        ],
+                        default="error",
+                        max_length=8,
+                    ),
+                ),
+                ("captions", models.PositiveIntegerField(default=0)),
+                ("sentences", models.PositiveIntegerField(default=0)),
+                ("spans", models.PositiveIntegerField(default=0)),
+                (
+                    "errors_without_spans",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Sentences erroneous by majority with no word marked by a majority."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "label_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="aggregations",
+                        to="factuality.labelset",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="aggregations",
+                        to="factuality.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ProjectMember',
+            name="ProjectMember",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('invited_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='annotators.annotator')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='members', to='factuality.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("invited_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="annotators.annotator",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="members", to="factuality.project"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['project', 'invited_at', 'id'],
+                "ordering": ["project", "invited_at", "id"],
             },
         ),
         migrations.AddField(
-            model_name='project',
-            name='annotators',
-            field=models.ManyToManyField(related_name='factuality_projects', through='factuality.ProjectMember', to='annotators.annotator'),
+            model_name="project",
+            name="annotators",
+            field=models.ManyToManyField(
+                related_name="factuality_projects", through="factuality.ProjectMember", to="annotators.annotator"
+            ),
         ),
         migrations.CreateModel(
-            name='ProjectVideo',
+            name="ProjectVideo",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('assigned', models.PositiveSmallIntegerField(default=0, help_text='Assignments handed out for this video.')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='project_videos', to='factuality.project')),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='factuality_project_videos', to='corpus.video')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField(default=0)),
+                (
+                    "assigned",
+                    models.PositiveSmallIntegerField(default=0, help_text="Assignments handed out for this video."),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="project_videos",
+                        to="factuality.project",
+                    ),
+                ),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="factuality_project_videos",
+                        to="corpus.video",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['project', 'position', 'id'],
+                "ordering": ["project", "position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('open', 'in progress'), ('submitted', 'Submitted')], default='open', max_length=10)),
-                ('shuffle_seed', models.BigIntegerField(help_text="Seed of this annotator's caption order for the video.")),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('draft', models.JSONField(blank=True, null=True)),
-                ('draft_saved_at', models.DateTimeField(blank=True, null=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='factuality_assignments', to='annotators.annotator')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='factuality.project')),
-                ('project_video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='factuality.projectvideo')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("open", "in progress"), ("submitted", "Submitted")], default="open", max_length=10
+                    ),
+                ),
+                (
+                    "shuffle_seed",
+                    models.BigIntegerField(help_text="Seed of this annotator's caption order for the video."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                ("draft", models.JSONField(blank=True, null=True)),
+                ("draft_saved_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="factuality_assignments",
+                        to="annotators.annotator",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="factuality.project"
+                    ),
+                ),
+                (
+                    "project_video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="factuality.projectvideo",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['project', 'annotator', 'created_at', 'id'],
+                "ordering": ["project", "annotator", "created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ScaleAnchor',
+            name="ScaleAnchor",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('value', models.SmallIntegerField()),
-                ('label', models.CharField(max_length=300)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='anchors', to='factuality.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("value", models.SmallIntegerField()),
+                ("label", models.CharField(max_length=300)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="anchors", to="factuality.project"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['project', 'value'],
+                "ordering": ["project", "value"],
             },
         ),
         migrations.CreateModel(
-            name='SentenceJudgment',
+            name="SentenceJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('error', models.BooleanField(help_text='The sentence has a factual error (label 1).')),
-                ('sentence', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='factuality_judgments', to='corpus.sentence')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("error", models.BooleanField(help_text="The sentence has a factual error (label 1).")),
+                (
+                    "sentence",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="factuality_judgments",
+                        to="corpus.sentence",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='SpanJudgment',
+            name="SpanJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('start', models.PositiveIntegerField()),
-                ('end', models.PositiveIntegerField()),
-                ('sentence_judgment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='spans', to='factuality.sentencejudgment')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("start", models.PositiveIntegerField()),
+                ("end", models.PositiveIntegerField()),
+                (
+                    "sentence_judgment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="spans",
+                        to="factuality.sentencejudgment",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['sentence_judgment', 'start'],
+                "ordering": ["sentence_judgment", "start"],
             },
         ),
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('client_uuid', models.UUIDField(help_text='Generated by the client; a retry sends the same one.', unique=True)),
-                ('is_current', models.BooleanField(default=True)),
-                ('source', models.CharField(choices=[('web', 'Web'), ('import', 'imported file')], default='web', max_length=8)),
-                ('time_spent', models.FloatField(default=0, help_text='Seconds the page was in front of the annotator.')),
-                ('video_played', models.BooleanField(help_text='The video was played (unknown for embeds/imports).', null=True)),
-                ('confirmed_incomplete', models.BooleanField(default=False, help_text='Submitted although a score or a span was missing, after confirming.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='factuality_submissions', to='annotators.annotator')),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='factuality.assignment')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "client_uuid",
+                    models.UUIDField(help_text="Generated by the client; a retry sends the same one.", unique=True),
+                ),
+                ("is_current", models.BooleanField(default=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("web", "Web"), ("import", "imported file")], default="web", max_length=8
+                    ),
+                ),
+                (
+                    "time_spent",
+                    models.FloatField(default=0, help_text="Seconds the page was in front of the annotator."),
+                ),
+                (
+                    "video_played",
+                    models.BooleanField(help_text="The video was played (unknown for embeds/imports).", null=True),
+                ),
+                (
+                    "confirmed_incomplete",
+                    models.BooleanField(
+                        default=False, help_text="Submitted although a score or a span was missing, after confirming."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="factuality_submissions",
+                        to="annotators.annotator",
+                    ),
+                ),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="factuality.assignment",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['assignment', 'created_at', 'id'],
+                "ordering": ["assignment", "created_at", "id"],
             },
         ),
         migrations.AddField(
-            model_name='sentencejudgment',
-            name='submission',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sentences', to='factuality.submission'),
+            model_name="sentencejudgment",
+            name="submission",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="sentences", to="factuality.submission"
+            ),
         ),
         migrations.CreateModel(
-            name='ParagraphJudgment',
+            name="ParagraphJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.PositiveSmallIntegerField(blank=True, help_text='Factuality Likert 1-5; empty when skipped (confirmed).', null=True)),
-                ('caption', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='factuality_judgments', to='corpus.caption')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='paragraphs', to='factuality.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "score",
+                    models.PositiveSmallIntegerField(
+                        blank=True, help_text="Factuality Likert 1-5; empty when skipped (confirmed).", null=True
+                    ),
+                ),
+                (
+                    "caption",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="factuality_judgments",
+                        to="corpus.caption",
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="paragraphs",
+                        to="factuality.submission",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='CaptionRating',
+            name="CaptionRating",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.SmallIntegerField(blank=True, help_text='Empty when skipped (confirmed).', null=True)),
-                ('rationale', models.TextField(blank=True)),
-                ('caption', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ratings', to='corpus.caption')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ratings', to='factuality.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("score", models.SmallIntegerField(blank=True, help_text="Empty when skipped (confirmed).", null=True)),
+                ("rationale", models.TextField(blank=True)),
+                (
+                    "caption",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="ratings", to="corpus.caption"
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="ratings", to="factuality.submission"
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='projectmember',
-            constraint=models.UniqueConstraint(fields=('project', 'annotator'), name='projectmember_unique'),
+            model_name="projectmember",
+            constraint=models.UniqueConstraint(fields=("project", "annotator"), name="projectmember_unique"),
         ),
         migrations.AddConstraint(
-            model_name='project',
-            constraint=models.CheckConstraint(condition=models.Q(('annotators_per_video__gte', 1)), name='project_overlap_positive'),
+            model_name="project",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("annotators_per_video__gte", 1)), name="project_overlap_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='project',
-            constraint=models.CheckConstraint(condition=models.Q(('scale_max__gt', models.F('scale_min'))), name='project_scale_ordered'),
+            model_name="project",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("scale_max__gt", models.F("scale_min"))), name="project_scale_ordered"
+            ),
         ),
         migrations.AddIndex(
-            model_name='projectvideo',
-            index=models.Index(fields=['project', 'assigned', 'position'], name='projectvideo_free_slots'),
+            model_name="projectvideo",
+            index=models.Index(fields=["project", "assigned", "position"], name="projectvideo_free_slots"),
         ),
         migrations.AddConstraint(
-            model_name='projectvideo',
-            constraint=models.UniqueConstraint(fields=('project', 'video'), name='projectvideo_unique'),
+            model_name="projectvideo",
+            constraint=models.UniqueConstraint(fields=("project", "video"), name="projectvideo_unique"),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['project', 'annotator', 'status'], name='assignment_annotator_status'),
+            model_name="assignment",
+            index=models.Index(fields=["project", "annotator", "status"], name="assignment_annotator_status"),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('project_video', 'annotator'), name='assignment_video_once_per_annotator'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                fields=("project_video", "annotator"), name="assignment_video_once_per_annotator"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scaleanchor',
-            constraint=models.UniqueConstraint(fields=('project', 'value'), name='scaleanchor_unique_value'),
+            model_name="scaleanchor",
+            constraint=models.UniqueConstraint(fields=("project", "value"), name="scaleanchor_unique_value"),
         ),
         migrations.AddConstraint(
-            model_name='spanjudgment',
-            constraint=models.CheckConstraint(condition=models.Q(('end__gt', models.F('start'))), name='spanjudgment_nonempty'),
+            model_name="spanjudgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("end__gt", models.F("start"))), name="spanjudgment_nonempty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='spanjudgment',
-            constraint=models.UniqueConstraint(fields=('sentence_judgment', 'start'), name='spanjudgment_unique_start'),
+            model_name="spanjudgment",
+            constraint=models.UniqueConstraint(fields=("sentence_judgment", "start"), name="spanjudgment_unique_start"),
         ),
         migrations.AddConstraint(
-            model_name='submission',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_current', True)), fields=('assignment',), name='submission_one_current_per_assignment'),
+            model_name="submission",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_current", True)),
+                fields=("assignment",),
+                name="submission_one_current_per_assignment",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='submission',
-            constraint=models.CheckConstraint(condition=models.Q(('time_spent__gte', 0)), name='submission_time_spent_ok'),
+            model_name="submission",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("time_spent__gte", 0)), name="submission_time_spent_ok"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sentencejudgment',
-            constraint=models.UniqueConstraint(fields=('submission', 'sentence'), name='sentencejudgment_unique'),
+            model_name="sentencejudgment",
+            constraint=models.UniqueConstraint(fields=("submission", "sentence"), name="sentencejudgment_unique"),
         ),
         migrations.AddConstraint(
-            model_name='paragraphjudgment',
-            constraint=models.UniqueConstraint(fields=('submission', 'caption'), name='paragraphjudgment_unique'),
+            model_name="paragraphjudgment",
+            constraint=models.UniqueConstraint(fields=("submission", "caption"), name="paragraphjudgment_unique"),
         ),
         migrations.AddConstraint(
-            model_name='paragraphjudgment',
-            constraint=models.CheckConstraint(condition=models.Q(('score__isnull', True), models.Q(('score__gte', 1), ('score__lte', 5)), _connector='OR'), name='paragraphjudgment_score_1_5'),
+            model_name="paragraphjudgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("score__isnull", True), models.Q(("score__gte", 1), ("score__lte", 5)), _connector="OR"
+                ),
+                name="paragraphjudgment_score_1_5",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='captionrating',
-            constraint=models.UniqueConstraint(fields=('submission', 'caption'), name='captionrating_unique'),
+            model_name="captionrating",
+            constraint=models.UniqueConstraint(fields=("submission", "caption"), name="captionrating_unique"),
         ),
     ]

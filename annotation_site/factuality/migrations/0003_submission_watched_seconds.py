@@ -4,20 +4,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotators', '0001_initial'),
-        ('factuality', '0002_projects_and_judgments'),
+        ("annotators", "0001_initial"),
+        ("factuality", "0002_projects_and_judgments"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='submission',
-            name='watched_seconds',
-            field=models.FloatField(blank=True, help_text="Seconds of real playback (seeking does not count), at most the time since the video was handed out by the server's clock; unknown for embeds/imports.", null=True),
+            model_name="submission",
+            name="watched_seconds",
+            field=models.FloatField(
+                blank=True,
+                help_text="Seconds of real playback (seeking does not count), at most the time since the video was handed out by the server's clock; unknown for embeds/imports.",
+                null=True,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='submission',
-            constraint=models.CheckConstraint(condition=models.Q(('watched_seconds__isnull', True), ('watched_seconds__gte', 0), _connector='OR'), name='submission_watched_seconds_ok'),
+            model_name="submission",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("watched_seconds__isnull", True), ("watched_seconds__gte", 0), _connector="OR"),
+                name="submission_watched_seconds_ok",
+            ),
         ),
     ]

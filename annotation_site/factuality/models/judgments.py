@@ -8,6 +8,7 @@ Submission (identified by the client's UUID, so a retried submit is stored once)
 A resubmission before the project closes makes the new Submission the current one; the earlier ones stay as
 history (``is_current=False``). Statistics read current submissions only.
 """
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -51,34 +52,44 @@ class Submission(models.Model):
     time_spent = models.FloatField(default=0, help_text="Seconds the page was in front of the annotator.")
     video_played = models.BooleanField(null=True, help_text="The video was played (unknown for embeds/imports).")
     watched_seconds = models.FloatField(
-        null=True, blank=True, help_text="Seconds of real playback (seeking does not count), at most the time since "
-                                         "the video was handed out by the server's clock; unknown for embeds/imports.")
+        null=True,
+        blank=True,
+        help_text="Seconds of real playback (seeking does not count), at most the time since "
+        "the video was handed out by the server's clock; unknown for embeds/imports.",
+    )
     confirmed_incomplete = models.BooleanField(
-        default=False, help_text="Submitted although a score or a span was missing, after confirming.")
+        default=False, help_text="Submitted although a score or a span was missing, after confirming."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["assignment", "created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["assignment"], condition=Q(is_current=True),
-                                    name="submission_one_current_per_assignment"),
+            models.UniqueConstraint(
+                fields=["assignment"], condition=Q(is_current=True), name="submission_one_current_per_assignment"
+            ),
             models.CheckConstraint(condition=Q(time_spent__gte=0), name="submission_time_spent_ok"),
-            models.CheckConstraint(condition=Q(watched_seconds__isnull=True) | Q(watched_seconds__gte=0),
-                                   name="submission_watched_seconds_ok"),
+            models.CheckConstraint(
+                condition=Q(watched_seconds__isnull=True) | Q(watched_seconds__gte=0),
+                name="submission_watched_seconds_ok",
+            ),
         ]
 
 
 class ParagraphJudgment(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="paragraphs")
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="factuality_judgments")
-    score = models.PositiveSmallIntegerField(null=True, blank=True,
-                                             help_text="Factuality Likert 1-5; empty when skipped (confirmed).")
+    score = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Factuality Likert 1-5; empty when skipped (confirmed)."
+    )
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["submission", "caption"], name="paragraphjudgment_unique"),
-            models.CheckConstraint(condition=Q(score__isnull=True) | (Q(score__gte=1) & Q(score__lte=5)),
-                                   name="paragraphjudgment_score_1_5"),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | (Q(score__gte=1) & Q(score__lte=5)),
+                name="paragraphjudgment_score_1_5",
+            ),
         ]
 
 

@@ -5,6 +5,7 @@ imported (``origin=imported``), or the aggregate of a project's annotators. For 
 paragraph Likert score (1-5), for each sentence whether it has a factual error, and the error spans as token
 ranges (end exclusive) into the sentence's stored tokens.
 """
+
 from django.db import models
 from django.db.models import F, Q
 

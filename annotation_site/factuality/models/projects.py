@@ -5,6 +5,7 @@ sentence binary, erroneous word spans) or a per-caption rating on a configurable
 (``kind=rating``: VATEX-EVAL consistency, FIFA faithfulness, ...). Both hand out whole videos (every included
 caption of a video together) to ``annotators_per_video`` different annotators.
 """
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -29,16 +30,22 @@ class Project(models.Model):
         OPTIONAL = "optional"
         REQUIRED = "required"
 
-    name = models.CharField(max_length=100, unique=True, validators=[DATASET_NAME],
-                            help_text="Short unique name, used on the command line and in addresses.")
+    name = models.CharField(
+        max_length=100,
+        unique=True,
+        validators=[DATASET_NAME],
+        help_text="Short unique name, used on the command line and in addresses.",
+    )
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="factuality_projects")
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.FACTUALITY)
     description = models.TextField(blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     annotators_per_video = models.PositiveSmallIntegerField(
-        default=3, help_text="How many different annotators judge each video (the overlap).")
+        default=3, help_text="How many different annotators judge each video (the overlap)."
+    )
     shuffle_systems = models.BooleanField(
-        default=True, help_text="Show each annotator the captions of a video in their own random order.")
+        default=True, help_text="Show each annotator the captions of a video in their own random order."
+    )
     instructions = models.TextField(help_text="Shown on the instructions page; [brackets] mark erroneous words.")
     systems = models.ManyToManyField(System, related_name="factuality_projects")
     annotators = models.ManyToManyField(Annotator, through="ProjectMember", related_name="factuality_projects")
@@ -48,10 +55,17 @@ class Project(models.Model):
     scale_max = models.SmallIntegerField(default=5)
     rationale = models.CharField(max_length=8, choices=Rationale.choices, default=Rationale.OFF)
     # results
-    label_set = models.OneToOneField(LabelSet, null=True, blank=True, on_delete=models.SET_NULL,
-                                     related_name="project", help_text="The aggregated labels (factuality).")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    label_set = models.OneToOneField(
+        LabelSet,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="project",
+        help_text="The aggregated labels (factuality).",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
@@ -127,9 +141,11 @@ class Aggregation(models.Model):
     sentences = models.PositiveIntegerField(default=0)
     spans = models.PositiveIntegerField(default=0)
     errors_without_spans = models.PositiveIntegerField(
-        default=0, help_text="Sentences erroneous by majority with no word marked by a majority.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+        default=0, help_text="Sentences erroneous by majority with no word marked by a majority."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,4 +1,5 @@
 """Display helpers of the factuality pages. Everything is escaped before any markup is added."""
+
 import re
 
 from django import template

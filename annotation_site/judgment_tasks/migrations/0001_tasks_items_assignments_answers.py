@@ -7,148 +7,300 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotators', '0001_initial'),
-        ('corpus', '0001_initial'),
+        ("annotators", "0001_initial"),
+        ("corpus", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='Short unique name, used on the command line and in addresses.', max_length=100, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.-]*$', "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).")])),
-                ('preset', models.CharField(blank=True, help_text='The preset the definition started from.', max_length=40)),
-                ('title', models.CharField(blank=True, help_text="What annotators see as the task's name.", max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('instructions', models.TextField(blank=True)),
-                ('definition', models.JSONField(help_text='What an item shows and the questions asked (see docs/tasks.md).')),
-                ('annotators_per_item', models.PositiveSmallIntegerField(default=3, help_text='How many different annotators answer each item (the overlap).')),
-                ('status', models.CharField(choices=[('open', 'Open'), ('closed', 'Closed')], default='open', max_length=8)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('closed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgment_tasks', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Short unique name, used on the command line and in addresses.",
+                        max_length=100,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                                "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).",
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "preset",
+                    models.CharField(blank=True, help_text="The preset the definition started from.", max_length=40),
+                ),
+                (
+                    "title",
+                    models.CharField(blank=True, help_text="What annotators see as the task's name.", max_length=200),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("instructions", models.TextField(blank=True)),
+                (
+                    "definition",
+                    models.JSONField(help_text="What an item shows and the questions asked (see docs/tasks.md)."),
+                ),
+                (
+                    "annotators_per_item",
+                    models.PositiveSmallIntegerField(
+                        default=3, help_text="How many different annotators answer each item (the overlap)."
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(choices=[("open", "Open"), ("closed", "Closed")], default="open", max_length=8),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("closed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="judgment_tasks", to="corpus.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', 'name'],
+                "ordering": ["-created_at", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(help_text="The item's id in the imported file (item_id).", max_length=200)),
-                ('system', models.CharField(blank=True, max_length=100)),
-                ('model', models.CharField(blank=True, max_length=100)),
-                ('subset', models.CharField(blank=True, max_length=100)),
-                ('fields', models.JSONField(default=dict, help_text='{field name: text}')),
-                ('lists', models.JSONField(default=dict, help_text='{list name: [element text, ...]}')),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('assigned', models.PositiveSmallIntegerField(default=0, help_text='Assignments handed out for this item.')),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='task_items', to='corpus.video')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='judgment_tasks.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(help_text="The item's id in the imported file (item_id).", max_length=200)),
+                ("system", models.CharField(blank=True, max_length=100)),
+                ("model", models.CharField(blank=True, max_length=100)),
+                ("subset", models.CharField(blank=True, max_length=100)),
+                ("fields", models.JSONField(default=dict, help_text="{field name: text}")),
+                ("lists", models.JSONField(default=dict, help_text="{list name: [element text, ...]}")),
+                ("position", models.PositiveIntegerField(default=0)),
+                (
+                    "assigned",
+                    models.PositiveSmallIntegerField(default=0, help_text="Assignments handed out for this item."),
+                ),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.RESTRICT, related_name="task_items", to="corpus.video"
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="judgment_tasks.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'position', 'id'],
+                "ordering": ["task", "position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('open', 'in progress'), ('submitted', 'Submitted')], default='open', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('draft', models.JSONField(blank=True, help_text="The page's unsaved state (never a judgment).", null=True)),
-                ('draft_saved_at', models.DateTimeField(blank=True, null=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='task_assignments', to='annotators.annotator')),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='judgment_tasks.item')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='judgment_tasks.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("open", "in progress"), ("submitted", "Submitted")], default="open", max_length=10
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "draft",
+                    models.JSONField(blank=True, help_text="The page's unsaved state (never a judgment).", null=True),
+                ),
+                ("draft_saved_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="task_assignments",
+                        to="annotators.annotator",
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="judgment_tasks.item",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="judgment_tasks.task",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'annotator', 'created_at', 'id'],
+                "ordering": ["task", "annotator", "created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='TaskMember',
+            name="TaskMember",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('joined_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='task_memberships', to='annotators.annotator')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='members', to='judgment_tasks.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("joined_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="task_memberships",
+                        to="annotators.annotator",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="members", to="judgment_tasks.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'joined_at', 'id'],
+                "ordering": ["task", "joined_at", "id"],
             },
         ),
         migrations.AddField(
-            model_name='task',
-            name='annotators',
-            field=models.ManyToManyField(related_name='judgment_tasks', through='judgment_tasks.TaskMember', to='annotators.annotator'),
+            model_name="task",
+            name="annotators",
+            field=models.ManyToManyField(
+                related_name="judgment_tasks", through="judgment_tasks.TaskMember", to="annotators.annotator"
+            ),
         ),
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('client_uuid', models.UUIDField(help_text='Generated by the client; a retry sends the same one.', unique=True)),
-                ('is_current', models.BooleanField(default=True)),
-                ('source', models.CharField(choices=[('web', 'Web'), ('import', 'imported file')], default='web', max_length=8)),
-                ('answers', models.JSONField(help_text='{question id: answer}, validated against the definition.')),
-                ('time_spent', models.FloatField(default=0, help_text='Seconds the page was in front of the annotator.')),
-                ('video_played', models.BooleanField(help_text='The video was played (unknown without a file).', null=True)),
-                ('confirmed_incomplete', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='task_submissions', to='annotators.annotator')),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='judgment_tasks.assignment')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "client_uuid",
+                    models.UUIDField(help_text="Generated by the client; a retry sends the same one.", unique=True),
+                ),
+                ("is_current", models.BooleanField(default=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("web", "Web"), ("import", "imported file")], default="web", max_length=8
+                    ),
+                ),
+                ("answers", models.JSONField(help_text="{question id: answer}, validated against the definition.")),
+                (
+                    "time_spent",
+                    models.FloatField(default=0, help_text="Seconds the page was in front of the annotator."),
+                ),
+                (
+                    "video_played",
+                    models.BooleanField(help_text="The video was played (unknown without a file).", null=True),
+                ),
+                ("confirmed_incomplete", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="task_submissions",
+                        to="annotators.annotator",
+                    ),
+                ),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="judgment_tasks.assignment",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['assignment', 'created_at', 'id'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('is_current', True)), fields=('assignment',), name='tasksubmission_one_current'), models.CheckConstraint(condition=models.Q(('time_spent__gte', 0)), name='tasksubmission_time_spent_ok')],
+                "ordering": ["assignment", "created_at", "id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("is_current", True)),
+                        fields=("assignment",),
+                        name="tasksubmission_one_current",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("time_spent__gte", 0)), name="tasksubmission_time_spent_ok"
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ModelAnswer',
+            name="ModelAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model', models.CharField(max_length=100)),
-                ('answers', models.JSONField()),
-                ('source', models.CharField(blank=True, help_text='File the answers came from.', max_length=300)),
-                ('imported_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='model_answers', to='judgment_tasks.item')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='model_answers', to='judgment_tasks.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("model", models.CharField(max_length=100)),
+                ("answers", models.JSONField()),
+                ("source", models.CharField(blank=True, help_text="File the answers came from.", max_length=300)),
+                ("imported_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="model_answers",
+                        to="judgment_tasks.item",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="model_answers",
+                        to="judgment_tasks.task",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'model', 'item'],
-                'constraints': [models.UniqueConstraint(fields=('item', 'model'), name='modelanswer_unique')],
+                "ordering": ["task", "model", "item"],
+                "constraints": [models.UniqueConstraint(fields=("item", "model"), name="modelanswer_unique")],
             },
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['task', 'assigned', 'position'], name='item_free_slots'),
+            model_name="item",
+            index=models.Index(fields=["task", "assigned", "position"], name="item_free_slots"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('task', 'key'), name='item_unique_key'),
+            model_name="item",
+            constraint=models.UniqueConstraint(fields=("task", "key"), name="item_unique_key"),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['task', 'annotator', 'status'], name='taskassignment_annotator'),
+            model_name="assignment",
+            index=models.Index(fields=["task", "annotator", "status"], name="taskassignment_annotator"),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('item', 'annotator'), name='taskassignment_item_once'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(fields=("item", "annotator"), name="taskassignment_item_once"),
         ),
         migrations.AddConstraint(
-            model_name='taskmember',
-            constraint=models.UniqueConstraint(fields=('task', 'annotator'), name='taskmember_unique'),
+            model_name="taskmember",
+            constraint=models.UniqueConstraint(fields=("task", "annotator"), name="taskmember_unique"),
         ),
         migrations.AddConstraint(
-            model_name='task',
-            constraint=models.CheckConstraint(condition=models.Q(('annotators_per_item__gte', 1)), name='task_overlap_positive'),
+            model_name="task",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("annotators_per_item__gte", 1)), name="task_overlap_positive"
+            ),
         ),
     ]

@@ -5,8 +5,10 @@ from assessment.csv_import import HEADER, import_judgments
 
 
 class Command(BaseCommand):
-    help = (f"Import DA judgments collected elsewhere: a CSV with header {','.join(HEADER)}. Validated first, "
-            "written in one transaction; a missing campaign is created with a dataset of the same name.")
+    help = (
+        f"Import DA judgments collected elsewhere: a CSV with header {','.join(HEADER)}. Validated first, "
+        "written in one transaction; a missing campaign is created with a dataset of the same name."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file")
@@ -19,7 +21,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         except OSError as exc:
             raise CommandError(f"{file}: {exc.strerror or exc}") from None
-        self.stdout.write(self.style.SUCCESS(
-            f"Imported {summary['judgments']} judgments into campaign {campaign!r}: {summary['hits']} HITs, "
-            f"{summary['items']} new items, {summary['workers']} workers; "
-            f"{summary['passed']} of {summary['qc_workers']} workers pass quality control"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {summary['judgments']} judgments into campaign {campaign!r}: {summary['hits']} HITs, "
+                f"{summary['items']} new items, {summary['workers']} workers; "
+                f"{summary['passed']} of {summary['qc_workers']} workers pass quality control"
+            )
+        )

@@ -8,8 +8,10 @@ from assessment.models import Campaign
 
 
 class Command(BaseCommand):
-    help = ("Replication of a DA campaign run twice: the Pearson correlation of the system scores (raw and z) of "
-            "two campaigns over the systems both scored (Graham, Awad & Smeaton 2018, Table 5).")
+    help = (
+        "Replication of a DA campaign run twice: the Pearson correlation of the system scores (raw and z) of "
+        "two campaigns over the systems both scored (Graham, Awad & Smeaton 2018, Table 5)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--a", required=True, help="First campaign.")

@@ -7,10 +7,12 @@ from assessment.models import Campaign
 
 
 class Command(BaseCommand):
-    help = ("Report a DA campaign: worker QC, system scores (sorted by z, descending) and significant wins. "
-            "--format json prints {parameters, workers, systems, wins}; every worker has a QC status (passed, "
-            "failed, insufficient_data, in_progress) and the human caption set is a system with is_human true, "
-            "scored from its hidden originals.")
+    help = (
+        "Report a DA campaign: worker QC, system scores (sorted by z, descending) and significant wins. "
+        "--format json prints {parameters, workers, systems, wins}; every worker has a QC status (passed, "
+        "failed, insufficient_data, in_progress) and the human caption set is a system with is_human true, "
+        "scored from its hidden originals."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)
@@ -26,11 +28,15 @@ class Command(BaseCommand):
             return
         p = analysis.parameters
         rate = "-" if p["pass_rate"] is None else f"{100 * p['pass_rate']:.1f} %"
-        self.stdout.write(f"Campaign {campaign}: {p['n_judgments']} judgments, {p['n_workers']} workers, "
-                          f"{p['n_workers_passed']} passed QC ({p['qc_test']}, p < {p['qc_threshold']}, "
-                          f">= {p['qc_min_pairs']} pairs): pass rate {rate} of the workers with a verdict")
-        self.stdout.write("QC status: " + ", ".join(f"{n} {status.replace('_', ' ')}"
-                                                    for status, n in p["n_workers_by_status"].items()))
+        self.stdout.write(
+            f"Campaign {campaign}: {p['n_judgments']} judgments, {p['n_workers']} workers, "
+            f"{p['n_workers_passed']} passed QC ({p['qc_test']}, p < {p['qc_threshold']}, "
+            f">= {p['qc_min_pairs']} pairs): pass rate {rate} of the workers with a verdict"
+        )
+        self.stdout.write(
+            "QC status: "
+            + ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in p["n_workers_by_status"].items())
+        )
         self.stdout.write(f"{'rank':>4} {'cluster':>7}  {'system':<30} {'raw %':>7} {'z':>8} {'n':>8}")
         for row in analysis.systems.itertuples():
             name = row.system + (" (human)" if row.is_human else "")

@@ -1,13 +1,14 @@
 """Import correct/foil caption pairs of a dataset (for pairwise ranking accuracy).
 
-    python manage.py caption_pairs --dataset NAME --import FILE --name foil [--replace]
+python manage.py caption_pairs --dataset NAME --import FILE --name foil [--replace]
 """
+
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.corpus.models import Dataset
 from annotation_site import uploads
+from annotation_site.corpus.models import Dataset
 from metrics_eval import services
 from metrics_eval.score_import import FormatError
 
@@ -17,8 +18,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--import", dest="import_file", required=True, metavar="FILE",
-                            help=".csv with video_id,correct,foil, or .json/.jsonl objects with those keys")
+        parser.add_argument(
+            "--import",
+            dest="import_file",
+            required=True,
+            metavar="FILE",
+            help=".csv with video_id,correct,foil, or .json/.jsonl objects with those keys",
+        )
         parser.add_argument("--name", default="foil", help="pair set name (default foil)")
         parser.add_argument("--replace", action="store_true")
 
@@ -30,8 +36,9 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"no file {path}")
         try:
-            count = services.import_pairs(dataset, uploads.path_text(path), path.name,
-                                          pair_set=options["name"], replace=options["replace"])
+            count = services.import_pairs(
+                dataset, uploads.path_text(path), path.name, pair_set=options["name"], replace=options["replace"]
+            )
         except FormatError as exc:
             raise CommandError(exc.describe()) from None
         except (services.MetricError, uploads.UploadRefused) as exc:

@@ -9,6 +9,7 @@
 ``--format json`` prints {"method", "level", "metrics": {metric: {human level: {"r", "ci": [lo, hi], "n"}}}, ...};
 the report is stored (its id is in the output) with its data snapshot, parameters and package versions.
 """
+
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -30,21 +31,35 @@ class Command(BaseCommand):
         parser.add_argument("--metrics", help="comma-separated metric names (default: all of the dataset)")
         parser.add_argument("--method", choices=list(correlation.METHODS), default="pearson")
         parser.add_argument("--level", choices=list(correlation.LEVELS), default="segment")
-        parser.add_argument("--group-by", choices=list(correlation.GROUPINGS), default="none",
-                            help="segment level: correlate within each video or system and average")
+        parser.add_argument(
+            "--group-by",
+            choices=list(correlation.GROUPINGS),
+            default="none",
+            help="segment level: correlate within each video or system and average",
+        )
         parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of videos")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--confidence", type=float, default=0.95)
         parser.add_argument("--alpha", type=float, default=0.05, help="significance level of the clusters")
-        parser.add_argument("--test", choices=list(analysis.TESTS), default="",
-                            help="significance test between metrics (default: Williams for Pearson, else bootstrap)")
-        parser.add_argument("--include-human", action="store_true",
-                            help="include the captions of human systems (left out by default: they are references), "
-                                 "scored leave-one-out against the other references")
+        parser.add_argument(
+            "--test",
+            choices=list(analysis.TESTS),
+            default="",
+            help="significance test between metrics (default: Williams for Pearson, else bootstrap)",
+        )
+        parser.add_argument(
+            "--include-human",
+            action="store_true",
+            help="include the captions of human systems (left out by default: they are references), "
+            "scored leave-one-out against the other references",
+        )
         parser.add_argument("--format", choices=["table", "json", "csv"], default="table")
-        parser.add_argument("--compute", action="store_true",
-                            help="first compute (and store) the text metrics named in --metrics, like metric_scores "
-                                 "--compute, then correlate")
+        parser.add_argument(
+            "--compute",
+            action="store_true",
+            help="first compute (and store) the text metrics named in --metrics, like metric_scores "
+            "--compute, then correlate",
+        )
 
     def handle(self, *args, **options):
         human = options["human"]
@@ -59,16 +74,20 @@ class Command(BaseCommand):
             if dataset is None:
                 raise CommandError(f"no dataset named {options['dataset']!r}")
         data = {
-            "human": human, "labels": options["labels"], "campaign": options["campaign"],
+            "human": human,
+            "labels": options["labels"],
+            "campaign": options["campaign"],
             "pair_set": options["pair_set"],
             "metrics": services.parse_names(options["metrics"]) if options["metrics"] else [],
             **{key: options[key] for key in ("method", "level", "resamples", "seed", "confidence", "alpha", "test")},
-            "group_by": options["group_by"], "include_human": options["include_human"],
+            "group_by": options["group_by"],
+            "include_human": options["include_human"],
         }
         if options["compute"]:
             self._compute(dataset, data["metrics"], options)
-        bar = tqdm(total=None, desc="correlating", unit="correlation", file=self.stderr._out,
-                   disable=options["verbosity"] == 0)
+        bar = tqdm(
+            total=None, desc="correlating", unit="correlation", file=self.stderr._out, disable=options["verbosity"] == 0
+        )
 
         def progress(done, total):
             bar.total = total
@@ -92,10 +111,16 @@ class Command(BaseCommand):
     def _compute(self, dataset, names, options):
         names = [n for n in names if n in text_metrics.TEXT_METRICS]
         if dataset is None or not names:
-            raise CommandError("--compute needs --dataset and text metrics in --metrics "
-                               f"({', '.join(text_metrics.TEXT_METRICS)})")
-        bar = tqdm(total=None, desc=f"computing {', '.join(names)}", unit="step", file=self.stderr._out,
-                   disable=options["verbosity"] == 0)
+            raise CommandError(
+                f"--compute needs --dataset and text metrics in --metrics ({', '.join(text_metrics.TEXT_METRICS)})"
+            )
+        bar = tqdm(
+            total=None,
+            desc=f"computing {', '.join(names)}",
+            unit="step",
+            file=self.stderr._out,
+            disable=options["verbosity"] == 0,
+        )
 
         def progress(done, total, message):
             bar.total = total
@@ -113,12 +138,13 @@ class Command(BaseCommand):
         result = report.result
         humans = result["humans"]
         parameters = result["parameters"]
-        lines = [f"{correlation.METHODS.get(parameters['method'], parameters['method'])}, "
-                 f"{'pairs' if report.kind == 'pairs' else parameters['level']} level"
-                 + (f", grouped by {parameters['group_by']}"
-                    if parameters.get("group_by") not in (None, "none") else "")
-                 + f"; {round(100 * parameters['confidence'])}% CI from {parameters['resamples']} resamples of "
-                   f"videos; * best, [k] significance cluster ({parameters['test']}); report {report.pk}"]
+        lines = [
+            f"{correlation.METHODS.get(parameters['method'], parameters['method'])}, "
+            f"{'pairs' if report.kind == 'pairs' else parameters['level']} level"
+            + (f", grouped by {parameters['group_by']}" if parameters.get("group_by") not in (None, "none") else "")
+            + f"; {round(100 * parameters['confidence'])}% CI from {parameters['resamples']} resamples of "
+            f"videos; * best, [k] significance cluster ({parameters['test']}); report {report.pk}"
+        ]
         width = 40
         lines.append(f"{'metric':<12}" + "".join(f"{h:>{width}}" for h in humans))
         for metric, levels in result["metrics"].items():
@@ -131,7 +157,7 @@ class Command(BaseCommand):
                 low, high = entry["ci"]
                 star = "*" if metric in result["best"].get(human, []) else " "
                 cluster = result["clusters"].get(human, {}).get(metric, "")
-                text = (f"{entry['r']:.3f}{star}[{cluster}] ({_fmt(low)}, {_fmt(high)}) n={entry['n']}")
+                text = f"{entry['r']:.3f}{star}[{cluster}] ({_fmt(low)}, {_fmt(high)}) n={entry['n']}"
                 cells.append(f"{text:>{width}}")
             lines.append(f"{metric:<12}" + "".join(cells))
         if "human_systems" in result:

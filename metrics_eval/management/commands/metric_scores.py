@@ -1,17 +1,18 @@
 """Compute or import per-caption metric scores of a dataset.
 
-    python manage.py metric_scores --dataset NAME --compute bleu4,meteor,rouge_l,cider
-    python manage.py metric_scores --dataset NAME --import FILE [--replace] [--metric-version V]
-    python manage.py metric_scores --dataset NAME --list
+python manage.py metric_scores --dataset NAME --compute bleu4,meteor,rouge_l,cider
+python manage.py metric_scores --dataset NAME --import FILE [--replace] [--metric-version V]
+python manage.py metric_scores --dataset NAME --list
 """
+
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation_site.corpus.models import Dataset
 from annotation_site import uploads
+from annotation_site.corpus.models import Dataset
 from metrics_eval import loaders, services, text_metrics
 from metrics_eval.score_import import FormatError
 
@@ -22,15 +23,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="dataset name")
         action = parser.add_mutually_exclusive_group(required=True)
-        action.add_argument("--compute", metavar="METRICS",
-                            help=f"comma-separated: {', '.join(text_metrics.TEXT_METRICS)}")
-        action.add_argument("--import", dest="import_file", metavar="FILE",
-                            help="scores as .csv, .json or .jsonl (see docs/metrics.md)")
+        action.add_argument(
+            "--compute", metavar="METRICS", help=f"comma-separated: {', '.join(text_metrics.TEXT_METRICS)}"
+        )
+        action.add_argument(
+            "--import", dest="import_file", metavar="FILE", help="scores as .csv, .json or .jsonl (see docs/metrics.md)"
+        )
         action.add_argument("--list", action="store_true", help="list the dataset's metrics")
-        parser.add_argument("--references", metavar="SETS",
-                            help="comma-separated reference sets to score against (default: all)")
-        parser.add_argument("--background", action="store_true",
-                            help="queue the computation as a Celery job instead of running it here")
+        parser.add_argument(
+            "--references", metavar="SETS", help="comma-separated reference sets to score against (default: all)"
+        )
+        parser.add_argument(
+            "--background", action="store_true", help="queue the computation as a Celery job instead of running it here"
+        )
         parser.add_argument("--replace", action="store_true", help="import: replace metrics of the same name")
         parser.add_argument("--metric-version", dest="metric_version", help="import: the metric's version")
 
@@ -51,12 +56,20 @@ class Command(BaseCommand):
                 job = services.start_compute_job(dataset, names, reference_sets=reference_sets)
             except services.MetricError as exc:
                 raise CommandError(str(exc)) from None
-            where = ("in a thread of this command, which waits for it before exiting (no broker configured)"
-                     if settings.CELERY_TASK_ALWAYS_EAGER else "on a Celery worker")
+            where = (
+                "in a thread of this command, which waits for it before exiting (no broker configured)"
+                if settings.CELERY_TASK_ALWAYS_EAGER
+                else "on a Celery worker"
+            )
             self.stdout.write(f"started job {job.pk} {where}; progress at /api/jobs/{job.pk}/")
             return
-        bar = tqdm(total=None, desc=f"{dataset.name}: {', '.join(names)}", unit="step", file=self.stderr._out,
-                   disable=options["verbosity"] == 0)
+        bar = tqdm(
+            total=None,
+            desc=f"{dataset.name}: {', '.join(names)}",
+            unit="step",
+            file=self.stderr._out,
+            disable=options["verbosity"] == 0,
+        )
 
         def progress(done, total, message):
             bar.total = total
@@ -71,8 +84,10 @@ class Command(BaseCommand):
             bar.close()
         scored = ", ".join(f"{name} {n}" for name, n in result["scored"].items())
         missing = result["without_references"]
-        self.stdout.write(f"Stored scores of {result['captions']} captions of {dataset.name}: {scored}"
-                          + (f" ({missing} captions have no reference and were not scored)" if missing else ""))
+        self.stdout.write(
+            f"Stored scores of {result['captions']} captions of {dataset.name}: {scored}"
+            + (f" ({missing} captions have no reference and were not scored)" if missing else "")
+        )
 
     def _import(self, dataset, path, options):
         if not path.is_file():
@@ -82,9 +97,13 @@ class Command(BaseCommand):
         except uploads.UploadRefused as exc:
             raise CommandError(str(exc)) from None
         try:
-            result = services.import_scores(dataset, text, path.name, replace=options["replace"],
-                                            version=options["metric_version"])
+            result = services.import_scores(
+                dataset, text, path.name, replace=options["replace"], version=options["metric_version"]
+            )
         except FormatError as exc:
             raise CommandError(exc.describe()) from None
-        self.stdout.write("Imported " + ", ".join(f"{n} {name} scores" for name, n in result.metrics.items())
-                          + f" into {dataset.name}")
+        self.stdout.write(
+            "Imported "
+            + ", ".join(f"{n} {name} scores" for name, n in result.metrics.items())
+            + f" into {dataset.name}"
+        )

@@ -6,8 +6,10 @@ from annotation_site.corpus.models import Dataset
 
 
 class Command(BaseCommand):
-    help = ("Attach a folder of video files to a dataset's videos by id (v_ID.mp4 or ID.mp4), then probe them "
-            "(duration, thumbnail) in a background job.")
+    help = (
+        "Attach a folder of video files to a dataset's videos by id (v_ID.mp4 or ID.mp4), then probe them "
+        "(duration, thumbnail) in a background job."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("folder")
@@ -26,8 +28,10 @@ class Command(BaseCommand):
         if plan.ambiguous:
             lines = [f"{video_id}: {', '.join(p.name for p in paths)}" for video_id, paths in plan.ambiguous]
             raise CommandError("several files match these videos; keep one each:\n" + "\n".join(lines))
-        self.stdout.write(f"{len(plan.matches)} files match, {len(plan.missing)} videos have no file, "
-                          f"{len(plan.unused)} files match no video")
+        self.stdout.write(
+            f"{len(plan.matches)} files match, {len(plan.missing)} videos have no file, "
+            f"{len(plan.unused)} files match no video"
+        )
         for path in plan.unused[:20]:
             self.stderr.write(f"not a video of {name}: {path.name}")
         if dry_run or not plan.matches:
@@ -36,5 +40,6 @@ class Command(BaseCommand):
             updated = attach.attach(plan, progress=lambda video: bar.update(1))
         job = attach.start_processing(dataset, [v.pk for v in updated])
         job.refresh_from_db()
-        self.stdout.write(self.style.SUCCESS(
-            f"Attached {len(updated)} videos; processing job {job.pk}: {job.status} ({job.message})"))
+        self.stdout.write(
+            self.style.SUCCESS(f"Attached {len(updated)} videos; processing job {job.pk}: {job.status} ({job.message})")
+        )

@@ -1,11 +1,12 @@
 """The payment ledger.
 
-    python manage.py crowd_ledger show --study NAME            # rows by state, dispatches in doubt
-    python manage.py crowd_ledger apply --study NAME           # send planned rows (reconciles first)
-    python manage.py crowd_ledger resolve --dispatch ID --paid|--not-paid
-    python manage.py crowd_ledger export --study NAME [--s3]   # CSV to stdout, or to the bucket with a link
-    python manage.py crowd_ledger verify --study NAME --participant ID --code CODE
+python manage.py crowd_ledger show --study NAME            # rows by state, dispatches in doubt
+python manage.py crowd_ledger apply --study NAME           # send planned rows (reconciles first)
+python manage.py crowd_ledger resolve --dispatch ID --paid|--not-paid
+python manage.py crowd_ledger export --study NAME [--s3]   # CSV to stdout, or to the bucket with a link
+python manage.py crowd_ledger verify --study NAME --participant ID --code CODE
 """
+
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -65,8 +66,11 @@ class Command(BaseCommand):
             writer.writerow(LEDGER_COLUMNS)
             writer.writerows(ledger_rows(study))
         elif action == "verify":
-            for p in Participation.objects.filter(study=study, participant__platform_id=o["participant"] or "") \
-                    .exclude(work_key="").select_related("participant"):
+            for p in (
+                Participation.objects.filter(study=study, participant__platform_id=o["participant"] or "")
+                .exclude(work_key="")
+                .select_related("participant")
+            ):
                 if links.verify_code(study.pk, p.work_key, p.participant.worker_key, o["code"] or ""):
                     self.stdout.write(f"valid: {p.participant.platform_id} completed {p.unit_label} ({p.status})")
                     return

@@ -1,19 +1,20 @@
 """MTurk batches (AWS closed MTurk on 2026-09-30; the formats and archives live on).
 
-    python manage.py crowd_mturk export --study NAME [--out batch.csv] [--xml question.xml]
-    python manage.py crowd_mturk import results.csv --study NAME
-    python manage.py crowd_mturk approve-reject results.csv --study NAME --out upload.csv
-    python manage.py crowd_mturk publish --study NAME            # create HITs on MTURK_ENDPOINT_URL
-    python manage.py crowd_mturk archive --hits HIT1 HIT2 [--out archive.json]
+python manage.py crowd_mturk export --study NAME [--out batch.csv] [--xml question.xml]
+python manage.py crowd_mturk import results.csv --study NAME
+python manage.py crowd_mturk approve-reject results.csv --study NAME --out upload.csv
+python manage.py crowd_mturk publish --study NAME            # create HITs on MTURK_ENDPOINT_URL
+python manage.py crowd_mturk archive --hits HIT1 HIT2 [--out archive.json]
 """
+
 import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site import uploads
 from annotation_site.crowd import mturk_formats, mturk_import, studies
 from annotation_site.crowd.models import Study
-from annotation_site import uploads
 
 
 class Command(BaseCommand):

@@ -6,6 +6,7 @@ prints ``{"campaign", "policy", "decisions": [{"worker_id", "hit_id", "action", 
 "qc": {"test", "p_value", "n_pairs", "threshold", "status"}}]}``, one decision per assignment. ``--dry-run``
 records and sends nothing; without it the decisions are recorded in the ledger as planned, and ``--send`` also
 sends them (a Celery task; eager without a broker)."""
+
 import json
 from decimal import Decimal, InvalidOperation
 
@@ -30,21 +31,34 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            adapter, target = (adapters.resolve(options["protocol"], options["campaign"]) if options["protocol"]
-                               else adapters.find_target(options["campaign"]))
+            adapter, target = (
+                adapters.resolve(options["protocol"], options["campaign"])
+                if options["protocol"]
+                else adapters.find_target(options["campaign"])
+            )
         except adapters.AdapterError as exc:
             raise CommandError(str(exc)) from None
         study = payments.target_studies(target).exclude(provider=Provider.NONE).first()
         scope = options["bonus_scope"] or (study.bonus_scope if study else BonusScope.NONE)
         try:
-            amount = Decimal(options["bonus_amount"]) if options["bonus_amount"] is not None else (
-                study.bonus_amount if study else Decimal("0"))
+            amount = (
+                Decimal(options["bonus_amount"])
+                if options["bonus_amount"] is not None
+                else (study.bonus_amount if study else Decimal("0"))
+            )
         except InvalidOperation:
             raise CommandError(
-                f"--bonus-amount must be an amount such as 0.50, not {options['bonus_amount']!r}") from None
+                f"--bonus-amount must be an amount such as 0.50, not {options['bonus_amount']!r}"
+            ) from None
         policy = options["policy"]
-        decisions = payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount,
-                                     rejection_message=study.rejection_message if study else "")
+        decisions = payments.preview(
+            adapter,
+            target,
+            policy=policy,
+            bonus_scope=scope,
+            bonus_amount=amount,
+            rejection_message=study.rejection_message if study else "",
+        )
         if not options["dry_run"]:
             written = payments.record(target, decisions, policy=policy)
             self.stderr.write(f"{written} ledger row(s) recorded as planned.")
@@ -54,18 +68,28 @@ class Command(BaseCommand):
                 for s in payments.target_studies(target):
                     result = apply_payments.delay(s.pk)
                     self.stderr.write(f"sending study {s.name}: task {result.id}")
-            decisions = payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount,
-                                         rejection_message=study.rejection_message if study else "")
+            decisions = payments.preview(
+                adapter,
+                target,
+                policy=policy,
+                bonus_scope=scope,
+                bonus_amount=amount,
+                rejection_message=study.rejection_message if study else "",
+            )
         document = payments.document(target, decisions, policy)
         if options["format"] == "json":
             self.stdout.write(json.dumps(document, indent=2))
             return
         totals = payments.totals(decisions)
-        self.stdout.write(f"{target.name}: {totals['assignments']} assignments, policy {policy}: "
-                          f"{totals['approve']} approve, {totals['reject']} reject, {totals['review']} review, "
-                          f"bonuses {totals['bonus_total']:.2f} ({totals['bonus_count']})")
+        self.stdout.write(
+            f"{target.name}: {totals['assignments']} assignments, policy {policy}: "
+            f"{totals['approve']} approve, {totals['reject']} reject, {totals['review']} review, "
+            f"bonuses {totals['bonus_total']:.2f} ({totals['bonus_count']})"
+        )
         for d in document["decisions"]:
             qc = d["qc"]
             p = "" if qc["p_value"] is None else f" p={qc['p_value']:.3g}"
-            self.stdout.write(f"  {d['worker_id']:<30} HIT {d['hit_id']:<8} {d['action']:<8} {d['state']:<10} "
-                              f"bonus {d['bonus'] or '-':<6} qc {qc['status']}{p}  {d['reason'][:60]}")
+            self.stdout.write(
+                f"  {d['worker_id']:<30} HIT {d['hit_id']:<8} {d['action']:<8} {d['state']:<10} "
+                f"bonus {d['bonus'] or '-':<6} qc {qc['status']}{p}  {d['reason'][:60]}"
+            )

@@ -1,13 +1,14 @@
 """Studies on a crowd provider.
 
-    python manage.py crowd_study create --target NAME --provider prolific|link|mturk --name STUDY [--reward 1.50 ...]
-    python manage.py crowd_study publish|pause|close|sync|show --name STUDY
-    python manage.py crowd_study places --name STUDY --add 10
-    python manage.py crowd_study links --name STUDY --participants P1 P2 [--days 7] [--max-hits 1]
-    python manage.py crowd_study release-idle
-    python manage.py crowd_study block --name STUDY --participants P1 [--reason "..."]
-    python manage.py crowd_study practice --name STUDY --text "..." --accept 0 30 --feedback "..." [--video-url URL]
+python manage.py crowd_study create --target NAME --provider prolific|link|mturk --name STUDY [--reward 1.50 ...]
+python manage.py crowd_study publish|pause|close|sync|show --name STUDY
+python manage.py crowd_study places --name STUDY --add 10
+python manage.py crowd_study links --name STUDY --participants P1 P2 [--days 7] [--max-hits 1]
+python manage.py crowd_study release-idle
+python manage.py crowd_study block --name STUDY --participants P1 [--reason "..."]
+python manage.py crowd_study practice --name STUDY --text "..." --accept 0 30 --feedback "..." [--video-url URL]
 """
+
 import json
 from datetime import timedelta
 from decimal import Decimal
@@ -25,8 +26,22 @@ class Command(BaseCommand):
     help = "Create, publish, pause, close, sync studies; add places; make per-participant links."
 
     def add_arguments(self, parser):
-        parser.add_argument("action", choices=["create", "publish", "pause", "close", "sync", "show", "places", "links",
-                                               "release-idle", "practice", "block"])
+        parser.add_argument(
+            "action",
+            choices=[
+                "create",
+                "publish",
+                "pause",
+                "close",
+                "sync",
+                "show",
+                "places",
+                "links",
+                "release-idle",
+                "practice",
+                "block",
+            ],
+        )
         parser.add_argument("--name", help="Study name.")
         parser.add_argument("--target", help="create: campaign or project name.")
         parser.add_argument("--protocol", default="")
@@ -67,15 +82,27 @@ class Command(BaseCommand):
                             consent = handle.read()
                     except OSError:
                         pass
-                fields = {"reward": o["reward"], "currency": o["currency"], "places": o["places"],
-                          "hits_per_participant": o["hits_per_participant"], "estimated_minutes": o["minutes"],
-                          "idle_minutes": o["idle_minutes"], "id_parameter": o["id_parameter"],
-                          "completion_code": o["completion_code"], "consent_text": consent, "policy": o["policy"],
-                          "bonus_scope": o["bonus_scope"], "bonus_amount": o["bonus_amount"]}
-                study = studies.create_study(o["protocol"], o["target"], name=o["name"], provider=o["provider"],
-                                             **fields)
-                self.stdout.write(f"created study {study.name} ({study.provider}) for {study.protocol} "
-                                  f"{study.target_name}; entry: {studies.entry_url(study)}")
+                fields = {
+                    "reward": o["reward"],
+                    "currency": o["currency"],
+                    "places": o["places"],
+                    "hits_per_participant": o["hits_per_participant"],
+                    "estimated_minutes": o["minutes"],
+                    "idle_minutes": o["idle_minutes"],
+                    "id_parameter": o["id_parameter"],
+                    "completion_code": o["completion_code"],
+                    "consent_text": consent,
+                    "policy": o["policy"],
+                    "bonus_scope": o["bonus_scope"],
+                    "bonus_amount": o["bonus_amount"],
+                }
+                study = studies.create_study(
+                    o["protocol"], o["target"], name=o["name"], provider=o["provider"], **fields
+                )
+                self.stdout.write(
+                    f"created study {study.name} ({study.provider}) for {study.protocol} "
+                    f"{study.target_name}; entry: {studies.entry_url(study)}"
+                )
                 return
             if action == "release-idle":
                 self.stdout.write(f"released {admission.release_idle()} idle task(s)")
@@ -95,8 +122,12 @@ class Command(BaseCommand):
                 self.stdout.write(json.dumps(admission.sync_submissions(study)))
                 return
             elif action == "links":
-                made = admission.create_participant_links(study, o["participants"], max_hits=o["max_hits"],
-                                                          expires_at=timezone.now() + timedelta(days=o["days"]))
+                made = admission.create_participant_links(
+                    study,
+                    o["participants"],
+                    max_hits=o["max_hits"],
+                    expires_at=timezone.now() + timedelta(days=o["days"]),
+                )
                 for pid, token in made:
                     self.stdout.write(f"{pid}\t{studies.participant_link_url(token)}")
                 return
@@ -106,15 +137,32 @@ class Command(BaseCommand):
             elif action == "practice":
                 if not o["text"] or not o["accept"]:
                     raise CommandError("practice needs --text and --accept LOW HIGH")
-                item = PracticeItem(study=study, position=PracticeItem.objects.filter(study=study).count(),
-                                    text=o["text"], video_url=o["video_url"], scale_min=o["scale"][0],
-                                    scale_max=o["scale"][1], accept_min=o["accept"][0], accept_max=o["accept"][1],
-                                    feedback=o["feedback"])
+                item = PracticeItem(
+                    study=study,
+                    position=PracticeItem.objects.filter(study=study).count(),
+                    text=o["text"],
+                    video_url=o["video_url"],
+                    scale_min=o["scale"][0],
+                    scale_max=o["scale"][1],
+                    accept_min=o["accept"][0],
+                    accept_max=o["accept"][1],
+                    feedback=o["feedback"],
+                )
                 item.full_clean()
                 item.save()
             study.refresh_from_db()
-            self.stdout.write(json.dumps({"name": study.name, "provider": study.provider, "status": study.status,
-                                          "external_id": study.external_id, "entry_url": studies.entry_url(study),
-                                          **studies.progress(study)}, indent=2))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "name": study.name,
+                        "provider": study.provider,
+                        "status": study.status,
+                        "external_id": study.external_id,
+                        "entry_url": studies.entry_url(study),
+                        **studies.progress(study),
+                    },
+                    indent=2,
+                )
+            )
         except (studies.StudyError, ProlificError, TransientError, AdmissionRefused, ValueError) as exc:
             raise CommandError(str(exc)) from None

@@ -1,4 +1,5 @@
 """``manage.py load_demo``: the demo dataset (see ``annotation_site.demo.services``) and, optionally, a login."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site.demo import services as demo
@@ -38,10 +39,13 @@ class Command(BaseCommand):
             for note in result.notes:
                 self.stdout.write(note)
         else:
-            self.stdout.write(f"Dataset {demo.DEMO_NAME!r} already exists ({counts}); left unchanged "
-                              "(use --replace to recreate it).")
+            self.stdout.write(
+                f"Dataset {demo.DEMO_NAME!r} already exists ({counts}); left unchanged (use --replace to recreate it)."
+            )
         if user:
             _, created = demo.ensure_superuser(user, password)
-            self.stdout.write(self.style.SUCCESS(
-                f"{'Created' if created else 'Updated'} staff superuser {user!r}; log in at /admin/ or /accounts/login/."
-            ))
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"{'Created' if created else 'Updated'} staff superuser {user!r}; log in at /admin/ or /accounts/login/."
+                )
+            )

@@ -8,17 +8,27 @@ from annotation_site.factuality.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Inter-annotator agreement of a project. --format json prints {\"paragraph\": {\"ordinal\", "
-            "\"interval\", \"units\", \"annotators\"}, \"sentence\": {\"nominal\", ...}, \"word\": {\"nominal\", ...}} "
-            "(rating projects: {\"rating\": {...}}); warnings go to standard error.")
+    help = (
+        'Inter-annotator agreement of a project. --format json prints {"paragraph": {"ordinal", '
+        '"interval", "units", "annotators"}, "sentence": {"nominal", ...}, "word": {"nominal", ...}} '
+        '(rating projects: {"rating": {...}}); warnings go to standard error.'
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
         parser.add_argument("--format", choices=["json", "text"], default="text")
-        parser.add_argument("--word-units", choices=agreement.WORD_UNITS, default="tokens",
-                            help="Word-level units: every token (default) or only words (no punctuation).")
-        parser.add_argument("--ties", choices=TIES, default="error",
-                            help="Tie rule of the majority the per-annotator agreement compares with.")
+        parser.add_argument(
+            "--word-units",
+            choices=agreement.WORD_UNITS,
+            default="tokens",
+            help="Word-level units: every token (default) or only words (no punctuation).",
+        )
+        parser.add_argument(
+            "--ties",
+            choices=TIES,
+            default="error",
+            help="Tie rule of the majority the per-annotator agreement compares with.",
+        )
 
     def handle(self, *args, project, format, word_units, ties, **options):
         found = Project.objects.filter(name=project).first()

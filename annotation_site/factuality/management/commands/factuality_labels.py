@@ -2,17 +2,19 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site import uploads
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality import raw_labels
 from annotation_site.factuality.models import Project
 from annotation_site.problems import FormatError
-from annotation_site import uploads
 
 
 class Command(BaseCommand):
-    help = ("Raw per-annotator labels of a project as JSONL: --export FILE writes them (annotator ids "
-            "anonymised unless --real-ids); --dataset NAME --import FILE reads them (the project is created on "
-            "that dataset when needed; the file is validated completely, then written in one transaction).")
+    help = (
+        "Raw per-annotator labels of a project as JSONL: --export FILE writes them (annotator ids "
+        "anonymised unless --real-ids); --dataset NAME --import FILE reads them (the project is created on "
+        "that dataset when needed; the file is validated completely, then written in one transaction)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
@@ -48,6 +50,9 @@ class Command(BaseCommand):
             result, counts = raw_labels.import_lines(text, project_name=project, dataset=found, filename=path.name)
         except FormatError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(self.style.SUCCESS(
-            f"Imported {counts['lines']} labelled captions into project {result.name!r}: {counts['submissions']} "
-            f"submissions from {counts['annotators']} annotators"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {counts['lines']} labelled captions into project {result.name!r}: {counts['submissions']} "
+                f"submissions from {counts['annotators']} annotators"
+            )
+        )

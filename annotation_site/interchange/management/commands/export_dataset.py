@@ -27,8 +27,10 @@ class Command(BaseCommand):
         else:
             label_set = default_label_set(dataset)
         if format == "factvc" and label_set is None:
-            raise CommandError(f"dataset {name!r} has no factuality labels to export in the factvc format "
-                               "(name a label set with --labels, or export jsonl)")
+            raise CommandError(
+                f"dataset {name!r} has no factuality labels to export in the factvc format "
+                "(name a label set with --labels, or export jsonl)"
+            )
         bundle = export_bundle(dataset, label_set=label_set)
         text = formats.render(format, bundle)
         if out == "-":

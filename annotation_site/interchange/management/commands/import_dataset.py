@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.uploads import UploadRefused
 from annotation_site.interchange import formats
 from annotation_site.interchange.bundle import FormatError
 from annotation_site.interchange.services import DEFAULT_LABEL_SET, ImportRefused, import_bundle
+from annotation_site.uploads import UploadRefused
 
 
 class Command(BaseCommand):
@@ -16,25 +16,40 @@ class Command(BaseCommand):
         parser.add_argument("path")
         parser.add_argument("--format", required=True, choices=formats.FORMATS)
         parser.add_argument("--name", required=True, help="Name of the new dataset.")
-        parser.add_argument("--replace", action="store_true", help="Replace a dataset of the same name (refused "
-                            "when people's judgments are on it: the message says what would be lost).")
-        parser.add_argument("--force-delete-judgments", action="store_true",
-                            help="With --replace: delete the human judgments on the old dataset too (export them "
-                                 "first).")
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="Replace a dataset of the same name (refused "
+            "when people's judgments are on it: the message says what would be lost).",
+        )
+        parser.add_argument(
+            "--force-delete-judgments",
+            action="store_true",
+            help="With --replace: delete the human judgments on the old dataset too (export them first).",
+        )
         parser.add_argument("--labels", default=DEFAULT_LABEL_SET, help="Name of the imported label set.")
         parser.add_argument("--description", default="")
         parser.add_argument(
-            "--no-youtube", action="store_true",
+            "--no-youtube",
+            action="store_true",
             help="factvc: do not register YouTube URLs for ids that look like YouTube ids.",
         )
 
-    def handle(self, *args, path, format, name, replace, labels, description, no_youtube, force_delete_judgments,
-               **options):
+    def handle(
+        self, *args, path, format, name, replace, labels, description, no_youtube, force_delete_judgments, **options
+    ):
         try:
             bundle = formats.read_path(format, path, youtube=not no_youtube)
-            result = import_bundle(bundle, name=name, source_format=format, replace=replace,
-                                   label_set_name=labels, label_source=str(path), description=description,
-                                   force_delete_judgments=force_delete_judgments)
+            result = import_bundle(
+                bundle,
+                name=name,
+                source_format=format,
+                replace=replace,
+                label_set_name=labels,
+                label_source=str(path),
+                description=description,
+                force_delete_judgments=force_delete_judgments,
+            )
         except (FormatError, ImportRefused, UploadRefused) as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:

@@ -4,22 +4,25 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site import safe_json
 from annotation_site.annotators.services import invitation_path
 from annotation_site.corpus.models import Dataset
 from annotation_site.judgment_tasks import participants, presets, services
 from annotation_site.judgment_tasks.models import Task
-from annotation_site import safe_json
 
 
 class Command(BaseCommand):
-    help = ("Manage judgment tasks: create from a preset or a definition file, show or replace the definition "
-            "(until work starts), add annotators, make participant links, close / reopen. Examples: "
-            "judgment_task create --name qq --dataset fifa --preset fifa-question-quality --annotators a b c; "
-            "judgment_task define --name qq --definition def.json; judgment_task presets")
+    help = (
+        "Manage judgment tasks: create from a preset or a definition file, show or replace the definition "
+        "(until work starts), add annotators, make participant links, close / reopen. Examples: "
+        "judgment_task create --name qq --dataset fifa --preset fifa-question-quality --annotators a b c; "
+        "judgment_task define --name qq --definition def.json; judgment_task presets"
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("action", choices=["create", "show", "define", "invite", "participant", "close", "reopen",
-                                               "presets"])
+        parser.add_argument(
+            "action", choices=["create", "show", "define", "invite", "participant", "close", "reopen", "presets"]
+        )
         parser.add_argument("--name", help="Task name.")
         parser.add_argument("--dataset", help="create: the dataset whose videos the items show.")
         parser.add_argument("--preset", choices=list(presets.PRESETS), help="create: start from this preset.")
@@ -57,8 +60,10 @@ class Command(BaseCommand):
                 if not o["participant"]:
                     raise CommandError("participant needs --participant ID")
                 annotator = participants.admit(task, provider=o["provider"], external_id=o["participant"])
-                self.stdout.write(o["base_url"] + participants.entry_url(task, annotator, limit=o["limit"],
-                                                                          finish_url=o["finish_url"]))
+                self.stdout.write(
+                    o["base_url"]
+                    + participants.entry_url(task, annotator, limit=o["limit"], finish_url=o["finish_url"])
+                )
             else:
                 services.set_status(task, Task.Status.CLOSED if action == "close" else Task.Status.OPEN)
                 self.stdout.write(f"Task {task.name} is {task.status}")
@@ -80,16 +85,25 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError("create needs --dataset NAME of an existing dataset")
         definition = self._definition(o) if o["definition"] else None
-        task = services.create_task(name=o["name"], dataset=dataset, preset=o["preset"] or "", definition=definition,
-                                    annotators_per_item=o["per_item"])
-        self.stdout.write(f"Created task {task.name} ({task.preset or 'custom definition'}); next: task_import "
-                          f"--task {task.name} --items FILE.jsonl")
+        task = services.create_task(
+            name=o["name"],
+            dataset=dataset,
+            preset=o["preset"] or "",
+            definition=definition,
+            annotators_per_item=o["per_item"],
+        )
+        self.stdout.write(
+            f"Created task {task.name} ({task.preset or 'custom definition'}); next: task_import "
+            f"--task {task.name} --items FILE.jsonl"
+        )
         self._invite(task, o["annotators"], o["base_url"])
 
     def _invite(self, task, usernames, base_url):
         for username in usernames:
             invited = services.invite_to_task(task, username)
             if invited.created_account:
-                self.stdout.write(f"Added {username} (new account): {base_url}{invitation_path(invited.annotator.user)}")
+                self.stdout.write(
+                    f"Added {username} (new account): {base_url}{invitation_path(invited.annotator.user)}"
+                )
             else:
                 self.stdout.write(f"Added {username}")

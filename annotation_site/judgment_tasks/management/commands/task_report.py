@@ -8,16 +8,22 @@ from annotation_site.judgment_tasks.models import Task
 
 
 class Command(BaseCommand):
-    help = ("Report of a judgment task. --format json prints the report (per question agreement and labels "
-            "counts, the FIFA / VC-Inspector figures); --format csv its figures as rows; --labels prints the "
-            "aggregated label of every unit instead (csv or json). Warnings go to standard error.")
+    help = (
+        "Report of a judgment task. --format json prints the report (per question agreement and labels "
+        "counts, the FIFA / VC-Inspector figures); --format csv its figures as rows; --labels prints the "
+        "aggregated label of every unit instead (csv or json). Warnings go to standard error."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--task", required=True)
         parser.add_argument("--format", choices=["json", "csv"], default="json")
         parser.add_argument("--labels", action="store_true", help="Print the aggregated labels per unit.")
-        parser.add_argument("--median-ties", choices=reports.MEDIAN_TIES, default="lower",
-                            help="Median of an even number of answers (default: lower).")
+        parser.add_argument(
+            "--median-ties",
+            choices=reports.MEDIAN_TIES,
+            default="lower",
+            help="Median of an even number of answers (default: lower).",
+        )
 
     def handle(self, *args, task, format, labels, median_ties, **options):
         found = Task.objects.filter(name=task).first()
