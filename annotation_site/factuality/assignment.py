@@ -113,24 +113,11 @@ def presented_captions(assignment):
     return [(caption, sentences.get(caption.pk, [])) for caption in captions]
 
 
-def assignment_for(annotator, pk):
-    """An assignment of this annotator (others' are invisible: None). One query."""
-    if annotator is None:
-        return None
-    found = _ASSIGNMENT.run(pk=int(pk), annotator_id=annotator.pk)
-    return found[0] if found else None
-
-
-# compiled once per database connection (annotation_site.prepared_queries): every submission reads these
-_ASSIGNMENT = Prepared(
-    lambda pk, annotator_id: (
-        Assignment.objects.select_related("project__dataset", "project_video__video")
-        .filter(pk=pk, annotator_id=annotator_id)
-        .order_by()[:1]
-    ),
-    pk=-914_270_011,
-    annotator_id=-914_270_012,
+# an assignment of this annotator (others' are invisible: None), one query; every submission reads it
+assignment_for = slots.AssignmentLookup(
+    Assignment, "project__dataset", "project_video__video", sentinels=(-914_270_011, -914_270_012)
 )
+# compiled once per database connection (annotation_site.prepared_queries): every page and submission reads it
 _CAPTIONS = Prepared(
     lambda video_id, project_id: (
         Caption.objects.filter(video_id=video_id, system__in=Project.objects.filter(pk=project_id).values("systems"))

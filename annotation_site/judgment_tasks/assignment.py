@@ -8,7 +8,6 @@ line of defence. ``limit`` caps how many items one annotator may take (crowd par
 
 from django.db.models import F
 
-from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
 
 from .models import Assignment, Item, Task, TaskMember
@@ -68,22 +67,9 @@ def position_of(assignment, *, limit=None):
     return number, min(total, limit) if limit else total
 
 
-def assignment_for(annotator, pk):
-    """An assignment of this annotator, with its task and item (others' are invisible: None). One query."""
-    if annotator is None:
-        return None
-    found = _ASSIGNMENT.run(pk=int(pk), annotator_id=annotator.pk)
-    return found[0] if found else None
-
-
-# compiled once per database connection (annotation_site.prepared_queries): every submission reads it
-_ASSIGNMENT = Prepared(
-    lambda pk, annotator_id: (
-        Assignment.objects.select_related("task", "item__video").filter(pk=pk, annotator_id=annotator_id).order_by()[:1]
-    ),
-    pk=-914_270_021,
-    annotator_id=-914_270_022,
-)
+# an assignment of this annotator, with its task and item (others' are invisible: None), one query; every
+# submission reads it
+assignment_for = slots.AssignmentLookup(Assignment, "task", "item__video", sentinels=(-914_270_021, -914_270_022))
 
 
 def release(assignment):

@@ -20,6 +20,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F
 
+from annotation_site.prepared_queries import Prepared
+
 from .statuses import AssignmentStatus
 
 
@@ -83,3 +85,25 @@ def release(assignments, units):
             units.filter(assigned__gt=0).update(assigned=F("assigned") - 1)
             return True
     return False
+
+
+class AssignmentLookup:
+    """``lookup(annotator, pk)``: the assignment ``pk`` of this annotator with ``related`` (others' are
+    invisible: None; so is every assignment for no annotator). One query, compiled once per database connection
+    (``annotation_site.prepared_queries``: every submission reads it); ``sentinels``: the two distinct negative
+    ids that mark pk and annotator in the compiled SQL."""
+
+    def __init__(self, model, *related, sentinels):
+        self.query = Prepared(
+            lambda pk, annotator_id: (
+                model.objects.select_related(*related).filter(pk=pk, annotator_id=annotator_id).order_by()[:1]
+            ),
+            pk=sentinels[0],
+            annotator_id=sentinels[1],
+        )
+
+    def __call__(self, annotator, pk):
+        if annotator is None:
+            return None
+        found = self.query.run(pk=int(pk), annotator_id=annotator.pk)
+        return found[0] if found else None
