@@ -112,15 +112,11 @@ class ProjectListView(APIView):
 
     @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
     def post(self, request):
-        data = ProjectCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
-        usernames = values.pop("annotators")
         return create_and_invite(
             request,
-            usernames,
-            create=lambda: projects.create_project(
+            ProjectCreateSerializer,
+            Dataset,
+            create=lambda dataset, values: projects.create_project(
                 projects.ProjectSpec(dataset=dataset, usernames=[], **values), created_by=request.user
             ),
             invite=projects.invite_to_project,

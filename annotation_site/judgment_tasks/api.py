@@ -93,15 +93,11 @@ class TaskListView(APIView):
 
     @extend_schema(request=TaskCreateSerializer, responses={201: TaskSerializer})
     def post(self, request):
-        data = TaskCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
-        usernames = values.pop("annotators")
         return create_and_invite(
             request,
-            usernames,
-            create=lambda: services.create_task(dataset=dataset, created_by=request.user, **values),
+            TaskCreateSerializer,
+            Dataset,
+            create=lambda dataset, values: services.create_task(dataset=dataset, created_by=request.user, **values),
             invite=services.invite_to_task,
             serialize=lambda task: TaskSerializer(task).data,
         )

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
@@ -41,11 +42,18 @@ def invite_usernames(request, invite):
     return Response({"invited": result})
 
 
-def create_and_invite(request, usernames, *, create, invite, serialize):
-    """``POST`` of a new unit: ``create()`` it, ``invite(unit, username)`` each of ``usernames``; 201 with the
-    unit (``serialize(unit)``) and ``invitations`` (the one-time links to send), or 400 with the refused fields."""
+def create_and_invite(request, form, datasets, *, create, invite, serialize):
+    """``POST`` of a new unit: ``form`` (the protocol's create serializer) validates the body (DRF's 400), the
+    ``dataset`` it names is looked up in ``datasets`` (404), ``create(dataset, values)`` makes the unit from the
+    other values and ``invite(unit, username)`` invites each of its ``annotators``; 201 with the unit
+    (``serialize(unit)``) and ``invitations`` (the one-time links to send), or 400 with the refused fields."""
+    data = form(data=request.data)
+    data.is_valid(raise_exception=True)
+    values = dict(data.validated_data)
+    dataset = get_object_or_404(datasets, name=values.pop("dataset"))
+    usernames = values.pop("annotators")
     try:
-        unit = create()
+        unit = create(dataset, values)
         invited = [invite(unit, name) for name in usernames]
     except ValidationError as exc:
         return Response(validation_errors(exc), status=400)
