@@ -195,27 +195,26 @@ submit_schema = extend_schema(
 )
 
 
-class DraftView(APIView):
-    # PUT a participant's draft of an assignment: subclasses set ``answers`` (an AnswerService) and say how to
-    # find the assignment (``assignment(request, pk)``). (No docstring: the schema would show it.)
+class _ParticipantEndpoint(APIView):
+    # A participant's endpoint on one assignment: subclasses set ``answers`` (an AnswerService) and say how to
+    # find the assignment (``assignment(request, pk)``). (No docstrings here: the schema would show them.)
 
     answers: AnswerService
 
     def assignment(self, request, pk):
         raise NotImplementedError
+
+
+class DraftView(_ParticipantEndpoint):
+    # PUT a participant's draft of an assignment.
 
     @draft_schema
     def put(self, request, pk):
         return draft_response(self.answers, self.assignment(request, pk), request.data)
 
 
-class SubmitView(APIView):
-    # POST a participant's answer to an assignment: as DraftView.
-
-    answers: AnswerService
-
-    def assignment(self, request, pk):
-        raise NotImplementedError
+class SubmitView(_ParticipantEndpoint):
+    # POST a participant's answer to an assignment.
 
     @submit_schema
     def post(self, request, pk):
