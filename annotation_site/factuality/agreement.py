@@ -14,6 +14,8 @@ Rating projects: alpha (ordinal, interval), Fleiss' kappa, mean pairwise Kendall
 
 import pandas as pd
 
+from annotation_site.workflow import reports as workflow_reports
+
 from . import frames, statistics
 from .aggregation import aggregate, token_marks
 from .scores import is_word
@@ -285,10 +287,4 @@ def project_systems(project):
 
 def jsonable(value):
     """The report with numpy numbers made plain and dictionary keys made strings (for JSON)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        return value.item()
-    return value
+    return workflow_reports.jsonable(value)

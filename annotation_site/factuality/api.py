@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -112,15 +112,11 @@ class ProjectListView(APIView):
 
     @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
     def post(self, request):
-        data = ProjectCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
-        usernames = values.pop("annotators")
         return create_and_invite(
             request,
-            usernames,
-            create=lambda: projects.create_project(
+            ProjectCreateSerializer,
+            Dataset,
+            create=lambda dataset, values: projects.create_project(
                 projects.ProjectSpec(dataset=dataset, usernames=[], **values), created_by=request.user
             ),
             invite=projects.invite_to_project,
@@ -312,86 +308,32 @@ class _TokenAssignment:
         return found
 
 
-class DraftView(_AssignmentView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
-    def put(self, request, pk):
-        found = self.assignment(request, pk)
-        try:
-            saved = judgments.save_draft(found, request.data)
-        except (ProjectClosed, judgments.StaleDraft) as exc:
-            return Response({"detail": str(exc), "stale": isinstance(exc, judgments.StaleDraft)}, status=409)
-        except judgments.AnswerInvalid as exc:
-            return Response({"problems": [p.as_dict() for p in exc.problems]}, status=400)
-        return Response({"saved_at": saved.isoformat()})
-
-
-class SubmitView(_AssignmentView):
-    @extend_schema(
-        request=OpenApiTypes.OBJECT,
-        responses={
-            201: OpenApiTypes.OBJECT,
-            200: OpenApiTypes.OBJECT,
-            400: OpenApiTypes.OBJECT,
-            409: OpenApiTypes.OBJECT,
-        },
+def _submit(found, data, **fields):
+    return judgments.submit(
+        found, presented_captions(found), data.get("answer"), watched_seconds=data.get("watched_seconds"), **fields
     )
-    def post(self, request, pk):
-        found = self.assignment(request, pk)
-        data = request.data if isinstance(request.data, dict) else {}
-        try:
-            result = judgments.submit(
-                found,
-                presented_captions(found),
-                data.get("answer"),
-                client_uuid=data.get("submission_uuid"),
-                confirm=bool(data.get("confirm")),
-                time_spent=data.get("time_spent", 0),
-                video_played=data.get("video_played"),
-                watched_seconds=data.get("watched_seconds"),
-            )
-        except judgments.AnswerInvalid as exc:
-            return Response(
-                {"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]}, status=400
-            )
-        except judgments.NeedsConfirmation as exc:
-            return Response(
-                {
-                    "detail": "please confirm",
-                    "needs_confirmation": True,
-                    "problems": [p.as_dict() for p in exc.problems],
-                },
-                status=409,
-            )
-        except (ProjectClosed, judgments.SubmissionConflict) as exc:
-            return Response({"detail": str(exc)}, status=409)
-        submission = result.submission
-        return Response(
-            {
-                "submission_uuid": str(submission.client_uuid),
-                "stored_at": submission.created_at.isoformat(),
-                "current": submission.is_current,
-                "confirmed_incomplete": submission.confirmed_incomplete,
-                "created": result.created,
-            },
-            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
-        )
+
+
+ANSWERS = workflow_api.AnswerService(
+    save_draft=judgments.save_draft, submit=_submit, closed=ProjectClosed, stale=judgments.StaleDraft
+)
+
+
+class DraftView(_AssignmentView, workflow_api.DraftView):
+    answers = ANSWERS
+
+
+class SubmitView(_AssignmentView, workflow_api.SubmitView):
+    answers = ANSWERS
 
 
 class TokenDraftView(_TokenAssignment, DraftView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @workflow_api.draft_schema
     def put(self, request, token):
         return DraftView.put(self, request, token)
 
 
 class TokenSubmitView(_TokenAssignment, SubmitView):
-    @extend_schema(
-        request=OpenApiTypes.OBJECT,
-        responses={
-            201: OpenApiTypes.OBJECT,
-            200: OpenApiTypes.OBJECT,
-            400: OpenApiTypes.OBJECT,
-            409: OpenApiTypes.OBJECT,
-        },
-    )
+    @workflow_api.submit_schema
     def post(self, request, token):
         return SubmitView.post(self, request, token)

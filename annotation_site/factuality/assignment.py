@@ -16,8 +16,6 @@ import random
 import secrets
 import string
 
-from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import F
 
 from annotation_site.corpus.models import Caption, Sentence
@@ -36,11 +34,7 @@ def _after_lock():
 
 
 def open_assignment(project, annotator):
-    return (
-        Assignment.objects.filter(project=project, annotator=annotator, status=Assignment.Status.OPEN)
-        .order_by("created_at", "id")
-        .first()
-    )
+    return slots.first_open(Assignment.objects.filter(project=project, annotator=annotator))
 
 
 def next_assignment(project, annotator):
@@ -50,36 +44,32 @@ def next_assignment(project, annotator):
     A constant number of queries (5 when a video is claimed)."""
     if project.status != Project.Status.OPEN:
         raise ProjectClosed(f"project {project.name} is closed")
-    with transaction.atomic():
-        member = (
-            ProjectMember.objects.select_for_update(of=("self",))
-            .filter(project=project, annotator=annotator)
-            .order_by("pk")
-            .first()
-        )
-        if member is None:
-            raise PermissionDenied("you are not invited to this project")
-        current = open_assignment(project, annotator)
-        if current is not None:
-            return current
-        free = (
-            ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
-            .exclude(assignments__annotator=annotator)
-            .order_by("position", "id")
-            .values_list("pk", flat=True)
+    free = (
+        ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
+        .exclude(assignments__annotator=annotator)
+        .order_by("position", "id")
+        .values_list("pk", flat=True)
+    )
+
+    def take(pk):
+        return ProjectVideo.objects.filter(pk=pk, assigned__lt=project.annotators_per_video).update(
+            assigned=F("assigned") + 1
         )
 
-        def take(pk):
-            return ProjectVideo.objects.filter(pk=pk, assigned__lt=project.annotators_per_video).update(
-                assigned=F("assigned") + 1
-            )
+    def create(pk):
+        return Assignment.objects.create(
+            project=project, project_video_id=pk, annotator=annotator, shuffle_seed=secrets.randbits(62)
+        )
 
-        claimed = slots.claim(free, take, after_lock=lambda: _after_lock())
-        if claimed is not None:
-            return Assignment.objects.create(
-                project=project, project_video_id=claimed, annotator=annotator, shuffle_seed=secrets.randbits(62)
-            )
-    return None
+    return slots.hand_out(
+        members=ProjectMember.objects.filter(project=project, annotator=annotator),
+        refusal="you are not invited to this project",
+        assignments=Assignment.objects.filter(project=project, annotator=annotator),
+        free=free,
+        take=take,
+        create=create,
+        after_lock=lambda: _after_lock(),
+    )
 
 
 def assignable_count(project, annotator):
@@ -94,13 +84,8 @@ def assignable_count(project, annotator):
 def position_of(assignment):
     """("video 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
     (theirs plus the videos still open to them). Two queries."""
-    mine = list(
-        Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
-        .order_by("created_at", "id")
-        .values_list("pk", flat=True)
-    )
-    number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
-    return number, len(mine) + assignable_count(assignment.project, assignment.annotator)
+    mine = Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
+    return slots.position(mine, assignment, assignable_count(assignment.project, assignment.annotator))
 
 
 def paragraph_letter(index):
@@ -128,24 +113,11 @@ def presented_captions(assignment):
     return [(caption, sentences.get(caption.pk, [])) for caption in captions]
 
 
-def assignment_for(annotator, pk):
-    """An assignment of this annotator (others' are invisible: None). One query."""
-    if annotator is None:
-        return None
-    found = _ASSIGNMENT.run(pk=int(pk), annotator_id=annotator.pk)
-    return found[0] if found else None
-
-
-# compiled once per database connection (annotation_site.prepared_queries): every submission reads these
-_ASSIGNMENT = Prepared(
-    lambda pk, annotator_id: (
-        Assignment.objects.select_related("project__dataset", "project_video__video")
-        .filter(pk=pk, annotator_id=annotator_id)
-        .order_by()[:1]
-    ),
-    pk=-914_270_011,
-    annotator_id=-914_270_012,
+# an assignment of this annotator (others' are invisible: None), one query; every submission reads it
+assignment_for = slots.AssignmentLookup(
+    Assignment, "project__dataset", "project_video__video", sentinels=(-914_270_011, -914_270_012)
 )
+# compiled once per database connection (annotation_site.prepared_queries): every page and submission reads it
 _CAPTIONS = Prepared(
     lambda video_id, project_id: (
         Caption.objects.filter(video_id=video_id, system__in=Project.objects.filter(pk=project_id).values("systems"))
@@ -159,12 +131,6 @@ _CAPTIONS = Prepared(
 
 def release(assignment):
     """Give an unsubmitted video back (its slot returns to the pool)."""
-    with transaction.atomic():
-        if Assignment.objects.filter(
-            pk=assignment.pk, status=Assignment.Status.OPEN, submissions__isnull=True
-        ).delete()[0]:
-            ProjectVideo.objects.filter(pk=assignment.project_video_id, assigned__gt=0).update(
-                assigned=F("assigned") - 1
-            )
-            return True
-    return False
+    return slots.release(
+        Assignment.objects.filter(pk=assignment.pk), ProjectVideo.objects.filter(pk=assignment.project_video_id)
+    )

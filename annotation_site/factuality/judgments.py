@@ -34,6 +34,7 @@ from annotation_site.workflow.answers import (  # noqa: F401 - re-exported: call
     SubmissionConflict,
 )
 from annotation_site.workflow.answers import clean_seconds as _seconds
+from annotation_site.workflow.answers import write_submissions as workflow_write
 
 from .assignment import ProjectClosed, paragraph_letter
 from .models import (
@@ -279,26 +280,21 @@ def write_submissions(items, *, rating=False, history=True):
     assignment, paragraphs (ParagraphAnswer list), client_uuid, time_spent, video_played, confirmed_incomplete,
     source. Marks earlier submissions of those assignments as history (``history=False``: the caller knows,
     under the assignment's lock, that there is none). Seven queries for any number."""
-    now = timezone.now()
-    assignment_ids = [item["assignment"].pk for item in items]
-    if history:
-        Submission.objects.filter(assignment_id__in=assignment_ids, is_current=True).update(is_current=False)
-    submissions = Submission.objects.bulk_create(
-        [
-            Submission(
-                assignment_id=item["assignment"].pk,
-                annotator_id=item["assignment"].annotator_id,
-                client_uuid=item["client_uuid"],
-                time_spent=item.get("time_spent", 0),
-                video_played=item.get("video_played"),
-                watched_seconds=item.get("watched_seconds"),
-                confirmed_incomplete=item.get("confirmed_incomplete", False),
-                source=item.get("source", Submission.Source.WEB),
-            )
-            for item in items
-        ],
-        batch_size=1000,
+    return workflow_write(
+        Submission,
+        Assignment,
+        items,
+        lambda item: {
+            "watched_seconds": item.get("watched_seconds"),
+            "source": item.get("source", Submission.Source.WEB),
+        },
+        history=history,
+        then=lambda submissions: _write_answers(submissions, items, rating),
     )
+
+
+def _write_answers(submissions, items, rating):
+    """The rows of the new submissions' answers: caption ratings, or paragraph, sentence and span judgments."""
     if rating:
         CaptionRating.objects.bulk_create(
             [
@@ -338,10 +334,6 @@ def write_submissions(items, *, rating=False, history=True):
             ],
             batch_size=2000,
         )
-    Assignment.objects.filter(pk__in=assignment_ids).update(
-        status=Assignment.Status.SUBMITTED, submitted_at=now, draft=None, draft_saved_at=None
-    )
-    return submissions
 
 
 def current_submission_uuid(assignment):

@@ -29,11 +29,10 @@ def _mine(project, annotator):
 PAGES = ProtocolPages(
     noun="project",
     unit_noun="video",
+    url_prefix="factuality",
     templates="factuality",
     queryset=lambda: Project.objects.select_related("dataset"),
     detail_url="factuality-project",
-    work_url="factuality-work",
-    annotate_url="factuality-annotate",
     annotator_for_user=annotator_for_user,
     is_member=projects.is_member,
     units_for=projects.projects_for,
@@ -45,12 +44,7 @@ PAGES = ProtocolPages(
     invite=projects.invite_to_project,
     announce_invitations=invitation_messages,
     set_status=projects.set_status,
-    all_key="all_projects",
-    home_url="factuality-home",
     home_label="Annotation",
-    instructions_url="factuality-instructions",
-    start_url="factuality-start",
-    status_url="factuality-status",
 )
 
 home = login_required(PAGES.home)

@@ -27,6 +27,7 @@ from annotation_site.workflow.answers import (
     parse_uuid,
     store_once,
 )
+from annotation_site.workflow.answers import write_submissions as workflow_write
 
 from .assignment import TaskClosed
 from .models import Assignment, Submission
@@ -257,30 +258,9 @@ def write_submissions(entries, *, source=Submission.Source.WEB, history=True):
     time_spent, video_played, confirmed_incomplete. Earlier answers of those assignments become history
     (``history=False``: the caller knows, under the assignment's lock, that there is none). Three queries for
     any number."""
-    now = timezone.now()
-    ids = [entry["assignment"].pk for entry in entries]
-    if history:
-        Submission.objects.filter(assignment_id__in=ids, is_current=True).update(is_current=False)
-    submissions = Submission.objects.bulk_create(
-        [
-            Submission(
-                assignment_id=entry["assignment"].pk,
-                annotator_id=entry["assignment"].annotator_id,
-                client_uuid=entry["client_uuid"],
-                answers=entry["answers"],
-                time_spent=entry.get("time_spent", 0),
-                video_played=entry.get("video_played"),
-                source=source,
-                confirmed_incomplete=entry.get("confirmed_incomplete", False),
-            )
-            for entry in entries
-        ],
-        batch_size=1000,
+    return workflow_write(
+        Submission, Assignment, entries, lambda entry: {"answers": entry["answers"], "source": source}, history=history
     )
-    Assignment.objects.filter(pk__in=ids).update(
-        status=Assignment.Status.SUBMITTED, submitted_at=now, draft=None, draft_saved_at=None
-    )
-    return submissions
 
 
 def save_draft(assignment, data):

@@ -20,7 +20,6 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site.workflow import api as workflow_api
-from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
 from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, with_progress
 from annotation_site.workflow.downloads import anonymise_requested
 
@@ -94,15 +93,11 @@ class TaskListView(APIView):
 
     @extend_schema(request=TaskCreateSerializer, responses={201: TaskSerializer})
     def post(self, request):
-        data = TaskCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        dataset = get_object_or_404(Dataset, name=values.pop("dataset"))
-        usernames = values.pop("annotators")
         return create_and_invite(
             request,
-            usernames,
-            create=lambda: services.create_task(dataset=dataset, created_by=request.user, **values),
+            TaskCreateSerializer,
+            Dataset,
+            create=lambda dataset, values: services.create_task(dataset=dataset, created_by=request.user, **values),
             invite=services.invite_to_task,
             serialize=lambda task: TaskSerializer(task).data,
         )
@@ -335,64 +330,16 @@ class _AssignmentView(APIView):
         return found
 
 
-class DraftView(_AssignmentView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
-    def put(self, request, pk):
-        found = self.assignment(request, pk)
-        try:
-            saved = answers.save_draft(found, request.data)
-        except TaskClosed as exc:
-            return Response({"detail": str(exc)}, status=409)
-        except AnswerInvalid as exc:
-            return Response({"problems": [p.as_dict() for p in exc.problems]}, status=400)
-        return Response({"saved_at": saved.isoformat()})
+ANSWERS = workflow_api.AnswerService(
+    save_draft=answers.save_draft,
+    submit=lambda found, data, **fields: answers.submit(found, data.get("answer"), **fields),
+    closed=TaskClosed,
+)
 
 
-class SubmitView(_AssignmentView):
-    @extend_schema(
-        request=OpenApiTypes.OBJECT,
-        responses={
-            201: OpenApiTypes.OBJECT,
-            200: OpenApiTypes.OBJECT,
-            400: OpenApiTypes.OBJECT,
-            409: OpenApiTypes.OBJECT,
-        },
-    )
-    def post(self, request, pk):
-        found = self.assignment(request, pk)
-        data = request.data if isinstance(request.data, dict) else {}
-        try:
-            result = answers.submit(
-                found,
-                data.get("answer"),
-                client_uuid=data.get("submission_uuid"),
-                confirm=bool(data.get("confirm")),
-                time_spent=data.get("time_spent", 0),
-                video_played=data.get("video_played"),
-            )
-        except AnswerInvalid as exc:
-            return Response(
-                {"detail": "the answer is not valid", "problems": [p.as_dict() for p in exc.problems]}, status=400
-            )
-        except NeedsConfirmation as exc:
-            return Response(
-                {
-                    "detail": "please confirm",
-                    "needs_confirmation": True,
-                    "problems": [p.as_dict() for p in exc.problems],
-                },
-                status=409,
-            )
-        except (TaskClosed, SubmissionConflict) as exc:
-            return Response({"detail": str(exc)}, status=409)
-        submission = result.submission
-        return Response(
-            {
-                "submission_uuid": str(submission.client_uuid),
-                "stored_at": submission.created_at.isoformat(),
-                "current": submission.is_current,
-                "confirmed_incomplete": submission.confirmed_incomplete,
-                "created": result.created,
-            },
-            status=201 if result.created else 200,
-        )
+class DraftView(_AssignmentView, workflow_api.DraftView):
+    answers = ANSWERS
+
+
+class SubmitView(_AssignmentView, workflow_api.SubmitView):
+    answers = ANSWERS

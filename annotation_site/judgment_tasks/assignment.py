@@ -6,11 +6,8 @@ last slot can only go once, on PostgreSQL and SQLite alike). The unique constrai
 line of defence. ``limit`` caps how many items one annotator may take (crowd participants: a study's quota).
 """
 
-from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import F
 
-from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
 
 from .models import Assignment, Item, Task, TaskMember
@@ -25,11 +22,7 @@ def _after_lock():
 
 
 def open_assignment(task, annotator):
-    return (
-        Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN)
-        .order_by("created_at", "id")
-        .first()
-    )
+    return slots.first_open(Assignment.objects.filter(task=task, annotator=annotator))
 
 
 def _free(task, annotator):
@@ -44,29 +37,21 @@ def next_assignment(task, annotator, *, limit=None):
     Six queries at most, whatever the task's size."""
     if task.status != Task.Status.OPEN:
         raise TaskClosed(f"task {task.name} is closed")
-    with transaction.atomic():
-        member = (
-            TaskMember.objects.select_for_update(of=("self",))
-            .filter(task=task, annotator=annotator)
-            .order_by("pk")
-            .first()
-        )
-        if member is None:
-            raise PermissionDenied("you are not a member of this task")
-        current = open_assignment(task, annotator)
-        if current is not None:
-            return current
-        if limit is not None and Assignment.objects.filter(task=task, annotator=annotator).count() >= limit:
-            return None
-        free = _free(task, annotator).order_by("position", "id").values_list("pk", flat=True)
+    mine = Assignment.objects.filter(task=task, annotator=annotator)
 
-        def take(pk):
-            return Item.objects.filter(pk=pk, assigned__lt=task.annotators_per_item).update(assigned=F("assigned") + 1)
+    def take(pk):
+        return Item.objects.filter(pk=pk, assigned__lt=task.annotators_per_item).update(assigned=F("assigned") + 1)
 
-        claimed = slots.claim(free, take, after_lock=lambda: _after_lock())
-        if claimed is not None:
-            return Assignment.objects.create(task=task, item_id=claimed, annotator=annotator)
-    return None
+    return slots.hand_out(
+        members=TaskMember.objects.filter(task=task, annotator=annotator),
+        refusal="you are not a member of this task",
+        assignments=mine,
+        free=_free(task, annotator).order_by("position", "id").values_list("pk", flat=True),
+        take=take,
+        create=lambda pk: Assignment.objects.create(task=task, item_id=pk, annotator=annotator),
+        after_lock=lambda: _after_lock(),
+        full=None if limit is None else lambda: mine.count() >= limit,
+    )
 
 
 def assignable_count(task, annotator):
@@ -77,40 +62,16 @@ def assignable_count(task, annotator):
 def position_of(assignment, *, limit=None):
     """("item 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
     (theirs plus the items still open to them, capped by ``limit``). Two queries."""
-    mine = list(
-        Assignment.objects.filter(task_id=assignment.task_id, annotator_id=assignment.annotator_id)
-        .order_by("created_at", "id")
-        .values_list("pk", flat=True)
-    )
-    number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
-    total = len(mine) + assignable_count(assignment.task, assignment.annotator)
+    mine = Assignment.objects.filter(task_id=assignment.task_id, annotator_id=assignment.annotator_id)
+    number, total = slots.position(mine, assignment, assignable_count(assignment.task, assignment.annotator))
     return number, min(total, limit) if limit else total
 
 
-def assignment_for(annotator, pk):
-    """An assignment of this annotator, with its task and item (others' are invisible: None). One query."""
-    if annotator is None:
-        return None
-    found = _ASSIGNMENT.run(pk=int(pk), annotator_id=annotator.pk)
-    return found[0] if found else None
-
-
-# compiled once per database connection (annotation_site.prepared_queries): every submission reads it
-_ASSIGNMENT = Prepared(
-    lambda pk, annotator_id: (
-        Assignment.objects.select_related("task", "item__video").filter(pk=pk, annotator_id=annotator_id).order_by()[:1]
-    ),
-    pk=-914_270_021,
-    annotator_id=-914_270_022,
-)
+# an assignment of this annotator, with its task and item (others' are invisible: None), one query; every
+# submission reads it
+assignment_for = slots.AssignmentLookup(Assignment, "task", "item__video", sentinels=(-914_270_021, -914_270_022))
 
 
 def release(assignment):
     """Give an item that was never submitted back (its slot returns to the pool)."""
-    with transaction.atomic():
-        if Assignment.objects.filter(
-            pk=assignment.pk, status=Assignment.Status.OPEN, submissions__isnull=True
-        ).delete()[0]:
-            Item.objects.filter(pk=assignment.item_id, assigned__gt=0).update(assigned=F("assigned") - 1)
-            return True
-    return False
+    return slots.release(Assignment.objects.filter(pk=assignment.pk), Item.objects.filter(pk=assignment.item_id))

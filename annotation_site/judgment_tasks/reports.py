@@ -30,6 +30,7 @@ import math
 import pandas as pd
 
 from annotation_site.factuality import statistics
+from annotation_site.workflow import reports as workflow_reports
 
 from . import frames
 from .definition import level, values_of
@@ -353,12 +354,4 @@ def _plain(value):
 
 def jsonable(value):
     """numpy numbers made plain, NaN made null, keys made strings (for JSON)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+    return workflow_reports.jsonable(value, nan_to_null=True)

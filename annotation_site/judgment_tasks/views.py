@@ -27,11 +27,10 @@ def _mine(task, annotator):
 PAGES = ProtocolPages(
     noun="task",
     unit_noun="item",
+    url_prefix="tasks",
     templates="judgment_tasks",
     queryset=lambda: Task.objects.select_related("dataset"),
     detail_url="tasks-detail",
-    work_url="tasks-work",
-    annotate_url="tasks-annotate",
     annotator_for_user=annotator_for_user,
     is_member=services.is_member,
     units_for=services.tasks_for,
@@ -43,12 +42,7 @@ PAGES = ProtocolPages(
     invite=services.invite_to_task,
     announce_invitations=invitation_messages,
     set_status=services.set_status,
-    all_key="all_tasks",
-    home_url="tasks-home",
     home_label="Tasks",
-    instructions_url="tasks-instructions",
-    start_url="tasks-start",
-    status_url="tasks-status",
     title_attr="display_title",
 )
 

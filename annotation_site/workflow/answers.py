@@ -12,6 +12,9 @@ import json
 import uuid as uuid_module
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .statuses import AssignmentStatus
 
 MAX_DRAFT_BYTES = 256 * 1024
 MAX_SECONDS = 7 * 24 * 3600
@@ -78,3 +81,37 @@ def store_once(client_uuid, *, find, lock, write, check=None):
         if stored is None:
             raise
         return stored, False
+
+
+def write_submissions(submission_model, assignment_model, entries, own_fields, *, history=True, then=None):
+    """Write submissions in bulk (the web passes one, an import many) and mark their assignments submitted.
+    Each entry is a dict with ``assignment``, ``client_uuid`` and optionally ``time_spent``, ``video_played``,
+    ``confirmed_incomplete``; ``own_fields(entry)`` gives the protocol's own fields of its submission. Earlier
+    submissions of those assignments become history first (``history=False``: the caller knows, under the
+    assignment's lock, that there is none); ``then(submissions)`` writes the rows that hang off the new ones
+    before the assignments are updated. Three queries, plus what ``then`` runs."""
+    now = timezone.now()
+    ids = [entry["assignment"].pk for entry in entries]
+    if history:
+        submission_model.objects.filter(assignment_id__in=ids, is_current=True).update(is_current=False)
+    submissions = submission_model.objects.bulk_create(
+        [
+            submission_model(
+                assignment_id=entry["assignment"].pk,
+                annotator_id=entry["assignment"].annotator_id,
+                client_uuid=entry["client_uuid"],
+                time_spent=entry.get("time_spent", 0),
+                video_played=entry.get("video_played"),
+                confirmed_incomplete=entry.get("confirmed_incomplete", False),
+                **own_fields(entry),
+            )
+            for entry in entries
+        ],
+        batch_size=1000,
+    )
+    if then is not None:
+        then(submissions)
+    assignment_model.objects.filter(pk__in=ids).update(
+        status=AssignmentStatus.SUBMITTED, submitted_at=now, draft=None, draft_saved_at=None
+    )
+    return submissions

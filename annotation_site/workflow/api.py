@@ -1,12 +1,19 @@
-"""The researcher endpoints every protocol's REST API shares, written once (DRF): the body of a refused change,
-the invitations of a created unit, inviting a list of user names, the progress of a unit, and the answer to an
-invalid file. Each protocol's ``api.py`` keeps its serializers and its own endpoints and calls these."""
+"""The endpoints every protocol's REST API shares, written once (DRF): the body of a refused change, the
+invitations of a created unit, inviting a list of user names, the progress of a unit, the answer to an invalid
+file, and a participant's draft / submit of an assignment. Each protocol's ``api.py`` keeps its serializers and
+its own endpoints and calls these."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from .answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
 
 
 def validation_errors(exc):
@@ -35,11 +42,18 @@ def invite_usernames(request, invite):
     return Response({"invited": result})
 
 
-def create_and_invite(request, usernames, *, create, invite, serialize):
-    """``POST`` of a new unit: ``create()`` it, ``invite(unit, username)`` each of ``usernames``; 201 with the
-    unit (``serialize(unit)``) and ``invitations`` (the one-time links to send), or 400 with the refused fields."""
+def create_and_invite(request, form, datasets, *, create, invite, serialize):
+    """``POST`` of a new unit: ``form`` (the protocol's create serializer) validates the body (DRF's 400), the
+    ``dataset`` it names is looked up in ``datasets`` (404), ``create(dataset, values)`` makes the unit from the
+    other values and ``invite(unit, username)`` invites each of its ``annotators``; 201 with the unit
+    (``serialize(unit)``) and ``invitations`` (the one-time links to send), or 400 with the refused fields."""
+    data = form(data=request.data)
+    data.is_valid(raise_exception=True)
+    values = dict(data.validated_data)
+    dataset = get_object_or_404(datasets, name=values.pop("dataset"))
+    usernames = values.pop("annotators")
     try:
-        unit = create()
+        unit = create(dataset, values)
         invited = [invite(unit, name) for name in usernames]
     except ValidationError as exc:
         return Response(validation_errors(exc), status=400)
@@ -105,3 +119,103 @@ def format_problems(exc):
     return Response(
         {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]}, status=400
     )
+
+
+@dataclass(frozen=True)
+class AnswerService:
+    """What a protocol's draft / submit endpoints call: ``save_draft(assignment, data)`` (the time it was
+    saved), ``submit(assignment, data, **fields)`` (a result with ``submission`` and ``created``; ``data`` is
+    the request's body, ``fields`` the ones every protocol takes), ``closed`` (its unit-closed exception: 409)
+    and ``stale`` (its stale-draft exception, when it has one: 409 with ``stale``)."""
+
+    save_draft: Callable
+    submit: Callable
+    closed: type[Exception]
+    stale: type[Exception] | None = None
+
+
+def _problems(exc):
+    return [p.as_dict() for p in exc.problems]
+
+
+def draft_response(service, assignment, data):
+    """``PUT`` of a draft: 200 ``{"saved_at"}``, 409 ``{"detail"}`` when the unit is closed (with ``"stale"``
+    when the protocol refuses stale drafts), 400 ``{"problems"}`` when it is not a draft."""
+    refused = (service.closed,) if service.stale is None else (service.closed, service.stale)
+    try:
+        saved = service.save_draft(assignment, data)
+    except refused as exc:
+        body = {"detail": str(exc)}
+        if service.stale is not None:
+            body["stale"] = isinstance(exc, service.stale)
+        return Response(body, status=409)
+    except AnswerInvalid as exc:
+        return Response({"problems": _problems(exc)}, status=400)
+    return Response({"saved_at": saved.isoformat()})
+
+
+def submit_response(service, assignment, data):
+    """``POST`` of an answer: 201 (stored) or 200 (a retry of a stored one) with the submission, 400 with the
+    problems, 409 (needs confirmation, the unit is closed, or the UUID belongs to another assignment)."""
+    data = data if isinstance(data, dict) else {}
+    try:
+        result = service.submit(
+            assignment,
+            data,
+            client_uuid=data.get("submission_uuid"),
+            confirm=bool(data.get("confirm")),
+            time_spent=data.get("time_spent", 0),
+            video_played=data.get("video_played"),
+        )
+    except AnswerInvalid as exc:
+        return Response({"detail": "the answer is not valid", "problems": _problems(exc)}, status=400)
+    except NeedsConfirmation as exc:
+        return Response(
+            {"detail": "please confirm", "needs_confirmation": True, "problems": _problems(exc)}, status=409
+        )
+    except (service.closed, SubmissionConflict) as exc:
+        return Response({"detail": str(exc)}, status=409)
+    submission = result.submission
+    return Response(
+        {
+            "submission_uuid": str(submission.client_uuid),
+            "stored_at": submission.created_at.isoformat(),
+            "current": submission.is_current,
+            "confirmed_incomplete": submission.confirmed_incomplete,
+            "created": result.created,
+        },
+        status=201 if result.created else 200,
+    )
+
+
+draft_schema = extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+submit_schema = extend_schema(
+    request=OpenApiTypes.OBJECT,
+    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+)
+
+
+class _ParticipantEndpoint(APIView):
+    # A participant's endpoint on one assignment: subclasses set ``answers`` (an AnswerService) and say how to
+    # find the assignment (``assignment(request, pk)``). (No docstrings here: the schema would show them.)
+
+    answers: AnswerService
+
+    def assignment(self, request, pk):
+        raise NotImplementedError
+
+
+class DraftView(_ParticipantEndpoint):
+    # PUT a participant's draft of an assignment.
+
+    @draft_schema
+    def put(self, request, pk):
+        return draft_response(self.answers, self.assignment(request, pk), request.data)
+
+
+class SubmitView(_ParticipantEndpoint):
+    # POST a participant's answer to an assignment.
+
+    @submit_schema
+    def post(self, request, pk):
+        return submit_response(self.answers, self.assignment(request, pk), request.data)

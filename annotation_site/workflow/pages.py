@@ -26,6 +26,11 @@ from annotation_site.problems import FormatError
 from .statuses import AssignmentStatus
 
 
+def _url_name(suffix):
+    """A ProtocolPages URL name: ``<url_prefix>-<suffix>``."""
+    return property(lambda self: f"{self.url_prefix}-{suffix}")
+
+
 @dataclass(frozen=True)
 class ProtocolPages:
     """What the shared pages need of one protocol."""
@@ -34,9 +39,9 @@ class ProtocolPages:
     unit_noun: str  # what an assignment is on: "video" / "item"
     templates: str  # the template folder: "<templates>/home.html", "work.html", "import_problems.html"
     queryset: Callable[[], Any]  # the protocol's units with what its pages show (``select_related``)
-    detail_url: str  # URL names, each taking ``name`` (annotate: ``pk``)
-    work_url: str
-    annotate_url: str
+    url_prefix: str  # the protocol's URL names are "<url_prefix>-work", "-annotate" (``pk``), "-home" (none),
+    # "-instructions", "-start", "-status" (each taking ``name``)
+    detail_url: str  # the staff detail page's URL name (taking ``name``)
     annotator_for_user: Callable  # annotators.services.annotator_for_user
     is_member: Callable  # (unit, annotator) -> bool
     units_for: Callable  # annotator -> the units they are members of, with their counts
@@ -48,13 +53,20 @@ class ProtocolPages:
     invite: Callable  # (unit, username) -> an invitation (annotators.services.Invited)
     announce_invitations: Callable  # (request, invited): annotators.views.invitation_messages
     set_status: Callable  # (unit, status)
-    all_key: str  # the staff's list of every unit on the home page
-    home_url: str  # URL names of the protocol's list, a unit's instructions and its start button
     home_label: str  # what the breadcrumbs call the list
-    instructions_url: str
-    start_url: str
-    status_url: str
     title_attr: str = "name"  # what the annotator pages call a unit
+
+    work_url = _url_name("work")
+    annotate_url = _url_name("annotate")
+    home_url = _url_name("home")
+    instructions_url = _url_name("instructions")
+    start_url = _url_name("start")
+    status_url = _url_name("status")
+
+    @property
+    def all_key(self):
+        """The staff's list of every unit on the home page: ``all_projects``, ``all_tasks``."""
+        return f"all_{self.noun}s"
 
     def unit(self, name):
         return get_object_or_404(self.queryset(), name=name)
