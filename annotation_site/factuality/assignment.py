@@ -116,14 +116,14 @@ def paragraph_letter(index):
 
 def presented_captions(assignment):
     """The captions of an assignment's video, in the order this annotator sees them, with their sentences:
-    ``[(caption, [sentence, ...]), ...]``. Two queries. The order is fixed by the assignment's seed (a shuffle
+    ``[(caption, [sentence, ...]), ...]``. Two queries (both compiled once per connection). The order is fixed by the assignment's seed (a shuffle
     of the captions in system order), so a reload or a draft finds the same paragraph at the same place."""
     project = assignment.project
     captions = _CAPTIONS.run(video_id=assignment.project_video.video_id, project_id=project.pk)
     if project.shuffle_systems:
         random.Random(assignment.shuffle_seed).shuffle(captions)
     sentences = {}
-    for sentence in Sentence.objects.filter(caption__in=[c.pk for c in captions]).order_by("caption_id", "index"):
+    for sentence in _SENTENCES.run(video_id=assignment.project_video.video_id, project_id=project.pk):
         sentences.setdefault(sentence.caption_id, []).append(sentence)
     return [(caption, sentences.get(caption.pk, [])) for caption in captions]
 
@@ -154,6 +154,15 @@ _CAPTIONS = Prepared(
     ),
     video_id=-914_270_013,
     project_id=-914_270_014,
+)
+# the sentences of exactly those captions (the same filter, through the caption)
+_SENTENCES = Prepared(
+    lambda video_id, project_id: Sentence.objects.filter(
+        caption__video_id=video_id,
+        caption__system__in=Project.objects.filter(pk=project_id).values("systems"),
+    ).order_by("caption_id", "index"),
+    video_id=-914_270_015,
+    project_id=-914_270_016,
 )
 
 

@@ -228,3 +228,21 @@ def test_many_annotators_at_once_never_overfill_a_video(small_dataset, annotator
     assert rows["counters"] == {video: len(who) for video, who in per_video.items()} | {
         pk: 0 for pk in rows["counters"] if pk not in per_video
     }
+
+
+def test_presented_sentences_are_exactly_those_of_the_presented_captions(make_project, annotator_accounts):
+    """The sentences are read by a query compiled once (through the caption's video and the project's systems):
+    for every video and for a project of fewer systems they are the presented captions' own, in order."""
+    from annotation_site.corpus.models import Sentence
+
+    [annotator] = annotator_accounts(1)
+    full = make_project(annotators=[annotator], annotators_per_video=1)
+    fewer = make_project(name="two", annotators=[annotator], annotators_per_video=1, systems=["Alpha", "Gamma"])
+    for project, systems in ((full, 3), (fewer, 2)):
+        while (found := assigning.next_assignment(project, annotator)) is not None:
+            presented = assigning.presented_captions(found)
+            assert len(presented) == systems
+            for caption, sentences in presented:
+                assert sentences == list(Sentence.objects.filter(caption=caption).order_by("index"))
+                assert sentences and all(s.caption_id == caption.pk for s in sentences)
+            Assignment.objects.filter(pk=found.pk).update(status=Assignment.Status.SUBMITTED)
