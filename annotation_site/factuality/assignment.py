@@ -18,7 +18,7 @@ import string
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, Func, OuterRef, Q, Subquery
 
 from annotation_site.corpus.models import Caption, Sentence
 from annotation_site.prepared_queries import Prepared
@@ -93,14 +93,9 @@ def assignable_count(project, annotator):
 
 def position_of(assignment):
     """("video 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
-    (theirs plus the videos still open to them). Two queries."""
-    mine = list(
-        Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
-        .order_by("created_at", "id")
-        .values_list("pk", flat=True)
-    )
-    number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
-    return number, len(mine) + assignable_count(assignment.project, assignment.annotator)
+    (theirs plus the videos still open to them). One query, compiled once per connection."""
+    [found] = _POSITION.run(pk=assignment.pk)
+    return found.number, found.mine + found.assignable
 
 
 def paragraph_letter(index):
@@ -164,6 +159,41 @@ _SENTENCES = Prepared(
     video_id=-914_270_015,
     project_id=-914_270_016,
 )
+
+
+def _count(queryset):
+    """A subquery counting ``queryset``'s rows (one row, no grouping)."""
+    return Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"))
+
+
+def _position(pk):
+    mine = Assignment.objects.filter(project_id=OuterRef("project_id"), annotator_id=OuterRef("annotator_id"))
+    # assignable_count's videos, for the outer assignment's project and annotator
+    free = ProjectVideo.objects.filter(
+        project_id=OuterRef("project_id"), assigned__lt=OuterRef("project__annotators_per_video")
+    ).exclude(
+        Exists(
+            Assignment.objects.filter(project_video_id=OuterRef("pk"), annotator_id=OuterRef(OuterRef("annotator_id")))
+        )
+    )
+    return (
+        Assignment.objects.filter(pk=pk)
+        .annotate(
+            number=_count(
+                mine.filter(
+                    Q(created_at__lt=OuterRef("created_at"))
+                    | Q(created_at=OuterRef("created_at"), id__lte=OuterRef("id"))
+                )
+            ),
+            mine=_count(mine),
+            assignable=_count(free),
+        )
+        .only("pk")
+        .order_by()
+    )
+
+
+_POSITION = Prepared(_position, pk=-914_270_017)
 
 
 def release(assignment):

@@ -246,3 +246,36 @@ def test_presented_sentences_are_exactly_those_of_the_presented_captions(make_pr
                 assert sentences == list(Sentence.objects.filter(caption=caption).order_by("index"))
                 assert sentences and all(s.caption_id == caption.pk for s in sentences)
             Assignment.objects.filter(pk=found.pk).update(status=Assignment.Status.SUBMITTED)
+
+
+def _position_by_lists(assignment):
+    """position_of as it was: the annotator's assignments as a list, and assignable_count."""
+    mine = list(
+        Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)
+    )
+    return mine.index(assignment.pk) + 1, len(mine) + assigning.assignable_count(
+        assignment.project, assignment.annotator
+    )
+
+
+def test_position_of_is_one_query_and_agrees_with_the_lists(
+    make_project, annotator_accounts, django_assert_num_queries
+):
+    annotators = annotator_accounts(3)
+    project = make_project(annotators=annotators, annotators_per_video=2)
+    other = make_project(name="other", annotators=annotators, annotators_per_video=1)
+    taken = []
+    for _ in range(3):
+        for annotator in annotators:
+            for unit in (project, other):
+                found = assigning.next_assignment(unit, annotator)
+                if found is not None:
+                    taken.append(found)
+                    Assignment.objects.filter(pk=found.pk).update(status=Assignment.Status.SUBMITTED)
+            for found in taken:
+                expected = _position_by_lists(found)
+                with django_assert_num_queries(1):
+                    assert assigning.position_of(found) == expected
+    assert {assigning.position_of(found)[0] for found in taken} == {1, 2}  # 6 slots of "fact", 2 each
