@@ -8,7 +8,7 @@ line of defence. ``limit`` caps how many items one annotator may take (crowd par
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, Func, OuterRef, Q, Subquery
 
 from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
@@ -76,15 +76,10 @@ def assignable_count(task, annotator):
 
 def position_of(assignment, *, limit=None):
     """("item 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
-    (theirs plus the items still open to them, capped by ``limit``). Two queries."""
-    mine = list(
-        Assignment.objects.filter(task_id=assignment.task_id, annotator_id=assignment.annotator_id)
-        .order_by("created_at", "id")
-        .values_list("pk", flat=True)
-    )
-    number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
-    total = len(mine) + assignable_count(assignment.task, assignment.annotator)
-    return number, min(total, limit) if limit else total
+    (theirs plus the items still open to them, capped by ``limit``). One query, compiled once per connection."""
+    [found] = _POSITION.run(pk=assignment.pk)
+    total = found.mine + found.assignable
+    return found.number, min(total, limit) if limit else total
 
 
 def assignment_for(annotator, pk):
@@ -103,6 +98,37 @@ _ASSIGNMENT = Prepared(
     pk=-914_270_021,
     annotator_id=-914_270_022,
 )
+
+
+def _count(queryset):
+    """A subquery counting ``queryset``'s rows (one row, no grouping)."""
+    return Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"))
+
+
+def _position(pk):
+    mine = Assignment.objects.filter(task_id=OuterRef("task_id"), annotator_id=OuterRef("annotator_id"))
+    # assignable_count's items (``_free``), for the outer assignment's task and annotator
+    free = Item.objects.filter(task_id=OuterRef("task_id"), assigned__lt=OuterRef("task__annotators_per_item")).exclude(
+        Exists(Assignment.objects.filter(item_id=OuterRef("pk"), annotator_id=OuterRef(OuterRef("annotator_id"))))
+    )
+    return (
+        Assignment.objects.filter(pk=pk)
+        .annotate(
+            number=_count(
+                mine.filter(
+                    Q(created_at__lt=OuterRef("created_at"))
+                    | Q(created_at=OuterRef("created_at"), id__lte=OuterRef("id"))
+                )
+            ),
+            mine=_count(mine),
+            assignable=_count(free),
+        )
+        .only("pk")
+        .order_by()
+    )
+
+
+_POSITION = Prepared(_position, pk=-914_270_025)
 
 
 def release(assignment):
