@@ -36,11 +36,8 @@ def _after_lock():
 
 
 def open_assignment(project, annotator):
-    return (
-        Assignment.objects.filter(project=project, annotator=annotator, status=Assignment.Status.OPEN)
-        .order_by("created_at", "id")
-        .first()
-    )
+    found = _OPEN.run(project_id=project.pk, annotator_id=annotator.pk)
+    return found[0] if found else None
 
 
 def next_assignment(project, annotator):
@@ -51,13 +48,7 @@ def next_assignment(project, annotator):
     if project.status != Project.Status.OPEN:
         raise ProjectClosed(f"project {project.name} is closed")
     with transaction.atomic():
-        member = (
-            ProjectMember.objects.select_for_update(of=("self",))
-            .filter(project=project, annotator=annotator)
-            .order_by("pk")
-            .first()
-        )
-        if member is None:
+        if not _LOCK_MEMBER.run(project_id=project.pk, annotator_id=annotator.pk):
             raise PermissionDenied("you are not invited to this project")
         current = open_assignment(project, annotator)
         if current is not None:
@@ -194,6 +185,24 @@ def _position(pk):
 
 
 _POSITION = Prepared(_position, pk=-914_270_017)
+
+# the member's lock and their open assignment, compiled once per connection (run inside the transaction)
+_LOCK_MEMBER = Prepared(
+    lambda project_id, annotator_id: (
+        ProjectMember.objects.select_for_update(of=("self",))
+        .filter(project_id=project_id, annotator_id=annotator_id)
+        .order_by("pk")[:1]
+    ),
+    project_id=-914_270_018,
+    annotator_id=-914_270_019,
+)
+_OPEN = Prepared(
+    lambda project_id, annotator_id: Assignment.objects.filter(
+        project_id=project_id, annotator_id=annotator_id, status=Assignment.Status.OPEN
+    ).order_by("created_at", "id")[:1],
+    project_id=-914_270_028,
+    annotator_id=-914_270_029,
+)
 
 
 def release(assignment):

@@ -25,11 +25,8 @@ def _after_lock():
 
 
 def open_assignment(task, annotator):
-    return (
-        Assignment.objects.filter(task=task, annotator=annotator, status=Assignment.Status.OPEN)
-        .order_by("created_at", "id")
-        .first()
-    )
+    found = _OPEN.run(task_id=task.pk, annotator_id=annotator.pk)
+    return found[0] if found else None
 
 
 def _free(task, annotator):
@@ -45,13 +42,7 @@ def next_assignment(task, annotator, *, limit=None):
     if task.status != Task.Status.OPEN:
         raise TaskClosed(f"task {task.name} is closed")
     with transaction.atomic():
-        member = (
-            TaskMember.objects.select_for_update(of=("self",))
-            .filter(task=task, annotator=annotator)
-            .order_by("pk")
-            .first()
-        )
-        if member is None:
+        if not _LOCK_MEMBER.run(task_id=task.pk, annotator_id=annotator.pk):
             raise PermissionDenied("you are not a member of this task")
         current = open_assignment(task, annotator)
         if current is not None:
@@ -129,6 +120,24 @@ def _position(pk):
 
 
 _POSITION = Prepared(_position, pk=-914_270_025)
+
+# the member's lock and their open assignment, compiled once per connection (run inside the transaction)
+_LOCK_MEMBER = Prepared(
+    lambda task_id, annotator_id: (
+        TaskMember.objects.select_for_update(of=("self",))
+        .filter(task_id=task_id, annotator_id=annotator_id)
+        .order_by("pk")[:1]
+    ),
+    task_id=-914_270_026,
+    annotator_id=-914_270_027,
+)
+_OPEN = Prepared(
+    lambda task_id, annotator_id: Assignment.objects.filter(
+        task_id=task_id, annotator_id=annotator_id, status=Assignment.Status.OPEN
+    ).order_by("created_at", "id")[:1],
+    task_id=-914_270_036,
+    annotator_id=-914_270_037,
+)
 
 
 def release(assignment):

@@ -279,3 +279,20 @@ def test_position_of_is_one_query_and_agrees_with_the_lists(
                 with django_assert_num_queries(1):
                     assert assigning.position_of(found) == expected
     assert {assigning.position_of(found)[0] for found in taken} == {1, 2}  # 6 slots of "fact", 2 each
+
+
+def test_next_assignment_locks_the_member_row_with_its_compiled_query(make_project, annotator_accounts):
+    """The member lock and the open-assignment read are compiled once per connection: the lock stays a
+    ``FOR UPDATE`` of the member's row (PostgreSQL), the second request finds the open assignment again."""
+    from django.test.utils import CaptureQueriesContext
+
+    a, b = annotator_accounts(2)
+    project = make_project(annotators=[a, b])
+    first = assigning.next_assignment(project, a)
+    with CaptureQueriesContext(connection) as captured:
+        assert assigning.next_assignment(project, a) == first
+        assert assigning.next_assignment(project, b) not in (None, first)
+    locks = [q["sql"] for q in captured.captured_queries if "projectmember" in q["sql"]]
+    assert len(locks) == 2
+    if connection.vendor == "postgresql":
+        assert all('FOR UPDATE OF "factuality_projectmember"' in sql for sql in locks)

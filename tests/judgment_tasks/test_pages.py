@@ -338,3 +338,22 @@ def test_position_of_is_one_query_and_agrees_with_the_lists(make_task, annotator
                     with django_assert_num_queries(1):
                         assert assigning.position_of(found, limit=limit) == expected
     assert {assigning.position_of(found)[0] for found in taken} >= {1, 2, 3}
+
+
+def test_next_assignment_locks_the_member_row_with_its_compiled_query(make_task, annotator_accounts):
+    """The member lock and the open-assignment read are compiled once per connection: the lock stays a
+    ``FOR UPDATE`` of the member's row (PostgreSQL), the second request finds the open assignment again."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    a, b = annotator_accounts(2, prefix="lock")
+    items = [{"item_id": f"i{i}", "video_id": "c1", "tuples": ["t"], "questions": [f"q{i}?"]} for i in range(2)]
+    task = make_task("lock", "fifa-conversion", items, members=[a, b], per_item=1)
+    first = next_assignment(task, a)
+    with CaptureQueriesContext(connection) as captured:
+        assert next_assignment(task, a) == first
+        assert next_assignment(task, b) not in (None, first)
+    locks = [q["sql"] for q in captured.captured_queries if "taskmember" in q["sql"]]
+    assert len(locks) == 2
+    if connection.vendor == "postgresql":
+        assert all('FOR UPDATE OF "judgment_tasks_taskmember"' in sql for sql in locks)
