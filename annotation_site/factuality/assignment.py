@@ -34,7 +34,8 @@ def _after_lock():
 
 
 def open_assignment(project, annotator):
-    return slots.first_open(Assignment.objects.filter(project=project, annotator=annotator))
+    found = _OPEN.run(project_id=project.pk, annotator_id=annotator.pk)
+    return found[0] if found else None
 
 
 def next_assignment(project, annotator):
@@ -62,9 +63,9 @@ def next_assignment(project, annotator):
         )
 
     return slots.hand_out(
-        members=ProjectMember.objects.filter(project=project, annotator=annotator),
+        lock_member=lambda: _LOCK_MEMBER.run(project_id=project.pk, annotator_id=annotator.pk),
         refusal="you are not invited to this project",
-        assignments=Assignment.objects.filter(project=project, annotator=annotator),
+        current=lambda: open_assignment(project, annotator),
         free=free,
         take=take,
         create=create,
@@ -83,9 +84,9 @@ def assignable_count(project, annotator):
 
 def position_of(assignment):
     """("video 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
-    (theirs plus the videos still open to them). Two queries."""
-    mine = Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
-    return slots.position(mine, assignment, assignable_count(assignment.project, assignment.annotator))
+    (theirs plus the videos still open to them). One query, compiled once per connection."""
+    [found] = _POSITION.run(pk=assignment.pk)
+    return found.number, found.mine + found.assignable
 
 
 def paragraph_letter(index):
@@ -101,14 +102,14 @@ def paragraph_letter(index):
 
 def presented_captions(assignment):
     """The captions of an assignment's video, in the order this annotator sees them, with their sentences:
-    ``[(caption, [sentence, ...]), ...]``. Two queries. The order is fixed by the assignment's seed (a shuffle
+    ``[(caption, [sentence, ...]), ...]``. Two queries (both compiled once per connection). The order is fixed by the assignment's seed (a shuffle
     of the captions in system order), so a reload or a draft finds the same paragraph at the same place."""
     project = assignment.project
     captions = _CAPTIONS.run(video_id=assignment.project_video.video_id, project_id=project.pk)
     if project.shuffle_systems:
         random.Random(assignment.shuffle_seed).shuffle(captions)
     sentences = {}
-    for sentence in Sentence.objects.filter(caption__in=[c.pk for c in captions]).order_by("caption_id", "index"):
+    for sentence in _SENTENCES.run(video_id=assignment.project_video.video_id, project_id=project.pk):
         sentences.setdefault(sentence.caption_id, []).append(sentence)
     return [(caption, sentences.get(caption.pk, [])) for caption in captions]
 
@@ -134,3 +135,43 @@ def release(assignment):
     return slots.release(
         Assignment.objects.filter(pk=assignment.pk), ProjectVideo.objects.filter(pk=assignment.project_video_id)
     )
+
+
+# compiled once per database connection (annotation_site.prepared_queries): the page and next-item requests
+_POSITION = Prepared(
+    lambda pk: slots.position_queryset(
+        pk,
+        assignments=Assignment,
+        units=ProjectVideo,
+        scope="project",
+        unit="project_video",
+        capacity="annotators_per_video",
+    ),
+    pk=-914_270_017,
+)
+# the member's lock and their open assignment (run inside the hand-out transaction)
+_LOCK_MEMBER = Prepared(
+    lambda project_id, annotator_id: (
+        ProjectMember.objects.select_for_update(of=("self",))
+        .filter(project_id=project_id, annotator_id=annotator_id)
+        .order_by("pk")[:1]
+    ),
+    project_id=-914_270_018,
+    annotator_id=-914_270_019,
+)
+_OPEN = Prepared(
+    lambda project_id, annotator_id: Assignment.objects.filter(
+        project_id=project_id, annotator_id=annotator_id, status=Assignment.Status.OPEN
+    ).order_by("created_at", "id")[:1],
+    project_id=-914_270_028,
+    annotator_id=-914_270_029,
+)
+# the sentences of exactly those captions (the same filter, through the caption)
+_SENTENCES = Prepared(
+    lambda video_id, project_id: Sentence.objects.filter(
+        caption__video_id=video_id,
+        caption__system__in=Project.objects.filter(pk=project_id).values("systems"),
+    ).order_by("caption_id", "index"),
+    video_id=-914_270_015,
+    project_id=-914_270_016,
+)

@@ -26,6 +26,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.corpus.tokens import validate_spans
+from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow.answers import (  # noqa: F401 - re-exported: callers catch judgments.AnswerInvalid etc.
     MAX_DRAFT_BYTES,
     MAX_SECONDS,
@@ -48,6 +49,17 @@ from .models import (
 )
 
 WATCH_SLACK_SECONDS = 1.0
+
+# an assignment's current submission (at most one: a unique constraint), compiled once per connection; read by
+# the annotation page (its state and the submission its drafts are based on) and by drafts
+_CURRENT = Prepared(
+    lambda assignment_id: (
+        Submission.objects.filter(assignment_id=assignment_id, is_current=True)
+        .only("pk", "client_uuid", "time_spent", "video_played", "watched_seconds")
+        .order_by()[:1]
+    ),
+    assignment_id=-914_270_041,
+)
 
 
 @dataclass
@@ -338,10 +350,8 @@ def _write_answers(submissions, items, rating):
 
 def current_submission_uuid(assignment):
     """The client UUID of the assignment's current submission (a string), or None (one query)."""
-    found = (
-        Submission.objects.filter(assignment=assignment, is_current=True).values_list("client_uuid", flat=True).first()
-    )
-    return str(found) if found else None
+    found = _CURRENT.run(assignment_id=assignment.pk)
+    return str(found[0].client_uuid) if found else None
 
 
 def save_draft(assignment, data):
@@ -373,14 +383,11 @@ def save_draft(assignment, data):
 
 def current_answer(assignment, presented):
     """The annotator's current submitted answer for the page, in the page's shape (2 queries), or None."""
-    submission = (
-        Submission.objects.filter(assignment=assignment, is_current=True)
-        .values_list("pk", "time_spent", "video_played", "watched_seconds")
-        .first()
-    )
-    if submission is None:
+    found = _CURRENT.run(assignment_id=assignment.pk)
+    if not found:
         return None
-    pk, time_spent, played, watched = submission
+    current = found[0]
+    pk, time_spent, played, watched = current.pk, current.time_spent, current.video_played, current.watched_seconds
     if assignment.project.is_rating:
         scores = {
             c: (s, r)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow.answers import (
     AnswerInvalid,
     NeedsConfirmation,
@@ -286,15 +287,23 @@ def save_draft(assignment, data):
 
 def current_answer(assignment):
     """The annotator's current submitted answer in the page's shape (one query), or None."""
-    row = (
-        Submission.objects.filter(assignment=assignment, is_current=True)
-        .values_list("answers", "time_spent", "video_played")
-        .first()
-    )
-    if row is None:
+    found = _CURRENT.run(assignment_id=assignment.pk)
+    if not found:
         return None
-    answers, time_spent, played = row
-    return {"answer": answers, "time_spent": time_spent, "video_played": bool(played)}
+    current = found[0]
+    return {"answer": current.answers, "time_spent": current.time_spent, "video_played": bool(current.video_played)}
+
+
+# an assignment's current submission (at most one: a unique constraint), compiled once per connection and without
+# the default ordering, which follows the assignment's (task, annotator) and joined both tables
+_CURRENT = Prepared(
+    lambda assignment_id: (
+        Submission.objects.filter(assignment_id=assignment_id, is_current=True)
+        .only("pk", "answers", "time_spent", "video_played")
+        .order_by()[:1]
+    ),
+    assignment_id=-914_270_042,
+)
 
 
 def page_state(assignment):

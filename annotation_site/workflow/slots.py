@@ -18,7 +18,7 @@ assignments and giving an unsubmitted one back.
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, Func, OuterRef, Q, Subquery
 
 from annotation_site.prepared_queries import Prepared
 
@@ -45,22 +45,18 @@ def claim(free, take, *, after_lock=None, rounds=50):
     return None
 
 
-def first_open(assignments):
-    """The oldest open assignment of ``assignments`` (one annotator's in one unit), or None."""
-    return assignments.filter(status=AssignmentStatus.OPEN).order_by("created_at", "id").first()
-
-
-def hand_out(*, members, refusal, assignments, free, take, create, after_lock=None, full=None):
+def hand_out(*, lock_member, refusal, current, free, take, create, after_lock=None, full=None):
     """The annotator's open assignment, else ``create(pk)`` for a newly claimed unit; None when nothing is
-    left (or ``full()`` says they have all they may take). ``members``: their membership row's queryset,
-    locked first (PermissionDenied(``refusal``) when there is none); ``assignments``: theirs in this unit;
-    ``free`` and ``take`` as for ``claim``."""
+    left (or ``full()`` says they have all they may take). ``lock_member()``: locks their membership row and
+    says whether there is one (PermissionDenied(``refusal``) when not), run first; ``current()``: their oldest
+    open assignment in this unit or None; ``free`` and ``take`` as for ``claim``. Both callables run inside the
+    transaction (the protocols pass queries compiled once per connection)."""
     with transaction.atomic():
-        if members.select_for_update(of=("self",)).order_by("pk").first() is None:
+        if not lock_member():
             raise PermissionDenied(refusal)
-        current = first_open(assignments)
-        if current is not None:
-            return current
+        found = current()
+        if found is not None:
+            return found
         if full is not None and full():
             return None
         claimed = claim(free, take, after_lock=after_lock)
@@ -69,12 +65,35 @@ def hand_out(*, members, refusal, assignments, free, take, create, after_lock=No
     return None
 
 
-def position(assignments, assignment, assignable):
-    """``(number, total)``: ``assignment``'s place among ``assignments`` (the annotator's in its unit, oldest
-    first) and their count plus ``assignable`` (what they could still be handed)."""
-    mine = list(assignments.order_by("created_at", "id").values_list("pk", flat=True))
-    number = mine.index(assignment.pk) + 1 if assignment.pk in mine else len(mine)
-    return number, len(mine) + assignable
+def count_of(queryset):
+    """A subquery counting ``queryset``'s rows (one row, no grouping)."""
+    return Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"))
+
+
+def position_queryset(pk, *, assignments, units, scope, unit, capacity):
+    """The assignment ``pk`` annotated for ``position_of`` in one query: ``number``, its place among its
+    annotator's assignments in its ``scope`` (project, task), oldest first; ``mine``, how many they have there;
+    ``assignable``, the scope's ``units`` with room (``assigned`` below the scope's ``capacity`` field) that they
+    have no assignment for. ``unit``: the assignment's field naming its unit."""
+    mine = assignments.objects.filter(
+        **{f"{scope}_id": OuterRef(f"{scope}_id"), "annotator_id": OuterRef("annotator_id")}
+    )
+    free = units.objects.filter(
+        **{f"{scope}_id": OuterRef(f"{scope}_id"), "assigned__lt": OuterRef(f"{scope}__{capacity}")}
+    ).exclude(
+        Exists(
+            assignments.objects.filter(
+                **{f"{unit}_id": OuterRef("pk"), "annotator_id": OuterRef(OuterRef("annotator_id"))}
+            )
+        )
+    )
+    earlier = Q(created_at__lt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__lte=OuterRef("id"))
+    return (
+        assignments.objects.filter(pk=pk)
+        .annotate(number=count_of(mine.filter(earlier)), mine=count_of(mine), assignable=count_of(free))
+        .only("pk")
+        .order_by()
+    )
 
 
 def release(assignments, units):

@@ -9,7 +9,7 @@ depends on (docs/reliability.md, "Load").
 It makes a run's work (work.py: a campaign, a project, a task named ``load-<run id>``), opens the pages with
 Django's test client (not measured), then measures each submission: process CPU (``time.process_time``) and
 wall time per submit, medians and means, and the SQL statements per submit. ``--profile N`` runs cProfile
-around the submits only and prints the N functions with the most cumulative time. The run's rows are removed.
+around the submits (or, with ``--profiled page|next``, the page loads or next-item requests) and prints the N functions with the most cumulative time. The run's rows are removed.
 """
 
 import argparse
@@ -34,6 +34,7 @@ from load import work  # noqa: E402
 from load.client import json_script  # noqa: E402
 
 SHOW_SQL = False
+PROFILED = "submit"  # which requests --profile covers: submit, page, next
 
 
 def setup():
@@ -66,10 +67,33 @@ class Measured:
         )
 
 
-def timed(into, call, *args, **kwargs):
+HANDLER = None
+
+
+def new_client():
+    """A test client whose handler (with its loaded middleware) is shared with the other participants' clients:
+    a new handler loads the middleware on its first request (WhiteNoise alone scans every static file, about 5 ms
+    of CPU), which a served page never pays."""
+    from django.test import Client
+
+    global HANDLER
+    client = Client(HTTP_HOST="127.0.0.1")
+    if HANDLER is None:
+        HANDLER = client.handler
+    else:
+        client.handler = HANDLER
+    return client
+
+
+def timed(into, call, *args, profiler=None, what="", **kwargs):
+    profiler = profiler if PROFILED == what else None
+    if profiler:
+        profiler.enable()
     cpu = time.process_time()
     response = call(*args, **kwargs)
     into.append(time.process_time() - cpu)
+    if profiler:
+        profiler.disable()
     return response
 
 
@@ -77,6 +101,7 @@ def post(client, path, body, headers, measured, profiler):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    profiler = profiler if PROFILED == "submit" else None
     with CaptureQueriesContext(connection) as captured:
         if profiler:
             profiler.enable()
@@ -97,12 +122,8 @@ def post(client, path, body, headers, measured, profiler):
 
 
 def run_da(participant, measured, profiler, rng):
-    from django.test import Client
-
-    client = Client(HTTP_HOST="127.0.0.1")
-    cpu = time.process_time()
-    html = client.get(participant["url"]).content.decode()
-    measured.pages.append(time.process_time() - cpu)
+    client = new_client()
+    html = timed(measured.pages, client.get, participant["url"], profiler=profiler, what="page").content.decode()
     state = json_script(html, "da-state")
     submit_url = re.search(r'data-submit-url="([^"]+)"', html).group(1)
     while state.get("item") and not state.get("complete"):
@@ -120,15 +141,14 @@ def run_da(participant, measured, profiler, rng):
 
 def run_factuality(participant, measured, profiler, rng):
     from django.conf import settings
-    from django.test import Client
 
-    client = Client(HTTP_HOST="127.0.0.1")
+    client = new_client()
     client.cookies[settings.SESSION_COOKIE_NAME] = participant["session"]
     for _ in range(participant["limit"]):
-        response = timed(measured.nexts, client.post, participant["start"])
+        response = timed(measured.nexts, client.post, participant["start"], profiler=profiler, what="next")
         if response.status_code != 302 or "/assignments/" not in response["Location"]:
             return
-        page = timed(measured.pages, client.get, response["Location"])
+        page = timed(measured.pages, client.get, response["Location"], profiler=profiler, what="page")
         config = json_script(page.content.decode(), "annotation-config")
         paragraphs = []
         for paragraph in config["paragraphs"]:
@@ -148,19 +168,18 @@ def run_factuality(participant, measured, profiler, rng):
 
 
 def run_task(participant, measured, profiler, rng):
-    from django.test import Client
     from load.client import Participant
 
     answerer = Participant.__new__(Participant)
     answerer.random = rng
-    client = Client(HTTP_HOST="127.0.0.1")
+    client = new_client()
     client.get(participant["url"])
     next_path = f"/tasks/p/{participant['token']}/next/"
     while True:
-        response = timed(measured.nexts, client.post, next_path)
+        response = timed(measured.nexts, client.post, next_path, profiler=profiler, what="next")
         if response.status_code != 302 or "/items/" not in response["Location"]:
             return
-        page = timed(measured.pages, client.get, response["Location"])
+        page = timed(measured.pages, client.get, response["Location"], profiler=profiler, what="page")
         config = json_script(page.content.decode(), "annotation-config")
         body = {
             "submission_uuid": str(uuid.uuid4()),
@@ -179,9 +198,15 @@ def main(argv=None):
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N most expensive functions")
     parser.add_argument("--sort", default="cumulative", help="cProfile sort key (cumulative, tottime)")
     parser.add_argument("--sql", action="store_true", help="print the statements of one submit")
+    parser.add_argument(
+        "--profiled",
+        choices=("submit", "page", "next"),
+        default="submit",
+        help="the requests --profile covers: submits, page loads (GET) or next-item requests (POST -> 302)",
+    )
     args = parser.parse_args(argv)
-    global SHOW_SQL
-    SHOW_SQL = args.sql
+    global SHOW_SQL, PROFILED
+    SHOW_SQL, PROFILED = args.sql, args.profiled
     setup()
     run = uuid.uuid4().hex[:8]
     plan = work.Plan(participants=args.participants, mix=((args.protocol, 1),))

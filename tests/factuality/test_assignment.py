@@ -228,3 +228,71 @@ def test_many_annotators_at_once_never_overfill_a_video(small_dataset, annotator
     assert rows["counters"] == {video: len(who) for video, who in per_video.items()} | {
         pk: 0 for pk in rows["counters"] if pk not in per_video
     }
+
+
+def test_presented_sentences_are_exactly_those_of_the_presented_captions(make_project, annotator_accounts):
+    """The sentences are read by a query compiled once (through the caption's video and the project's systems):
+    for every video and for a project of fewer systems they are the presented captions' own, in order."""
+    from annotation_site.corpus.models import Sentence
+
+    [annotator] = annotator_accounts(1)
+    full = make_project(annotators=[annotator], annotators_per_video=1)
+    fewer = make_project(name="two", annotators=[annotator], annotators_per_video=1, systems=["Alpha", "Gamma"])
+    for project, systems in ((full, 3), (fewer, 2)):
+        while (found := assigning.next_assignment(project, annotator)) is not None:
+            presented = assigning.presented_captions(found)
+            assert len(presented) == systems
+            for caption, sentences in presented:
+                assert sentences == list(Sentence.objects.filter(caption=caption).order_by("index"))
+                assert sentences and all(s.caption_id == caption.pk for s in sentences)
+            Assignment.objects.filter(pk=found.pk).update(status=Assignment.Status.SUBMITTED)
+
+
+def _position_by_lists(assignment):
+    """position_of as it was: the annotator's assignments as a list, and assignable_count."""
+    mine = list(
+        Assignment.objects.filter(project_id=assignment.project_id, annotator_id=assignment.annotator_id)
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)
+    )
+    return mine.index(assignment.pk) + 1, len(mine) + assigning.assignable_count(
+        assignment.project, assignment.annotator
+    )
+
+
+def test_position_of_is_one_query_and_agrees_with_the_lists(
+    make_project, annotator_accounts, django_assert_num_queries
+):
+    annotators = annotator_accounts(3)
+    project = make_project(annotators=annotators, annotators_per_video=2)
+    other = make_project(name="other", annotators=annotators, annotators_per_video=1)
+    taken = []
+    for _ in range(3):
+        for annotator in annotators:
+            for unit in (project, other):
+                found = assigning.next_assignment(unit, annotator)
+                if found is not None:
+                    taken.append(found)
+                    Assignment.objects.filter(pk=found.pk).update(status=Assignment.Status.SUBMITTED)
+            for found in taken:
+                expected = _position_by_lists(found)
+                with django_assert_num_queries(1):
+                    assert assigning.position_of(found) == expected
+    assert {assigning.position_of(found)[0] for found in taken} == {1, 2}  # 6 slots of "fact", 2 each
+
+
+def test_next_assignment_locks_the_member_row_with_its_compiled_query(make_project, annotator_accounts):
+    """The member lock and the open-assignment read are compiled once per connection: the lock stays a
+    ``FOR UPDATE`` of the member's row (PostgreSQL), the second request finds the open assignment again."""
+    from django.test.utils import CaptureQueriesContext
+
+    a, b = annotator_accounts(2)
+    project = make_project(annotators=[a, b])
+    first = assigning.next_assignment(project, a)
+    with CaptureQueriesContext(connection) as captured:
+        assert assigning.next_assignment(project, a) == first
+        assert assigning.next_assignment(project, b) not in (None, first)
+    locks = [q["sql"] for q in captured.captured_queries if "projectmember" in q["sql"]]
+    assert len(locks) == 2
+    if connection.vendor == "postgresql":
+        assert all('FOR UPDATE OF "factuality_projectmember"' in sql for sql in locks)

@@ -156,7 +156,8 @@ def _page_queries(client, make_task, annotator_accounts, name, elements):
 
 def test_the_annotation_page_uses_a_constant_number_of_queries(client, make_task, annotator_accounts):
     short = _page_queries(client, make_task, annotator_accounts, "short", 2)
-    assert short == _page_queries(client, make_task, annotator_accounts, "long", 200) <= 8
+    # 8 before position_of became one query (it also loaded the annotator)
+    assert short == _page_queries(client, make_task, annotator_accounts, "long", 200) <= 6
 
 
 def test_api_submit_is_idempotent_and_checks_ownership(quality, annotator, other_annotator, crowd_worker):
@@ -307,3 +308,52 @@ def test_every_question_type_renders(client, make_task, annotator_accounts):
         re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>', page, re.S).group(1)
     )
     assert [(q["id"], q.get("rows")) for q in config["questions"]] == [("count", 2), ("kind", None), ("link", 2)]
+
+
+def test_position_of_is_one_query_and_agrees_with_the_lists(make_task, annotator_accounts, django_assert_num_queries):
+    from annotation_site.judgment_tasks import assignment as assigning
+
+    def by_lists(found, limit):  # position_of as it was: the annotator's assignments as a list
+        mine = list(
+            Assignment.objects.filter(task_id=found.task_id, annotator_id=found.annotator_id)
+            .order_by("created_at", "id")
+            .values_list("pk", flat=True)
+        )
+        total = len(mine) + assigning.assignable_count(found.task, found.annotator)
+        return mine.index(found.pk) + 1, min(total, limit) if limit else total
+
+    annotators = annotator_accounts(3, prefix="pos")
+    items = [{"item_id": f"i{i}", "video_id": "c1", "tuples": ["t"], "questions": [f"q{i}?"]} for i in range(4)]
+    task = make_task("pos", "fifa-conversion", items, members=annotators, per_item=2)
+    taken = []
+    for _ in range(4):
+        for annotator in annotators:
+            found = next_assignment(task, annotator)
+            if found is not None:
+                taken.append(found)
+                Assignment.objects.filter(pk=found.pk).update(status=Assignment.Status.SUBMITTED)
+            for found in taken:
+                for limit in (None, 2):
+                    expected = by_lists(found, limit)
+                    with django_assert_num_queries(1):
+                        assert assigning.position_of(found, limit=limit) == expected
+    assert {assigning.position_of(found)[0] for found in taken} >= {1, 2, 3}
+
+
+def test_next_assignment_locks_the_member_row_with_its_compiled_query(make_task, annotator_accounts):
+    """The member lock and the open-assignment read are compiled once per connection: the lock stays a
+    ``FOR UPDATE`` of the member's row (PostgreSQL), the second request finds the open assignment again."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    a, b = annotator_accounts(2, prefix="lock")
+    items = [{"item_id": f"i{i}", "video_id": "c1", "tuples": ["t"], "questions": [f"q{i}?"]} for i in range(2)]
+    task = make_task("lock", "fifa-conversion", items, members=[a, b], per_item=1)
+    first = next_assignment(task, a)
+    with CaptureQueriesContext(connection) as captured:
+        assert next_assignment(task, a) == first
+        assert next_assignment(task, b) not in (None, first)
+    locks = [q["sql"] for q in captured.captured_queries if "taskmember" in q["sql"]]
+    assert len(locks) == 2
+    if connection.vendor == "postgresql":
+        assert all('FOR UPDATE OF "judgment_tasks_taskmember"' in sql for sql in locks)
