@@ -34,8 +34,7 @@ def _after_lock():
 
 
 def open_assignment(project, annotator):
-    found = _OPEN.run(project_id=project.pk, annotator_id=annotator.pk)
-    return found[0] if found else None
+    return _QUERIES.open_assignment(project.pk, annotator.pk)
 
 
 def next_assignment(project, annotator):
@@ -63,7 +62,7 @@ def next_assignment(project, annotator):
         )
 
     return slots.hand_out(
-        lock_member=lambda: _LOCK_MEMBER.run(project_id=project.pk, annotator_id=annotator.pk),
+        lock_member=lambda: _QUERIES.lock_member(project.pk, annotator.pk),
         refusal="you are not invited to this project",
         current=lambda: open_assignment(project, annotator),
         free=free,
@@ -85,8 +84,7 @@ def assignable_count(project, annotator):
 def position_of(assignment):
     """("video 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
     (theirs plus the videos still open to them). One query, compiled once per connection."""
-    [found] = _POSITION.run(pk=assignment.pk)
-    return found.number, found.mine + found.assignable
+    return _QUERIES.position(assignment.pk)
 
 
 def paragraph_letter(index):
@@ -137,34 +135,15 @@ def release(assignment):
     )
 
 
-# compiled once per database connection (annotation_site.prepared_queries): the page and next-item requests
-_POSITION = Prepared(
-    lambda pk: slots.position_queryset(
-        pk,
-        assignments=Assignment,
-        units=ProjectVideo,
-        scope="project",
-        unit="project_video",
-        capacity="annotators_per_video",
-    ),
-    pk=-914_270_017,
-)
-# the member's lock and their open assignment (run inside the hand-out transaction)
-_LOCK_MEMBER = Prepared(
-    lambda project_id, annotator_id: (
-        ProjectMember.objects.select_for_update(of=("self",))
-        .filter(project_id=project_id, annotator_id=annotator_id)
-        .order_by("pk")[:1]
-    ),
-    project_id=-914_270_018,
-    annotator_id=-914_270_019,
-)
-_OPEN = Prepared(
-    lambda project_id, annotator_id: Assignment.objects.filter(
-        project_id=project_id, annotator_id=annotator_id, status=Assignment.Status.OPEN
-    ).order_by("created_at", "id")[:1],
-    project_id=-914_270_028,
-    annotator_id=-914_270_029,
+# the member's lock, their open assignment and an assignment's position, compiled once per connection
+_QUERIES = slots.ScopeQueries(
+    assignments=Assignment,
+    members=ProjectMember,
+    units=ProjectVideo,
+    scope="project",
+    unit="project_video",
+    capacity="annotators_per_video",
+    sentinels=(-914_270_018, -914_270_019, -914_270_028, -914_270_029, -914_270_017),
 )
 # the sentences of exactly those captions (the same filter, through the caption)
 _SENTENCES = Prepared(

@@ -8,7 +8,6 @@ line of defence. ``limit`` caps how many items one annotator may take (crowd par
 
 from django.db.models import F
 
-from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
 
 from .models import Assignment, Item, Task, TaskMember
@@ -23,8 +22,7 @@ def _after_lock():
 
 
 def open_assignment(task, annotator):
-    found = _OPEN.run(task_id=task.pk, annotator_id=annotator.pk)
-    return found[0] if found else None
+    return _QUERIES.open_assignment(task.pk, annotator.pk)
 
 
 def _free(task, annotator):
@@ -45,7 +43,7 @@ def next_assignment(task, annotator, *, limit=None):
         return Item.objects.filter(pk=pk, assigned__lt=task.annotators_per_item).update(assigned=F("assigned") + 1)
 
     return slots.hand_out(
-        lock_member=lambda: _LOCK_MEMBER.run(task_id=task.pk, annotator_id=annotator.pk),
+        lock_member=lambda: _QUERIES.lock_member(task.pk, annotator.pk),
         refusal="you are not a member of this task",
         current=lambda: open_assignment(task, annotator),
         free=_free(task, annotator).order_by("position", "id").values_list("pk", flat=True),
@@ -64,9 +62,8 @@ def assignable_count(task, annotator):
 def position_of(assignment, *, limit=None):
     """("item 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
     (theirs plus the items still open to them, capped by ``limit``). One query, compiled once per connection."""
-    [found] = _POSITION.run(pk=assignment.pk)
-    total = found.mine + found.assignable
-    return found.number, min(total, limit) if limit else total
+    number, total = _QUERIES.position(assignment.pk)
+    return number, min(total, limit) if limit else total
 
 
 # an assignment of this annotator, with its task and item (others' are invisible: None), one query; every
@@ -79,27 +76,13 @@ def release(assignment):
     return slots.release(Assignment.objects.filter(pk=assignment.pk), Item.objects.filter(pk=assignment.item_id))
 
 
-# compiled once per database connection (annotation_site.prepared_queries): the page and next-item requests
-_POSITION = Prepared(
-    lambda pk: slots.position_queryset(
-        pk, assignments=Assignment, units=Item, scope="task", unit="item", capacity="annotators_per_item"
-    ),
-    pk=-914_270_025,
-)
-# the member's lock and their open assignment (run inside the hand-out transaction)
-_LOCK_MEMBER = Prepared(
-    lambda task_id, annotator_id: (
-        TaskMember.objects.select_for_update(of=("self",))
-        .filter(task_id=task_id, annotator_id=annotator_id)
-        .order_by("pk")[:1]
-    ),
-    task_id=-914_270_026,
-    annotator_id=-914_270_027,
-)
-_OPEN = Prepared(
-    lambda task_id, annotator_id: Assignment.objects.filter(
-        task_id=task_id, annotator_id=annotator_id, status=Assignment.Status.OPEN
-    ).order_by("created_at", "id")[:1],
-    task_id=-914_270_036,
-    annotator_id=-914_270_037,
+# the member's lock, their open assignment and an assignment's position, compiled once per connection
+_QUERIES = slots.ScopeQueries(
+    assignments=Assignment,
+    members=TaskMember,
+    units=Item,
+    scope="task",
+    unit="item",
+    capacity="annotators_per_item",
+    sentinels=(-914_270_026, -914_270_027, -914_270_036, -914_270_037, -914_270_025),
 )

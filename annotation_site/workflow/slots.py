@@ -126,3 +126,51 @@ class AssignmentLookup:
             return None
         found = self.query.run(pk=int(pk), annotator_id=annotator.pk)
         return found[0] if found else None
+
+
+class ScopeQueries:
+    """The reads of handing out and showing a protocol's assignments, compiled once per database connection
+    (``annotation_site.prepared_queries``) for one protocol: ``assignments`` of ``units`` in a ``scope`` (its
+    field on both, e.g. project / task), ``members`` of the scope, ``unit`` the assignment's field naming its
+    unit, ``capacity`` the scope's field of how many assignments a unit takes. ``sentinels``: five distinct
+    negative ids marking the values in the compiled SQL (lock: scope, annotator; open: scope, annotator;
+    position: pk)."""
+
+    def __init__(self, *, assignments, members, units, scope, unit, capacity, sentinels):
+        lock_scope, lock_annotator, open_scope, open_annotator, position_pk = sentinels
+        self._lock = Prepared(
+            lambda scope_id, annotator_id: (
+                members.objects.select_for_update(of=("self",))
+                .filter(**{f"{scope}_id": scope_id, "annotator_id": annotator_id})
+                .order_by("pk")[:1]
+            ),
+            scope_id=lock_scope,
+            annotator_id=lock_annotator,
+        )
+        self._open = Prepared(
+            lambda scope_id, annotator_id: assignments.objects.filter(
+                **{f"{scope}_id": scope_id, "annotator_id": annotator_id}, status=AssignmentStatus.OPEN
+            ).order_by("created_at", "id")[:1],
+            scope_id=open_scope,
+            annotator_id=open_annotator,
+        )
+        self._position = Prepared(
+            lambda pk: position_queryset(
+                pk, assignments=assignments, units=units, scope=scope, unit=unit, capacity=capacity
+            ),
+            pk=position_pk,
+        )
+
+    def lock_member(self, scope_id, annotator_id):
+        """Lock the annotator's membership row (inside a transaction); whether there is one."""
+        return bool(self._lock.run(scope_id=scope_id, annotator_id=annotator_id))
+
+    def open_assignment(self, scope_id, annotator_id):
+        """The annotator's oldest open assignment in the scope, or None."""
+        found = self._open.run(scope_id=scope_id, annotator_id=annotator_id)
+        return found[0] if found else None
+
+    def position(self, pk):
+        """``(number, mine + assignable)`` of assignment ``pk`` (``position_queryset``)."""
+        [found] = self._position.run(pk=pk)
+        return found.number, found.mine + found.assignable
