@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from annotation_site import uploads
 
 from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, studies
-from .models import BonusScope, Dispatch, Participation, Policy, Provider, Study
+from .models import BonusScope, Dispatch, Participation, Policy, Study
 from .providers.base import AdmissionRefused
 from .providers.prolific_client import ProlificError, TransientError
 
@@ -217,7 +217,7 @@ class PaymentsView(APIView):
             amount = Decimal(str(data.get("bonus_amount") or "0"))
         except InvalidOperation:
             raise serializers.ValidationError({"bonus_amount": "a decimal amount"}) from None
-        study = payments.target_studies(target).exclude(provider=Provider.NONE).first()
+        study = payments.provider_study(target)
         decisions = payments.preview(
             adapter,
             target,

@@ -98,6 +98,12 @@ def target_studies(target):
     return Study.objects.filter(protocol=target.protocol, object_id=target.object_id)
 
 
+def provider_study(target):
+    """The target's study on a crowd platform (not a plain ``none`` study), or None: its policy, bonus and
+    rejection message are the defaults of a payment run on the target."""
+    return target_studies(target).exclude(provider=Provider.NONE).first()
+
+
 def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amount=0, rejection_message=""):
     """Every assignment's decision under the policy, with the ledger's state where a row exists (read only)."""
     rejection_message = rejection_message or DEFAULT_REJECTION

@@ -205,7 +205,7 @@ def payments_preview(request, protocol, target):
         adapter, resolved = adapters.resolve(protocol, target)
     except adapters.AdapterError as exc:
         raise Http404(str(exc)) from None
-    study = payments.target_studies(resolved).exclude(provider="none").first()
+    study = payments.provider_study(resolved)
     data = request.POST if request.method == "POST" else request.GET
     policy = data.get("policy") or (study.policy if study else Policy.APPROVE_PASSING)
     if policy not in Policy.values:

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site.crowd import adapters, payments
-from annotation_site.crowd.models import BonusScope, Policy, Provider
+from annotation_site.crowd.models import BonusScope, Policy
 
 
 class Command(BaseCommand):
@@ -38,7 +38,7 @@ class Command(BaseCommand):
             )
         except adapters.AdapterError as exc:
             raise CommandError(str(exc)) from None
-        study = payments.target_studies(target).exclude(provider=Provider.NONE).first()
+        study = payments.provider_study(target)
         scope = options["bonus_scope"] or (study.bonus_scope if study else BonusScope.NONE)
         try:
             amount = (
@@ -51,14 +51,18 @@ class Command(BaseCommand):
                 f"--bonus-amount must be an amount such as 0.50, not {options['bonus_amount']!r}"
             ) from None
         policy = options["policy"]
-        decisions = payments.preview(
-            adapter,
-            target,
-            policy=policy,
-            bonus_scope=scope,
-            bonus_amount=amount,
-            rejection_message=study.rejection_message if study else "",
-        )
+
+        def decide():
+            return payments.preview(
+                adapter,
+                target,
+                policy=policy,
+                bonus_scope=scope,
+                bonus_amount=amount,
+                rejection_message=study.rejection_message if study else "",
+            )
+
+        decisions = decide()
         if not options["dry_run"]:
             written = payments.record(target, decisions, policy=policy)
             self.stderr.write(f"{written} ledger row(s) recorded as planned.")
@@ -68,14 +72,7 @@ class Command(BaseCommand):
                 for s in payments.target_studies(target):
                     result = apply_payments.delay(s.pk)
                     self.stderr.write(f"sending study {s.name}: task {result.id}")
-            decisions = payments.preview(
-                adapter,
-                target,
-                policy=policy,
-                bonus_scope=scope,
-                bonus_amount=amount,
-                rejection_message=study.rejection_message if study else "",
-            )
+            decisions = decide()  # again, with the ledger's states after recording
         document = payments.document(target, decisions, policy)
         if options["format"] == "json":
             self.stdout.write(json.dumps(document, indent=2))
