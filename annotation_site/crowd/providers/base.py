@@ -38,9 +38,18 @@ class SubmissionInfo:
 class CrowdProvider:
     name = ""
     namespace_is_study = False
+    make_client = None  # the platform's API client (made on first use), for providers that have one
 
-    def __init__(self, study):
+    def __init__(self, study, client=None):
         self.study = study
+        self._client = client
+
+    @property
+    def client(self):
+        """The platform's API client: the one given (tests pass a stubbed one), else made on first use."""
+        if self._client is None:
+            self._client = self.make_client()
+        return self._client
 
     def namespace(self):
         return f"{self.name}:{self.study.name}" if self.namespace_is_study else self.name

@@ -86,16 +86,7 @@ def _code(exc):
 
 class MTurkProvider(CrowdProvider):
     name = "mturk"
-
-    def __init__(self, study, client=None):
-        super().__init__(study)
-        self._client = client
-
-    @property
-    def client(self):
-        if self._client is None:
-            self._client = mturk_client()
-        return self._client
+    make_client = staticmethod(mturk_client)
 
     # --- the HIT page ------------------------------------------------------------------------------------------
 

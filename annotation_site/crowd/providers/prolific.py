@@ -35,16 +35,7 @@ def _cents(amount):
 
 class ProlificProvider(CrowdProvider):
     name = "prolific"
-
-    def __init__(self, study, client=None):
-        super().__init__(study)
-        self._client = client
-
-    @property
-    def client(self):
-        if self._client is None:
-            self._client = ProlificClient()
-        return self._client
+    make_client = ProlificClient
 
     # --- the study -----------------------------------------------------------------------------------------
 
