@@ -70,15 +70,6 @@ def human_systems(dataset):
     return list(System.objects.filter(dataset=dataset, is_human=True).order_by("position", "name"))
 
 
-def reference_sets(dataset):
-    return list(
-        Reference.objects.filter(video__dataset=dataset)
-        .order_by("reference_set")
-        .values_list("reference_set", flat=True)
-        .distinct()
-    )
-
-
 def human_system_from_references(dataset, reference_set):
     """The human system made of reference set ``reference_set`` of ``dataset``: a System named after the set
     with ``is_human``, one caption per reference (one sentence, whitespace tokens). Created on first use."""

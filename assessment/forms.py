@@ -2,6 +2,7 @@
 
 from django import forms
 
+from annotation_site.corpus import services as corpus_services
 from annotation_site.corpus.models import DATASET_NAME, System
 
 from . import campaigns
@@ -68,7 +69,7 @@ class CampaignForm(forms.Form):
         human = [(f"system:{s.name}", f"{s.name} (human system)") for s in campaigns.human_systems(dataset)]
         human += [
             (f"references:{r}", f"{r} (reference set)")
-            for r in campaigns.reference_sets(dataset)
+            for r in corpus_services.reference_sets(dataset)
             if f"system:{r}" not in dict(human)
         ]
         self.fields["human"].choices = human

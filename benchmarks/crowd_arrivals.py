@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 
-from da_common import REPO, Timer, generate_dataset, setup_django
+from da_common import REPO, Timer, generate_dataset, one_worker_campaign, setup_django
 
 TARGET_P99 = 1.0
 GUNICORN_CONFIG = REPO / "benchmarks" / "gunicorn_bench.conf.py"  # no settings: not the deployment's file
@@ -234,7 +234,6 @@ def main():
     from annotation_site.corpus.models import Dataset
     from annotation_site.crowd import links
     from annotation_site.crowd.models import Participation, Study
-    from assessment import campaigns
     from assessment.models import Assignment, Worker
 
     name = "benchmark-crowd-arrivals"
@@ -249,19 +248,7 @@ def main():
     )
     with timer("set up a campaign and a study (not timed)"):
         dataset, systems = generate_dataset(name, n_videos=(n_hits * 15) // 4 + 10, n_systems=4)
-        campaign = campaigns.create_campaign(
-            name=name,
-            dataset=dataset,
-            systems=systems[:-1],
-            human_system=systems[-1],
-            hit_size=20,
-            pairs_per_hit=3,
-            repeats_per_hit=2,
-            min_control_distance=5,
-            qc_min_pairs=3,
-            workers_per_hit=1,
-            seed=8,
-        )
+        campaign = one_worker_campaign(name, dataset, systems)
         study = Study.objects.create(
             name=name,
             provider="link",

@@ -1,4 +1,4 @@
-"""Shared set-up of the Direct Assessment benchmarks: a fresh database and a generated dataset."""
+"""Shared set-up of the benchmarks: Django on a fresh database; for the Direct Assessment ones, a generated dataset."""
 
 import os
 import sys
@@ -15,14 +15,21 @@ WORDS = (
 ).split()
 
 
-def setup_django():
-    """Django on a fresh temporary SQLite database unless DATABASE_URL is set; migrated."""
-    workdir = Path(tempfile.mkdtemp(prefix="captioneval-da-bench-"))
+def django_workdir(prefix="captioneval-bench-"):
+    """Django set up on a fresh temporary folder (its SQLite database unless DATABASE_URL is set; not migrated):
+    the folder."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
     os.environ.setdefault("CAPTIONEVAL_VAR_DIR", str(workdir))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
     import django
 
     django.setup()
+    return workdir
+
+
+def setup_django():
+    """Django on a fresh temporary SQLite database unless DATABASE_URL is set; migrated."""
+    django_workdir("captioneval-da-bench-")
     from django.core.management import call_command
     from django.db import connection
 
@@ -61,6 +68,26 @@ def generate_dataset(name, n_videos, n_systems, seed=0, batch=5000):
             sentences.append(Sentence(caption=caption, index=index, text=" ".join(tokens), tokens=tokens))
     Sentence.objects.bulk_create(sentences, batch_size=batch)
     return dataset, systems
+
+
+def one_worker_campaign(name, dataset, systems, hit_size=20):
+    """The crowd benchmarks' Direct Assessment campaign over ``generate_dataset``'s systems (the last one, the
+    human system, hidden): HITs of ``hit_size`` items with 3 degraded pairs and 2 repeats, one worker each."""
+    from assessment import campaigns
+
+    return campaigns.create_campaign(
+        name=name,
+        dataset=dataset,
+        systems=systems[:-1],
+        human_system=systems[-1],
+        hit_size=hit_size,
+        pairs_per_hit=3,
+        repeats_per_hit=2,
+        min_control_distance=5,
+        qc_min_pairs=3,
+        workers_per_hit=1,
+        seed=8,
+    )
 
 
 class Timer:

@@ -16,11 +16,9 @@ removes what it made afterwards).
 """
 
 import argparse
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -65,12 +63,9 @@ def main():
     parser.add_argument("--generate", type=int, metavar="N", help="use a generated folder of N videos instead")
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="captioneval-bench-"))
-    os.environ.setdefault("CAPTIONEVAL_VAR_DIR", str(workdir))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
-    import django
+    from da_common import django_workdir
 
-    django.setup()
+    workdir = django_workdir()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection, reset_queries
@@ -79,11 +74,11 @@ def main():
     from import_factvc import generate_folder
 
     from annotation_site.corpus.models import Dataset
-    from annotation_site.factuality import aggregation, agreement, exports, judgments, projects, raw_labels
+    from annotation_site.factuality import aggregation, agreement, judgments, projects, raw_labels
     from annotation_site.factuality.assignment import next_assignment, presented_captions
     from annotation_site.factuality.models import ErrorSpan, ParagraphLabel, Project, SentenceLabel
     from annotation_site.interchange import formats
-    from annotation_site.interchange.services import import_bundle
+    from annotation_site.interchange.services import import_bundle, project_factvc_text
 
     folder = generate_folder(workdir / "generated", args.generate) if args.generate else Path(args.folder)
     call_command("migrate", verbosity=0)
@@ -178,7 +173,7 @@ def main():
     _, counts = raw_labels.import_lines(text, project_name=name + "-copy", dataset=dataset)
     print(f"raw import (validate + one transaction): {time.perf_counter() - mark:.3f} s, {counts}")
     mark = time.perf_counter()
-    exported = exports.factvc_text(project)
+    exported = project_factvc_text(project)
     print(f"factvc export: {time.perf_counter() - mark:.3f} s, {len(exported) / 1e6:.2f} MB")
 
     Project.objects.filter(name__in=[name, name + "-copy"]).delete()

@@ -13,10 +13,8 @@ removes the benchmark dataset afterwards). Prints one line per phase and the ver
 
 import argparse
 import json
-import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -58,12 +56,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="captioneval-bench-"))
-    os.environ.setdefault("CAPTIONEVAL_VAR_DIR", str(workdir))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
-    import django
+    from da_common import django_workdir
 
-    django.setup()
+    workdir = django_workdir()
     from django.core.management import call_command
     from django.db import connection
 

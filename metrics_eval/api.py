@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from annotation_site import uploads
 from annotation_site.corpus.models import Dataset
 from annotation_site.safe_json import SafeJSONParser
+from annotation_site.workflow.api import format_problems
 
 from . import analysis, correlation, loaders, reports, services, text_metrics
 from .models import Metric, MetricScore, Report
@@ -131,21 +132,16 @@ class ImportView(APIView):
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:
-            text = uploads.upload_text(upload)
-            result = services.import_scores(
+            result = services.import_score_upload(
                 dataset,
-                text,
-                upload.name,
+                upload,
                 replace=serializer.validated_data["replace"],
                 version=serializer.validated_data.get("version") or None,
             )
         except uploads.UploadRefused as exc:
-            return Response({"detail": f"{exc}; nothing was imported", "problems": [str(exc)]}, status=400)
+            return Response(exc.as_json(), status=400)
         except FormatError as exc:
-            return Response(
-                {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            return format_problems(exc)
         return Response({"dataset": dataset.name, "metrics": result.metrics}, status=status.HTTP_201_CREATED)
 
 
@@ -170,19 +166,17 @@ class PairsImportView(APIView):
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:
-            count = services.import_pairs(
+            count = services.import_pairs_upload(
                 dataset,
-                uploads.upload_text(upload),
-                upload.name,
+                upload,
                 pair_set=serializer.validated_data["pair_set"],
                 replace=serializer.validated_data["replace"],
             )
         except FormatError as exc:
-            return Response(
-                {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        except (services.MetricError, uploads.UploadRefused) as exc:
+            return format_problems(exc)
+        except uploads.UploadRefused as exc:
+            return Response(exc.as_json(), status=400)
+        except services.MetricError as exc:
             return Response({"detail": str(exc), "problems": []}, status=status.HTTP_400_BAD_REQUEST)
         return Response(
             {"pair_set": serializer.validated_data["pair_set"], "pairs": count}, status=status.HTTP_201_CREATED

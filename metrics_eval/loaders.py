@@ -44,15 +44,10 @@ def caption_texts(dataset):
 
 def references(dataset, reference_sets=None):
     """{video_id: [reference paragraph, ...]} (every reference set, or only those named)."""
-    queryset = Reference.objects.filter(video__dataset=dataset)
-    if reference_sets:
-        queryset = queryset.filter(reference_set__in=reference_sets)
-    grouped = {}
-    for video_id, text in queryset.order_by("video__position", "video__external_id", "reference_set").values_list(
-        "video__external_id", "text"
-    ):
-        grouped.setdefault(video_id, []).append(text)
-    return grouped
+    return {
+        video_id: [text for _, text in paragraphs]
+        for video_id, paragraphs in references_with_sets(dataset, reference_sets).items()
+    }
 
 
 def references_with_sets(dataset, reference_sets=None):
@@ -66,15 +61,6 @@ def references_with_sets(dataset, reference_sets=None):
     ).values_list("video__external_id", "reference_set", "text"):
         grouped.setdefault(video_id, []).append((reference_set, text))
     return grouped
-
-
-def reference_sets(dataset):
-    return list(
-        Reference.objects.filter(video__dataset=dataset)
-        .order_by("reference_set")
-        .values_list("reference_set", flat=True)
-        .distinct()
-    )
 
 
 def metrics(dataset):

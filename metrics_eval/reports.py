@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import platform
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -169,13 +170,43 @@ def describe_human_systems(description):
     return text + "."
 
 
-def _with_human_systems(compute, description):
+@dataclass
+class _HumanFrame:
+    """The data of a correlation with human scores: the analysis frame, its human columns, the chosen metrics and
+    what was done with the human systems."""
+
+    frame: pd.DataFrame
+    humans: list
+    metric_rows: list
+    names: list
+    human_systems: dict
+    include_human: bool
+
+
+def _human_frame(dataset, metrics, levels, human_scores, include_human):
+    """The dataset's captions with ``human_scores(captions)`` and the chosen metrics' scores, without (or, when
+    asked, with) the human systems."""
+    metric_rows = loaders.metrics(dataset)
+    names = _choose_metrics(metric_rows, metrics)
+    captions = loaders.captions(dataset)
+    frame = human.analysis_frame(captions, human_scores(captions), loaders.metric_scores(dataset, names))
+    frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
+    return _HumanFrame(frame, list(levels), metric_rows, names, human_systems, bool(include_human))
+
+
+def _store_human_report(kind, dataset, data, *, parameters, extra, params, compute, user, campaign=""):
+    """_store for a correlation with human scores (factuality, DA): the request's ``parameters`` followed by the
+    metrics, include_human and the analysis parameters; the snapshot with ``extra``; the result of ``compute()``
+    (run only when no equal report exists) with what was done with the human systems."""
+    parameters = {**parameters, "metrics": data.names, "include_human": data.include_human, **params.as_dict()}
+    snap = snapshot(data.frame, data.humans, data.names, _metric_info(data.metric_rows, data.names), extra)
+
     def run():
         result = compute()
-        result["human_systems"] = description
+        result["human_systems"] = data.human_systems
         return result
 
-    return run
+    return _store(kind, dataset, parameters, snap, run, user, campaign=campaign)
 
 
 def factuality_report(
@@ -185,38 +216,21 @@ def factuality_report(
     human systems are left out unless ``include_human`` (then scored leave-one-out)."""
     params = params or analysis.Parameters()
     labels = loaders.label_set(dataset, label_set)
-    metric_rows = loaders.metrics(dataset)
-    names = _choose_metrics(metric_rows, metrics)
-    frame = human.analysis_frame(
-        loaders.captions(dataset), loaders.factuality(labels), loaders.metric_scores(dataset, names)
+    data = _human_frame(
+        dataset, metrics, human.FACTUALITY_LEVELS, lambda captions: loaders.factuality(labels), include_human
     )
-    frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
-    humans = list(human.FACTUALITY_LEVELS)
-    parameters = {
-        "kind": "factuality",
-        "dataset": dataset.name,
-        "label_set": labels.name,
-        "metrics": names,
-        "include_human": bool(include_human),
-        **params.as_dict(),
-    }
-    snap = snapshot(
-        frame,
-        humans,
-        names,
-        _metric_info(metric_rows, names),
-        {
-            "label_set": {"name": labels.name, "origin": labels.origin, "source": labels.source},
-            "human_systems": human_systems,
-        },
-    )
-    return _store(
+    return _store_human_report(
         Report.Kind.FACTUALITY,
         dataset,
-        parameters,
-        snap,
-        _with_human_systems(lambda: analysis.analyse(frame, humans, names, params, progress=progress), human_systems),
-        user,
+        data,
+        parameters={"kind": "factuality", "dataset": dataset.name, "label_set": labels.name},
+        extra={
+            "label_set": {"name": labels.name, "origin": labels.origin, "source": labels.source},
+            "human_systems": data.human_systems,
+        },
+        params=params,
+        compute=lambda: analysis.analyse(data.frame, data.humans, data.names, params, progress=progress),
+        user=user,
     )
 
 
@@ -226,45 +240,30 @@ def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=N
     params = params or analysis.Parameters()
     campaign, caption_scores, system_scores = loaders.da_campaign(campaign_name)
     dataset = campaign.dataset
-    metric_rows = loaders.metrics(dataset)
-    names = _choose_metrics(metric_rows, metrics)
-    captions = loaders.captions(dataset)
-    frame = human.analysis_frame(
-        captions, human.da_caption_scores(caption_scores, captions), loaders.metric_scores(dataset, names)
+    data = _human_frame(
+        dataset,
+        metrics,
+        human.DA_LEVELS,
+        lambda captions: human.da_caption_scores(caption_scores, captions),
+        include_human,
     )
-    frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
-    humans = list(human.DA_LEVELS)
     system_table = system_scores.set_index("system")
-    human_system = {level: system_table[level].astype(float) for level in humans}
-    parameters = {
-        "kind": "da",
-        "dataset": dataset.name,
-        "campaign": campaign.name,
-        "metrics": names,
-        "include_human": bool(include_human),
-        **params.as_dict(),
-    }
-    snap = snapshot(
-        frame,
-        humans,
-        names,
-        _metric_info(metric_rows, names),
-        {
-            "campaign": campaign.name,
-            "human_systems": human_systems,
-            "system_scores": analysis.clean(system_scores.sort_values("system").to_dict(orient="records")),
-        },
-    )
-    return _store(
+    human_system = {level: system_table[level].astype(float) for level in data.humans}
+    return _store_human_report(
         Report.Kind.DA,
         dataset,
-        parameters,
-        snap,
-        _with_human_systems(
-            lambda: analysis.analyse(frame, humans, names, params, human_system=human_system, progress=progress),
-            human_systems,
+        data,
+        parameters={"kind": "da", "dataset": dataset.name, "campaign": campaign.name},
+        extra={
+            "campaign": campaign.name,
+            "human_systems": data.human_systems,
+            "system_scores": analysis.clean(system_scores.sort_values("system").to_dict(orient="records")),
+        },
+        params=params,
+        compute=lambda: analysis.analyse(
+            data.frame, data.humans, data.names, params, human_system=human_system, progress=progress
         ),
-        user,
+        user=user,
         campaign=campaign.name,
     )
 

@@ -6,6 +6,8 @@ from datetime import timedelta
 
 from django.db import transaction
 
+from annotation_site import uploads
+from annotation_site.corpus import services as corpus_services
 from annotation_site.corpus.models import Caption, Dataset
 from annotation_site.jobs import services as jobs
 
@@ -70,7 +72,7 @@ def check_compute_request(dataset, names, reference_sets=None):
         text_metrics.check_names(names)
     except ValueError as exc:
         raise MetricError(str(exc)) from None
-    available = loaders.reference_sets(dataset)
+    available = corpus_services.reference_sets(dataset)
     if not available:
         raise MetricError(
             f"dataset {dataset.name} has no reference captions, so reference-based metrics cannot be computed"
@@ -220,6 +222,17 @@ def import_pairs(dataset, text, filename, *, pair_set, replace=False):
             batch_size=_BATCH,
         )
     return len(pairs)
+
+
+def import_score_upload(dataset, upload, *, replace=False, version=None):
+    """import_scores from an uploaded file (the API's and the page's one path); raises uploads.UploadRefused or
+    score_import.FormatError."""
+    return import_scores(dataset, uploads.upload_text(upload), upload.name, replace=replace, version=version)
+
+
+def import_pairs_upload(dataset, upload, *, pair_set, replace=False):
+    """import_pairs from an uploaded file (the API's and the page's one path)."""
+    return import_pairs(dataset, uploads.upload_text(upload), upload.name, pair_set=pair_set, replace=replace)
 
 
 def delete_metric(dataset, name):

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site import uploads
+from annotation_site.corpus import services as corpus_services
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.models import LabelSet
 
@@ -127,7 +128,7 @@ def dataset_report(request, name):
         "metrics": metric_rows,
         "label_sets": label_sets,
         "form": form,
-        "compute_form": ComputeForm(reference_sets=loaders.reference_sets(dataset)),
+        "compute_form": ComputeForm(reference_sets=corpus_services.reference_sets(dataset)),
         "import_form": ScoreImportForm(),
         "job": services.latest_compute_job(dataset),
         "text_metrics": text_metrics.TEXT_METRICS,
@@ -147,20 +148,17 @@ def dataset_report(request, name):
         context["pairs_problem"] = str(exc)
     if metric_rows and label_sets and (not form.is_bound or form.is_valid()):
         chosen = form.cleaned_data.get("metrics") if form.is_bound else None
-        try:
-            params = analysis.Parameters(**form.analysis_kwargs())
-            report, _ = reports.factuality_report(
+        _add_report(
+            context,
+            lambda: reports.factuality_report(
                 dataset,
                 label_set=(form.cleaned_data.get("labels") if form.is_bound else None) or None,
                 metrics=chosen or None,
-                params=params,
+                params=analysis.Parameters(**form.analysis_kwargs()),
                 user=request.user,
                 include_human=form.human_included(),
-            )
-        except (ValueError, loaders.HumanScoresUnavailable) as exc:
-            context["problem"] = str(exc)
-        else:
-            context.update(_report_context(report))
+            ),
+        )
     return render(request, "metrics_eval/dataset_report.html", context)
 
 
@@ -168,7 +166,7 @@ def dataset_report(request, name):
 @require_POST
 def compute(request, name):
     dataset = get_object_or_404(Dataset, name=name)
-    form = ComputeForm(request.POST, reference_sets=loaders.reference_sets(dataset))
+    form = ComputeForm(request.POST, reference_sets=corpus_services.reference_sets(dataset))
     if not form.is_valid():
         messages.error(request, "Choose the metrics to compute.")
         return redirect("metrics-dataset", name=name)
@@ -196,6 +194,20 @@ def compute(request, name):
     return redirect("metrics-dataset", name=name)
 
 
+def _import_upload(request, run, also=()):
+    """The result of ``run()`` (an import of an uploaded file), or None after telling the page why nothing was
+    imported: a refused upload, the file's problems, or (``also``) an error the import names."""
+    try:
+        return run()
+    except uploads.UploadRefused as exc:
+        messages.error(request, f"{exc}; nothing was imported.")
+    except FormatError as exc:
+        messages.error(request, exc.describe())
+    except also as exc:
+        messages.error(request, str(exc))
+    return None
+
+
 @staff_member_required
 @require_POST
 def import_scores(request, name):
@@ -204,21 +216,14 @@ def import_scores(request, name):
     if not form.is_valid():
         messages.error(request, "Choose a score file to import.")
         return redirect("metrics-dataset", name=name)
-    upload = form.cleaned_data["file"]
-    try:
-        text = uploads.upload_text(upload)
-        result = services.import_scores(
-            dataset,
-            text,
-            upload.name,
-            replace=form.cleaned_data["replace"],
-            version=form.cleaned_data["version"] or None,
-        )
-    except uploads.UploadRefused as exc:
-        messages.error(request, f"{exc}; nothing was imported.")
-    except FormatError as exc:
-        messages.error(request, exc.describe())
-    else:
+    data = form.cleaned_data
+    result = _import_upload(
+        request,
+        lambda: services.import_score_upload(
+            dataset, data["file"], replace=data["replace"], version=data["version"] or None
+        ),
+    )
+    if result is not None:
         messages.success(request, "Imported " + ", ".join(f"{n} {name} scores" for name, n in result.metrics.items()))
     return redirect("metrics-dataset", name=name)
 
@@ -231,24 +236,25 @@ def import_pairs(request, name):
     if not form.is_valid():
         messages.error(request, "Choose a pairs file and name the pair set.")
         return redirect(reverse("metrics-dataset", args=[name]) + "#pairs")
-    upload = form.cleaned_data["file"]
-    try:
-        count = services.import_pairs(
-            dataset,
-            uploads.upload_text(upload),
-            upload.name,
-            pair_set=form.cleaned_data["pair_set"],
-            replace=form.cleaned_data["replace"],
-        )
-    except uploads.UploadRefused as exc:
-        messages.error(request, f"{exc}; nothing was imported.")
-    except FormatError as exc:
-        messages.error(request, exc.describe())
-    except services.MetricError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Imported {count} correct/foil pairs as pair set {form.cleaned_data['pair_set']}.")
+    data = form.cleaned_data
+    count = _import_upload(
+        request,
+        lambda: services.import_pairs_upload(dataset, data["file"], pair_set=data["pair_set"], replace=data["replace"]),
+        also=(services.MetricError,),
+    )
+    if count is not None:
+        messages.success(request, f"Imported {count} correct/foil pairs as pair set {data['pair_set']}.")
     return redirect(reverse("metrics-dataset", args=[name]) + "#pairs")
+
+
+def _add_report(context, build):
+    """The page's context of the report ``build()`` makes (or reuses), or the problem that stopped it."""
+    try:
+        report, _ = build()
+    except (ValueError, loaders.HumanScoresUnavailable) as exc:
+        context["problem"] = str(exc)
+    else:
+        context.update(_report_context(report))
 
 
 @staff_member_required
@@ -256,13 +262,15 @@ def campaign_report(request, name):
     form = ReportForm(request.GET or None)
     context = {"campaign": name, "form": form, "problem": None}
     if not form.is_bound or form.is_valid():
-        try:
-            params = analysis.Parameters(**form.analysis_kwargs())
-            report, _ = reports.da_report(name, params=params, user=request.user, include_human=form.human_included())
-        except (ValueError, loaders.HumanScoresUnavailable) as exc:
-            context["problem"] = str(exc)
-        else:
-            context.update(_report_context(report))
+        _add_report(
+            context,
+            lambda: reports.da_report(
+                name,
+                params=analysis.Parameters(**form.analysis_kwargs()),
+                user=request.user,
+                include_human=form.human_included(),
+            ),
+        )
     return render(request, "metrics_eval/campaign_report.html", context)
 
 

@@ -73,6 +73,18 @@ def shared_datasets():
     return path
 
 
+def import_factvc(folder, name):
+    """Import a FactVC release folder (one of ``shared_datasets``, or a fixture) as dataset ``name`` with the
+    import_dataset command, its output kept off the test's."""
+    import io
+
+    from django.core.management import call_command
+
+    call_command(
+        "import_dataset", "--format", "factvc", "--name", name, str(folder), stdout=io.StringIO(), stderr=io.StringIO()
+    )
+
+
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker):
     from django.conf import settings

@@ -23,13 +23,18 @@ DATASET_NAME = RegexValidator(
 )
 
 
-class Dataset(models.Model):
-    name = models.CharField(
+def unique_name_field():
+    """The unique short name of a dataset, a factuality project or a judgment task (the same rule for all)."""
+    return models.CharField(
         max_length=100,
         unique=True,
         validators=[DATASET_NAME],
         help_text="Short unique name, used on the command line and in addresses.",
     )
+
+
+class Dataset(models.Model):
+    name = unique_name_field()
     description = models.TextField(blank=True)
     source_format = models.CharField(max_length=20, blank=True, help_text="Format it was imported from.")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -9,7 +9,7 @@ from django.db.models import Count, Max
 
 from annotation_site import uploads
 
-from .models import Dataset, Video
+from .models import Dataset, Reference, Video
 
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".webm", ".ogv", ".ogg", ".mov", ".mkv")
 
@@ -18,6 +18,16 @@ def datasets_with_counts():
     return Dataset.objects.annotate(
         n_videos=Count("videos", distinct=True), n_systems=Count("systems", distinct=True)
     ).order_by("name")
+
+
+def reference_sets(dataset):
+    """The names of the dataset's reference sets, sorted."""
+    return list(
+        Reference.objects.filter(video__dataset=dataset)
+        .order_by("reference_set")
+        .values_list("reference_set", flat=True)
+        .distinct()
+    )
 
 
 def safe_filename(name):

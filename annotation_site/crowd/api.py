@@ -173,7 +173,7 @@ class StudyActionView(APIView):
                 try:
                     text = uploads.upload_text(upload)
                 except uploads.UploadRefused as exc:
-                    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+                    return Response(exc.as_json(), status=status.HTTP_400_BAD_REQUEST)
                 if action == "approve-reject":
                     return Response({"csv": mturk_import.approve_reject_file(study, text)})
                 return Response(mturk_import.import_results(study, text, filename=upload.name))
@@ -219,12 +219,7 @@ class PaymentsView(APIView):
             raise serializers.ValidationError({"bonus_amount": "a decimal amount"}) from None
         study = payments.provider_study(target)
         decisions = payments.preview(
-            adapter,
-            target,
-            policy=policy,
-            bonus_scope=scope,
-            bonus_amount=amount,
-            rejection_message=study.rejection_message if study else "",
+            adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount, study=study
         )
         return target, policy, decisions
 

@@ -104,9 +104,10 @@ def provider_study(target):
     return target_studies(target).exclude(provider=Provider.NONE).first()
 
 
-def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amount=0, rejection_message=""):
-    """Every assignment's decision under the policy, with the ledger's state where a row exists (read only)."""
-    rejection_message = rejection_message or DEFAULT_REJECTION
+def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amount=0, rejection_message="", study=None):
+    """Every assignment's decision under the policy, with the ledger's state where a row exists (read only).
+    Rejections carry ``rejection_message``, else ``study``'s (its provider_study), else DEFAULT_REJECTION."""
+    rejection_message = rejection_message or (study.rejection_message if study else "") or DEFAULT_REJECTION
     records = adapter.assignments(target)
     participations = {
         p.work_key: p

@@ -212,14 +212,7 @@ def payments_preview(request, protocol, target):
         policy = Policy.APPROVE_PASSING
     scope = data.get("bonus_scope") or (study.bonus_scope if study else BonusScope.NONE)
     amount = _decimal(data.get("bonus_amount"), str(study.bonus_amount) if study else "0")
-    decisions = payments.preview(
-        adapter,
-        resolved,
-        policy=policy,
-        bonus_scope=scope,
-        bonus_amount=amount,
-        rejection_message=study.rejection_message if study else "",
-    )
+    decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=amount, study=study)
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":
             messages.error(request, "Tick the confirmation box to record these decisions.")

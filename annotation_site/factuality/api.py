@@ -31,6 +31,7 @@ from annotation_site.workflow.downloads import anonymise_requested, attachment
 from . import aggregation, agreement, exports, judgments, projects, raw_labels
 from .assignment import ProjectClosed, assignment_for, next_assignment, presented_captions
 from .models import Project
+from .views import PAGES
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -255,7 +256,7 @@ class LabelsView(APIView):
                 uploads.upload_text(upload), project_name=name, dataset=dataset, filename=upload.name
             )
         except uploads.UploadRefused as exc:
-            return Response({"detail": f"{exc}; nothing was imported"}, status=400)
+            return Response(exc.as_json(), status=400)
         except FormatError as exc:
             return format_problems(exc)
         return Response({"project": project.name, **counts}, status=201)
@@ -326,6 +327,10 @@ class DraftView(_AssignmentView, workflow_api.DraftView):
 class SubmitView(_AssignmentView, workflow_api.SubmitView):
     answers = ANSWERS
 
+    def next_page(self, request, assignment):
+        # what the page's next form (Start) would do: the same hand-out, the same page
+        return PAGES.next_page(request, assignment.project, assignment.annotator)
+
 
 class TokenDraftView(_TokenAssignment, DraftView):
     @workflow_api.draft_schema
@@ -334,6 +339,8 @@ class TokenDraftView(_TokenAssignment, DraftView):
 
 
 class TokenSubmitView(_TokenAssignment, SubmitView):
+    next_page = None  # a crowd link names one assignment: its page goes to the crowd's end page, no hand-out
+
     @workflow_api.submit_schema
     def post(self, request, token):
         return SubmitView.post(self, request, token)

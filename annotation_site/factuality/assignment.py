@@ -16,8 +16,6 @@ import random
 import secrets
 import string
 
-from django.db.models import F
-
 from annotation_site.corpus.models import Caption, Sentence
 from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
@@ -44,17 +42,7 @@ def next_assignment(project, annotator):
     A constant number of queries (5 when a video is claimed)."""
     if project.status != Project.Status.OPEN:
         raise ProjectClosed(f"project {project.name} is closed")
-    free = (
-        ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
-        .exclude(assignments__annotator=annotator)
-        .order_by("position", "id")
-        .values_list("pk", flat=True)
-    )
-
-    def take(pk):
-        return ProjectVideo.objects.filter(pk=pk, assigned__lt=project.annotators_per_video).update(
-            assigned=F("assigned") + 1
-        )
+    capacity = project.annotators_per_video
 
     def create(pk):
         return Assignment.objects.create(
@@ -65,8 +53,8 @@ def next_assignment(project, annotator):
         lock_member=lambda: _QUERIES.lock_member(project.pk, annotator.pk),
         refusal="you are not invited to this project",
         current=lambda: open_assignment(project, annotator),
-        free=free,
-        take=take,
+        free=_QUERIES.free(project.pk, annotator.pk, capacity),
+        take=lambda pk: _QUERIES.take(pk, capacity),
         create=create,
         after_lock=lambda: _after_lock(),
     )

@@ -27,13 +27,14 @@ def _frame(rows, columns):
     return pd.DataFrame.from_records(list(rows), columns=columns)
 
 
+def _current(model, project, **filters):
+    """The judgments (``model``: paragraph, sentence, rating) of the project's current submissions."""
+    return model.objects.filter(submission__assignment__project=project, submission__is_current=True, **filters)
+
+
 def paragraphs(project):
     return _frame(
-        ParagraphJudgment.objects.filter(
-            submission__assignment__project=project,
-            submission__is_current=True,
-            score__isnull=False,
-        )
+        _current(ParagraphJudgment, project, score__isnull=False)
         .order_by("caption_id", "submission__annotator_id")
         .values_list("caption_id", "submission__annotator_id", "score"),
         PARAGRAPHS,
@@ -42,10 +43,7 @@ def paragraphs(project):
 
 def sentences(project):
     return _frame(
-        SentenceJudgment.objects.filter(
-            submission__assignment__project=project,
-            submission__is_current=True,
-        )
+        _current(SentenceJudgment, project)
         .order_by("sentence_id", "submission__annotator_id", "spans__start")
         .values_list(
             "sentence_id",
@@ -83,11 +81,7 @@ def captions(project):
 
 def ratings(project):
     return _frame(
-        CaptionRating.objects.filter(
-            submission__assignment__project=project,
-            submission__is_current=True,
-            score__isnull=False,
-        )
+        _current(CaptionRating, project, score__isnull=False)
         .order_by("caption_id", "submission__annotator_id")
         .values_list("caption_id", "submission__annotator_id", "score", "rationale"),
         RATINGS,

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.exports import attachment
 from annotation_site.factuality.models import Project
+from annotation_site.workflow.api import format_problems
 
 from . import formats
 from .bundle import FormatError
@@ -54,10 +55,7 @@ class DatasetImportView(APIView):
         try:
             result = import_upload(serializer.validated_data)
         except FormatError as exc:
-            return Response(
-                {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            return format_problems(exc)
         except ImportRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(

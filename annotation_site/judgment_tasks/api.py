@@ -26,6 +26,7 @@ from annotation_site.workflow.downloads import anonymise_requested
 from . import answers, exports, imports, participants, presets, reports, services
 from .assignment import TaskClosed, assignment_for, next_assignment
 from .models import Task
+from .views import PAGES
 
 
 class TaskSerializer(serializers.ModelSerializer):
@@ -343,3 +344,10 @@ class DraftView(_AssignmentView, workflow_api.DraftView):
 
 class SubmitView(_AssignmentView, workflow_api.SubmitView):
     answers = ANSWERS
+
+    def next_page(self, request, assignment):
+        # what the page's next form would do: a participant's Next (their link's quota), else Start
+        annotator, participant = worker_of(request)
+        if participant is not None:
+            return participants.next_path(participant)
+        return PAGES.next_page(request, assignment.task, annotator)

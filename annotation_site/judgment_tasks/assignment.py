@@ -6,8 +6,6 @@ last slot can only go once, on PostgreSQL and SQLite alike). The unique constrai
 line of defence. ``limit`` caps how many items one annotator may take (crowd participants: a study's quota).
 """
 
-from django.db.models import F
-
 from annotation_site.workflow import slots
 
 from .models import Assignment, Item, Task, TaskMember
@@ -37,20 +35,16 @@ def next_assignment(task, annotator, *, limit=None):
     Six queries at most, whatever the task's size."""
     if task.status != Task.Status.OPEN:
         raise TaskClosed(f"task {task.name} is closed")
-    mine = Assignment.objects.filter(task=task, annotator=annotator)
-
-    def take(pk):
-        return Item.objects.filter(pk=pk, assigned__lt=task.annotators_per_item).update(assigned=F("assigned") + 1)
-
+    capacity = task.annotators_per_item
     return slots.hand_out(
         lock_member=lambda: _QUERIES.lock_member(task.pk, annotator.pk),
         refusal="you are not a member of this task",
         current=lambda: open_assignment(task, annotator),
-        free=_free(task, annotator).order_by("position", "id").values_list("pk", flat=True),
-        take=take,
+        free=_QUERIES.free(task.pk, annotator.pk, capacity),
+        take=lambda pk: _QUERIES.take(pk, capacity),
         create=lambda pk: Assignment.objects.create(task=task, item_id=pk, annotator=annotator),
         after_lock=lambda: _after_lock(),
-        full=None if limit is None else lambda: mine.count() >= limit,
+        full=None if limit is None else lambda: _QUERIES.taken(task.pk, annotator.pk) >= limit,
     )
 
 

@@ -12,21 +12,14 @@ from django.db import models
 from django.db.models import Q
 
 from annotation_site.annotators.models import Annotator
-from annotation_site.corpus.models import DATASET_NAME, Dataset, Video
-from annotation_site.workflow.statuses import AssignmentStatus, SubmissionSource
+from annotation_site.corpus.models import Dataset, Video, unique_name_field
+from annotation_site.workflow.statuses import AssignmentStatus, SubmissionSource, UnitStatus
 
 
 class Task(models.Model):
-    class Status(models.TextChoices):
-        OPEN = "open"
-        CLOSED = "closed"
+    Status = UnitStatus
 
-    name = models.CharField(
-        max_length=100,
-        unique=True,
-        validators=[DATASET_NAME],
-        help_text="Short unique name, used on the command line and in addresses.",
-    )
+    name = unique_name_field()
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="judgment_tasks")
     preset = models.CharField(max_length=40, blank=True, help_text="The preset the definition started from.")
     title = models.CharField(max_length=200, blank=True, help_text="What annotators see as the task's name.")

@@ -8,7 +8,7 @@ a signed link. The crowd platform code (annotation_site/crowd, issue #8) verifie
   the task's work page; ``limit`` caps how many items they take (a study's quota), ``finish_url`` is where
   they go once done (e.g. Prolific's completion URL with its code); both are inside the signature;
 - ``next_unit(task, annotator, limit=N)`` -> their Assignment in progress or a newly claimed item (None when
-  nothing is left for them or the quota is reached);
+  nothing is left for them or the quota is reached); ``next_path(participant)``: the page that goes with it;
 - ``is_complete(task, annotator, limit=N)`` -> whether they have nothing left to do (no item open, and the
   quota reached or no item left for them), with ``progress`` giving the counts;
 - ``release_open(task, annotator)`` -> give back an item they never submitted (a returned or timed-out place).
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core import signing
+from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
@@ -98,6 +99,20 @@ _ANNOTATOR = Prepared(lambda pk: Annotator.objects.filter(pk=pk).order_by()[:1],
 
 def next_unit(task, annotator, *, limit=None):
     return assigning.next_assignment(task, annotator, limit=limit)
+
+
+def next_path(participant):
+    """Where the participant's Next goes: the page of their item in progress or of a newly claimed one, else
+    (nothing left, the link's quota reached, the task closed) their end page, which sends them on to the
+    platform's completion address once they are done. The next view redirects there; a submit that asks for
+    the next page answers it."""
+    try:
+        found = next_unit(participant.task, participant.annotator, limit=participant.limit)
+    except (assigning.TaskClosed, PermissionDenied):
+        found = None
+    if found is None:
+        return reverse("tasks-participant-done", args=[participant.token])
+    return reverse("tasks-participant-item", args=[participant.token, found.pk])
 
 
 def progress(task, annotator, *, limit=None):

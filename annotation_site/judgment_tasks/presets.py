@@ -28,6 +28,9 @@ from annotation_site.factuality.protocol import RATING_PRESETS
 
 YES_NO = [["yes", "Yes"], ["no", "No"]]
 VALID = [["valid", "Valid"], ["invalid", "Invalid"]]
+# The lists the FIFA presets show (the presets are deep-copied when a task is made from them).
+FACTS = {"name": "tuples", "label": "Facts", "marker": "T"}
+QUESTIONS = {"name": "questions", "label": "Questions", "marker": "Q"}
 CORRECT_SCALE = [
     [1, "Wrong: it blames things that are right, or misses every real error."],
     [2, "Mostly wrong."],
@@ -66,10 +69,7 @@ PRESETS = {
         "title": "Which questions ask about which facts?",
         "definition": {
             "video": False,
-            "lists": [
-                {"name": "tuples", "label": "Facts", "marker": "T"},
-                {"name": "questions", "label": "Questions", "marker": "Q"},
-            ],
+            "lists": [FACTS, QUESTIONS],
             "questions": [
                 {
                     "id": "matches",
@@ -93,10 +93,7 @@ PRESETS = {
         "title": "Is each question a faithful yes/no question for its fact?",
         "definition": {
             "video": False,
-            "lists": [
-                {"name": "tuples", "label": "Facts", "marker": "T"},
-                {"name": "questions", "label": "Questions", "marker": "Q"},
-            ],
+            "lists": [FACTS, QUESTIONS],
             "questions": [
                 {
                     "id": "valid",
@@ -121,7 +118,7 @@ PRESETS = {
         "definition": {
             "video": False,
             "lists": [
-                {"name": "tuples", "label": "Facts", "marker": "T"},
+                FACTS,
                 {"name": "dependencies", "label": "Dependencies", "marker": "D"},
             ],
             "questions": [
@@ -146,7 +143,7 @@ PRESETS = {
         "title": "Answer each question about the video",
         "definition": {
             "video": True,
-            "lists": [{"name": "questions", "label": "Questions", "marker": "Q"}],
+            "lists": [QUESTIONS],
             "questions": [
                 {
                     "id": "answer",

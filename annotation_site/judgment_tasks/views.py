@@ -3,7 +3,6 @@ the same pages for crowd participants through a signed link (``/tasks/p/TOKEN/..
 decision is a service call; templates only display (and escape every text)."""
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -166,13 +165,7 @@ def participant_home(request, token):
 @require_POST
 def participant_next(request, token):
     participant = _participant(request, token)
-    try:
-        found = participants.next_unit(participant.task, participant.annotator, limit=participant.limit)
-    except (TaskClosed, PermissionDenied):
-        found = None
-    if found is None:
-        return redirect("tasks-participant-done", token=token)
-    return redirect("tasks-participant-item", token=token, pk=found.pk)
+    return redirect(participants.next_path(participant))
 
 
 @frameable

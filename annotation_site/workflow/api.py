@@ -3,6 +3,7 @@ invitations of a created unit, inviting a list of user names, the progress of a 
 file, and a participant's draft / submit of an assignment. Each protocol's ``api.py`` keeps its serializers and
 its own endpoints and calls these."""
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -10,10 +11,13 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
+
+logger = logging.getLogger(__name__)
 
 
 def validation_errors(exc):
@@ -154,9 +158,29 @@ def draft_response(service, assignment, data):
     return Response({"saved_at": saved.isoformat()})
 
 
-def submit_response(service, assignment, data):
+def next_after_submit(next_page):
+    """The page after a stored submission, or None: ``next_page()`` hands out the annotator's next assignment
+    the way the page's next form would (the start / next view's own function: their open assignment again,
+    else a newly claimed unit) and names the page to open. Called once the submission's transaction has
+    committed (requests are not atomic), so nothing it does can undo the stored answer; any error is logged and
+    answered with None: the page then posts its next form as it did before answers carried ``next``."""
+    try:
+        return next_page()
+    except Exception:
+        logger.exception("handing out the next assignment after a submit failed; the page will ask again")
+        return None
+
+
+def submit_response(service, assignment, data, *, next_page=None):
     """``POST`` of an answer: 201 (stored) or 200 (a retry of a stored one) with the submission, 400 with the
-    problems, 409 (needs confirmation, the unit is closed, or the UUID belongs to another assignment)."""
+    problems, 409 (needs confirmation, the unit is closed, or the UUID belongs to another assignment).
+
+    When the body asks for it (``"next": true``, sent by the annotation pages whose next form hands out the
+    next assignment) and the endpoint can (``next_page``: a callable naming the page after this one, handing
+    out its assignment), a stored answer also carries ``next``, the path of the page to open: one round trip
+    instead of submit, hand-out and page (``next_after_submit``). Without it, or when the hand-out fails, the
+    answer has no ``next`` and the page posts its next form. A retry answers the same ``next`` (the hand-out
+    returns the open assignment it made)."""
     data = data if isinstance(data, dict) else {}
     try:
         result = service.submit(
@@ -176,22 +200,53 @@ def submit_response(service, assignment, data):
     except (service.closed, SubmissionConflict) as exc:
         return Response({"detail": str(exc)}, status=409)
     submission = result.submission
-    return Response(
-        {
-            "submission_uuid": str(submission.client_uuid),
-            "stored_at": submission.created_at.isoformat(),
-            "current": submission.is_current,
-            "confirmed_incomplete": submission.confirmed_incomplete,
-            "created": result.created,
-        },
-        status=201 if result.created else 200,
+    body = {
+        "submission_uuid": str(submission.client_uuid),
+        "stored_at": submission.created_at.isoformat(),
+        "current": submission.is_current,
+        "confirmed_incomplete": submission.confirmed_incomplete,
+        "created": result.created,
+    }
+    if next_page is not None and data.get("next") is True:
+        following = next_after_submit(next_page)
+        if following:
+            body["next"] = following
+    return Response(body, status=201 if result.created else 200)
+
+
+class SubmitRequestSerializer(serializers.Serializer):
+    # What the schema says of a submit's body (the protocol's service reads and checks it).
+    submission_uuid = serializers.UUIDField(help_text="Made by the client once per answer: a retry stores nothing new.")
+    answer = serializers.JSONField(help_text="The protocol's answer (docs/factuality.md, docs/tasks.md).")
+    confirm = serializers.BooleanField(required=False, help_text="Submit an answer with only soft problems anyway.")
+    time_spent = serializers.FloatField(required=False, help_text="Seconds on the page.")
+    video_played = serializers.BooleanField(required=False)
+    next = serializers.BooleanField(
+        required=False,
+        help_text="Hand out the next assignment once the answer is stored and answer its page in ``next`` (what "
+        "the page's next form would do; the crowd signed-link factuality endpoint ignores it).",
+    )
+
+
+class SubmittedSerializer(serializers.Serializer):
+    # A stored answer (201) or the stored one a retry names (200).
+    submission_uuid = serializers.UUIDField()
+    stored_at = serializers.DateTimeField()
+    current = serializers.BooleanField(help_text="Whether this answer is the assignment's current one.")
+    confirmed_incomplete = serializers.BooleanField()
+    created = serializers.BooleanField(help_text="False for a retry of a stored answer.")
+    next = serializers.CharField(
+        required=False,
+        help_text="With ``next: true``: the path of the page to open next (the next assignment's annotation page, "
+        "or the page saying nothing is left / the participant's end). Absent when the hand-out was not asked "
+        "for or failed: then post to the start / next address as before.",
     )
 
 
 draft_schema = extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
 submit_schema = extend_schema(
-    request=OpenApiTypes.OBJECT,
-    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+    request=SubmitRequestSerializer,
+    responses={201: SubmittedSerializer, 200: SubmittedSerializer, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
 )
 
 
@@ -214,8 +269,13 @@ class DraftView(_ParticipantEndpoint):
 
 
 class SubmitView(_ParticipantEndpoint):
-    # POST a participant's answer to an assignment.
+    # POST a participant's answer to an assignment. Subclasses whose page hands out the next assignment after a
+    # submit say how in ``next_page(request, assignment)`` (the path of the next page; None: no hand-out here).
+
+    next_page = None
 
     @submit_schema
     def post(self, request, pk):
-        return submit_response(self.answers, self.assignment(request, pk), request.data)
+        assignment = self.assignment(request, pk)
+        following = None if self.next_page is None else (lambda: self.next_page(request, assignment))
+        return submit_response(self.answers, assignment, request.data, next_page=following)

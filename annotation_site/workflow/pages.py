@@ -18,6 +18,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site import uploads
@@ -114,18 +115,25 @@ class ProtocolPages:
     def start(self, request, name):
         """Hand the annotator their next assignment (or the one in progress) and open it."""
         unit, annotator = self.unit_for(request, name)
+        return redirect(self.next_page(request, unit, annotator))
+
+    def next_page(self, request, unit, annotator):
+        """Where Start sends the annotator, as a path: hand out their next assignment (or the one in progress)
+        and name its annotation page; else the page that says why, with its message (nothing left: the work
+        page; closed: the work page; not a member: the detail page). The start view redirects there; a submit
+        that asks for the next page answers it (``workflow.api.submit_response``), so both hand out alike."""
         try:
             found = self.next_assignment(unit, annotator)
         except self.closed_error:
             messages.error(request, f"This {self.noun} is closed.")
-            return redirect(self.work_url, name=name)
+            return reverse(self.work_url, args=[unit.name])
         except PermissionDenied:
             messages.error(request, self.not_member_message)
-            return redirect(self.detail_url, name=name)
+            return reverse(self.detail_url, args=[unit.name])
         if found is None:
             messages.success(request, f"There is no {self.unit_noun} left for you in this {self.noun}. Thank you!")
-            return redirect(self.work_url, name=name)
-        return redirect(self.annotate_url, pk=found.pk)
+            return reverse(self.work_url, args=[unit.name])
+        return reverse(self.annotate_url, args=[found.pk])
 
     # --- researchers -----------------------------------------------------------------------------------------
 

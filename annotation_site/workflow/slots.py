@@ -1,9 +1,11 @@
 """Claiming one slot of a work unit that only N annotators may take (a factuality video, a task item).
 
 The caller has already serialised the annotator's own requests (by locking their membership row) and passes
-``free``: a ``values_list("pk", flat=True)`` queryset of the units still open to this annotator, in the order
-they should go out, and ``take(pk)``: a conditional ``UPDATE ... SET assigned = assigned + 1 WHERE pk = ... AND
-assigned < cap`` that returns whether it updated a row.
+``free``: the units still open to this annotator, in the order they should go out (``FreeUnits``: ``pick()``
+the first one nobody has locked, locking it; ``first()`` without a lock; ``lock(pk)`` that one if it is still
+free), and ``take(pk)``: a conditional ``UPDATE ... SET assigned = assigned + 1 WHERE pk = ... AND assigned <
+cap`` that returns whether it updated a row. ``ScopeQueries.free`` / ``take`` are both, compiled once per
+connection.
 
 On PostgreSQL a unit another request is taking at this instant is skipped (``select_for_update(skip_locked=
 True)``), so annotators arriving together take different units without queueing; only when every free unit is
@@ -17,26 +19,28 @@ assignments and giving an unsubmitted one back.
 """
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, Func, OuterRef, Q, Subquery
 
 from annotation_site.prepared_queries import Prepared
 
 from .statuses import AssignmentStatus
 
+CAPACITY_SENTINEL = 32_109  # marks a unit's capacity in the compiled free-unit queries
+
 
 def claim(free, take, *, after_lock=None, rounds=50):
     """The pk of the unit whose slot was taken, or None when no unit is left. Each round either claims a slot
     or sees one fewer free unit, so ``rounds`` only bounds pathological contention."""
     for _ in range(rounds):
-        candidate = free.select_for_update(skip_locked=True, of=("self",)).first()
+        candidate = free.pick()
         if candidate is None:
             # Every free unit is being handed to someone else right now (or none is left): wait for the first
             # one's lock, then look again (its last slot may be gone by then).
             candidate = free.first()
             if candidate is None:
                 return None
-            if free.filter(pk=candidate).select_for_update(of=("self",)).first() is None:
+            if not free.lock(candidate):
                 continue
         if after_lock is not None:
             after_lock()
@@ -107,8 +111,8 @@ def release(assignments, units):
 
 
 class AssignmentLookup:
-    """``lookup(annotator, pk)``: the assignment ``pk`` of this annotator with ``related`` (others' are
-    invisible: None; so is every assignment for no annotator). One query, compiled once per database connection
+    """``lookup(annotator, pk)``: the assignment ``pk`` of this annotator with ``related`` and the annotator
+    itself (others' are invisible: None; so is every assignment for no annotator). One query, compiled once per database connection
     (``annotation_site.prepared_queries``: every submission reads it); ``sentinels``: the two distinct negative
     ids that mark pk and annotator in the compiled SQL."""
 
@@ -125,7 +129,35 @@ class AssignmentLookup:
         if annotator is None:
             return None
         found = self.query.run(pk=int(pk), annotator_id=annotator.pk)
-        return found[0] if found else None
+        if not found:
+            return None
+        found[0].annotator = annotator  # it is theirs: reading ``.annotator`` costs no query
+        return found[0]
+
+
+class FreeUnits:
+    """The units of one scope still open to one annotator (room left under ``capacity``, none of theirs), in
+    hand-out order (position, id), as ``claim`` reads them, through ``ScopeQueries``' compiled queries."""
+
+    def __init__(self, queries, scope_id, annotator_id, capacity):
+        self.queries = queries
+        self.values = {"scope_id": scope_id, "annotator_id": annotator_id, "capacity": capacity}
+
+    @staticmethod
+    def _pk(found):
+        return found[0].pk if found else None
+
+    def pick(self):
+        """The first one no other transaction has locked, locked now (skip-locked on PostgreSQL); its pk or None."""
+        return self._pk(self.queries._pick.run(**self.values))
+
+    def first(self):
+        """The first one, locked or not (no lock taken); its pk or None."""
+        return self._pk(self.queries._peek.run(**self.values))
+
+    def lock(self, pk):
+        """Wait for unit ``pk``'s lock and take it; whether it is still free."""
+        return bool(self.queries._lock_unit.run(pk=pk, **self.values))
 
 
 class ScopeQueries:
@@ -134,10 +166,34 @@ class ScopeQueries:
     field on both, e.g. project / task), ``members`` of the scope, ``unit`` the assignment's field naming its
     unit, ``capacity`` the scope's field of how many assignments a unit takes. ``sentinels``: five distinct
     negative ids marking the values in the compiled SQL (lock: scope, annotator; open: scope, annotator;
-    position: pk)."""
+    position: pk); the free-unit queries reuse the open read's and the position's (scope, annotator, pk) with
+    ``CAPACITY_SENTINEL``."""
 
     def __init__(self, *, assignments, members, units, scope, unit, capacity, sentinels):
         lock_scope, lock_annotator, open_scope, open_annotator, position_pk = sentinels
+        self._units = units
+
+        def free(scope_id, annotator_id, capacity):
+            theirs = assignments.objects.filter(**{f"{unit}_id": OuterRef("pk")}, annotator_id=annotator_id)
+            return (
+                units.objects.filter(**{f"{scope}_id": scope_id}, assigned__lt=capacity)
+                .exclude(Exists(theirs))
+                .order_by("position", "id")
+                .only("pk")
+            )
+
+        # the capacity's sentinel lies inside the slot counter's range (a negative one would make Django answer
+        # "no rows" without SQL) and far above any real capacity
+        free_sentinels = {"scope_id": open_scope, "annotator_id": open_annotator, "capacity": CAPACITY_SENTINEL}
+        self._pick = Prepared(
+            lambda **values: free(**values).select_for_update(skip_locked=True, of=("self",))[:1], **free_sentinels
+        )
+        self._peek = Prepared(lambda **values: free(**values)[:1], **free_sentinels)
+        self._lock_unit = Prepared(
+            lambda pk, **values: free(**values).filter(pk=pk).select_for_update(of=("self",))[:1],
+            pk=position_pk,
+            **free_sentinels,
+        )
         self._lock = Prepared(
             lambda scope_id, annotator_id: (
                 members.objects.select_for_update(of=("self",))
@@ -154,6 +210,22 @@ class ScopeQueries:
             scope_id=open_scope,
             annotator_id=open_annotator,
         )
+        self._taken = Prepared(
+            lambda scope_id, annotator_id: (
+                members.objects.filter(**{f"{scope}_id": scope_id, "annotator_id": annotator_id})
+                .annotate(
+                    taken=count_of(
+                        assignments.objects.filter(
+                            **{f"{scope}_id": OuterRef(f"{scope}_id"), "annotator_id": OuterRef("annotator_id")}
+                        )
+                    )
+                )
+                .only("pk")
+                .order_by("pk")[:1]
+            ),
+            scope_id=lock_scope,
+            annotator_id=lock_annotator,
+        )
         self._position = Prepared(
             lambda pk: position_queryset(
                 pk, assignments=assignments, units=units, scope=scope, unit=unit, capacity=capacity
@@ -169,6 +241,29 @@ class ScopeQueries:
         """The annotator's oldest open assignment in the scope, or None."""
         found = self._open.run(scope_id=scope_id, annotator_id=annotator_id)
         return found[0] if found else None
+
+    def taken(self, scope_id, annotator_id):
+        """How many assignments the member has in the scope (a quota's count; 0 for a non-member)."""
+        found = self._taken.run(scope_id=scope_id, annotator_id=annotator_id)
+        return found[0].taken if found else 0
+
+    def free(self, scope_id, annotator_id, capacity):
+        """The annotator's free units in the scope (``FreeUnits``, for ``hand_out``)."""
+        return FreeUnits(self, scope_id, annotator_id, capacity)
+
+    def take(self, pk, capacity):
+        """Take a slot of unit ``pk`` if it has one left (``assigned < capacity``); whether it did. One UPDATE,
+        written once: ``assigned = assigned + 1`` on the row, so the last slot goes once whatever the database."""
+        meta = self._units._meta
+        quote = connection.ops.quote_name
+        assigned = quote(meta.get_field("assigned").column)
+        sql = (
+            f"UPDATE {quote(meta.db_table)} SET {assigned} = {assigned} + 1 "
+            f"WHERE {quote(meta.pk.column)} = %s AND {assigned} < %s"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [pk, capacity])
+            return cursor.rowcount == 1
 
     def position(self, pk):
         """``(number, mine + assignable)`` of assignment ``pk`` (``position_queryset``)."""

@@ -1,7 +1,13 @@
-"""The states every protocol's assignments and submissions share (choices of their model fields, not models):
-an assignment is open until its annotator submits; a submission came from the web page or an imported file."""
+"""The states every protocol's units, assignments and submissions share (choices of their model fields, not
+models): a unit of work (a project, a task) is open until staff close it; an assignment is open until its
+annotator submits; a submission came from the web page or an imported file."""
 
 from django.db import models
+
+
+class UnitStatus(models.TextChoices):
+    OPEN = "open"
+    CLOSED = "closed"
 
 
 class AssignmentStatus(models.TextChoices):

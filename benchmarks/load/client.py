@@ -6,10 +6,12 @@ as JSON with a client-made UUID, exactly the requests of the templates and stati
   ``POST /api/da/assignments/TOKEN/judgments/`` whose answer carries the next item;
 - factuality (``static/js/factuality-annotate.js``): a logged-in annotator opens the project's work page, presses
   Start (``POST .../start/`` -> 302 to the annotation page), submits ``POST /api/factuality/assignments/PK/submit/``
-  and takes the next video with the page's ``next-form``;
+  with ``"next": true`` and opens the page the answer names in ``next`` (the next video, handed out by the
+  submit); only without ``next`` does it post the page's ``next-form`` (Start) again;
 - task (``static/js/task-annotate.js``): a crowd participant opens ``/tasks/p/TOKEN/``, presses Start
   (``POST .../next/`` -> 302 to the item page), submits ``POST /api/tasks/assignments/PK/submit/`` with the
-  ``X-Participant-Token`` header, and so on until the link's quota is reached.
+  ``X-Participant-Token`` header and ``"next": true``, opens the ``next`` page, and so on until the link's quota
+  is reached (``next`` is then the end page).
 
 A submission whose answer does not arrive (connection refused or reset, timeout, 5xx) is sent again with the
 same UUID and body, as the pages do, with a growing pause; only a 200 / 201 answer counts as acknowledged.
@@ -202,14 +204,22 @@ class Participant:
         if status != 200:
             raise ProtocolProblem(f"work page answered {status}")
         self.remember_csrf(html)
+        location = None  # the next page a submit's answer named
         for _ in range(self.spec["limit"]):
-            if not self.budget.take():
-                return
-            status, _, location = await self.call(
-                "next", "POST", self.spec["start"], form={"csrfmiddlewaretoken": self.csrf}, headers=self.csrf_headers()
-            )
-            if status != 302 or "/assignments/" not in location:
-                return  # nothing left for this annotator (back to the work page)
+            if location is None:  # the first video, or a submit that did not hand out: Start
+                if not self.budget.take():
+                    return
+                status, _, location = await self.call(
+                    "next",
+                    "POST",
+                    self.spec["start"],
+                    form={"csrfmiddlewaretoken": self.csrf},
+                    headers=self.csrf_headers(),
+                )
+                if status != 302:
+                    return
+            if "/assignments/" not in location:
+                return  # nothing left for this annotator (the work page)
             if not self.budget.take():
                 return
             status, html, _ = await self.call("page", "GET", location)
@@ -233,8 +243,12 @@ class Participant:
                 "confirm": False,
                 "time_spent": self.random.randint(30, 200),
                 "video_played": True,
+                "next": True,
             }
-            await self.submit(config["submitUrl"], body, self.csrf_headers(), {"assignment": config["submitUrl"]})
+            data = await self.submit(
+                config["submitUrl"], body, self.csrf_headers(), {"assignment": config["submitUrl"]}
+            )
+            location = data.get("next")
 
     def task_answer(self, questions):
         answer = {}
@@ -267,14 +281,18 @@ class Participant:
             raise ProtocolProblem(f"participant page answered {status}")
         self.remember_csrf(html)
         next_path = f"/tasks/p/{token}/next/"
+        location = None  # the next page a submit's answer named
         while True:
-            if not self.budget.take():
-                return
-            status, _, location = await self.call(
-                "next", "POST", next_path, form={"csrfmiddlewaretoken": self.csrf}, headers=self.csrf_headers()
-            )
-            if status != 302 or "/items/" not in location:
-                return  # the quota is reached or nothing is left
+            if location is None:  # the first item, or a submit that did not hand out: Next
+                if not self.budget.take():
+                    return
+                status, _, location = await self.call(
+                    "next", "POST", next_path, form={"csrfmiddlewaretoken": self.csrf}, headers=self.csrf_headers()
+                )
+                if status != 302:
+                    return
+            if "/items/" not in location:
+                return  # the quota is reached or nothing is left (the end page)
             if not self.budget.take():
                 return
             status, html, _ = await self.call("page", "GET", location)
@@ -291,9 +309,11 @@ class Participant:
                 "confirm": False,
                 "time_spent": self.random.randint(20, 90),
                 "video_played": True,
+                "next": True,
             }
             headers = dict(self.csrf_headers(), **{"X-Participant-Token": config["participantToken"]})
-            await self.submit(config["submitUrl"], body, headers, {"assignment": config["submitUrl"]})
+            data = await self.submit(config["submitUrl"], body, headers, {"assignment": config["submitUrl"]})
+            location = data.get("next")
 
 
 async def drive(base, specs, *, seconds, max_requests, think, ramp, retries=8, timeout=30, seed=0, during=None):

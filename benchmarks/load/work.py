@@ -51,10 +51,9 @@ def make_work(run, plan):
     from annotation_site.factuality import projects
     from annotation_site.judgment_tasks import imports, participants
     from annotation_site.judgment_tasks import services as task_services
-    from assessment import campaigns
     from assessment import services as da
     from assessment.models import HIT
-    from benchmarks.da_common import generate_dataset
+    from benchmarks.da_common import generate_dataset, one_worker_campaign
 
     counts = plan.counts()
     name = f"load-{run}"
@@ -70,19 +69,7 @@ def make_work(run, plan):
     out = {"run": run, "name": name, "participants": []}
 
     if counts["da"]:
-        campaign = campaigns.create_campaign(
-            name=name,
-            dataset=dataset,
-            systems=systems[:-1],
-            human_system=systems[-1],
-            hit_size=plan.hit_size,
-            pairs_per_hit=3,
-            repeats_per_hit=2,
-            min_control_distance=5,
-            qc_min_pairs=3,
-            workers_per_hit=1,
-            seed=8,
-        )
+        campaign = one_worker_campaign(name, dataset, systems, hit_size=plan.hit_size)
         out["campaign"] = campaign.pk
         hits = list(HIT.objects.filter(campaign=campaign).order_by("number"))
         if len(hits) < counts["da"]:

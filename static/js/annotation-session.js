@@ -20,8 +20,10 @@ export function uuid4() {
 export const DRAFT_DELAY_MS = 1200;
 
 export class AnnotationSession {
-  // options: {draftUrl, submitUrl, csrfToken: () => string, participantToken, initial: {time_spent,
+  // options: {draftUrl, submitUrl, csrfToken: () => string, participantToken, askNext, initial: {time_spent,
   //           video_played}, editable, getState: () => answer, onStatus: (text) => void, video}
+  // askNext: the submit asks the server to hand out the next assignment ("next": true); a stored answer then
+  // carries the page to open in body.next
   constructor(options) {
     this.options = options;
     this.editable = Boolean(options.editable);
@@ -112,7 +114,8 @@ export class AnnotationSession {
     try {
       const response = await fetch(this.options.submitUrl, {method: "POST", credentials: "same-origin",
         headers: this.headers(), body: JSON.stringify({submission_uuid: this.pending.uuid, answer: JSON.parse(answer),
-          confirm: Boolean(confirm), time_spent: this.timeSpent(), video_played: this.videoPlayed})});
+          confirm: Boolean(confirm), time_spent: this.timeSpent(), video_played: this.videoPlayed,
+          next: Boolean(this.options.askNext)})});
       const body = await response.json().catch(() => ({}));
       if (response.ok) this.finished = true;
       return {ok: response.ok, status: response.status, body};

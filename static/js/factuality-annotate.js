@@ -9,6 +9,7 @@
 // more (drafts also name the submission the page started from, so the server refuses a late one), the submit
 // button keeps its width and "Save draft and leave" is inert, so a double click cannot land on it.
 import "./video-player.js";
+import {csrfToken, typing} from "./annotation-page.js";
 import {uuid4} from "./annotation-session.js";
 import {SpanMarker, addSpan, spanAt} from "./factuality-spans.js";
 import {PlaybackClock} from "./playback-clock.js";
@@ -24,11 +25,6 @@ const dialog = document.getElementById("clear-dialog");
 const factuality = config.kind === "factuality";
 const paragraphs = Array.from(document.querySelectorAll(".fact-paragraph"));
 const DRAFT_DELAY_MS = 1200;
-
-function csrfToken() {
-  const input = document.querySelector("#next-form input[name=csrfmiddlewaretoken]");
-  return input ? input.value : "";
-}
 
 // --- state ---------------------------------------------------------------------------------------------------
 function emptyState() {
@@ -271,11 +267,6 @@ form.addEventListener("focusin", (event) => {
 });
 
 // --- keyboard shortcuts --------------------------------------------------------------------------------------
-function typing(target) {
-  return target instanceof Element && (target.closest("textarea, select") || target.isContentEditable
-    || (target.closest("input") && !["radio", "checkbox", "range", "button", "submit"].includes(target.type)));
-}
-
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || dialog.open) return;
   if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
@@ -396,6 +387,18 @@ function problemLink(problem) {
 
 let pending = null; // {uuid, body}: the submission being sent (a retry of the same answer keeps its UUID)
 
+// After a submit the page goes where #next-form says. When that form hands out the next video (a POST to the
+// project's Start), the submit asks the server to do it at once ("next": true) and answers the page to open in
+// `next`: one request instead of three. Without `next` (a crowd link's end page, a failed hand-out) the form
+// is posted as before.
+const nextForm = document.getElementById("next-form");
+const handsOutNext = nextForm.method === "post";
+
+function goNext(result) {
+  if (handsOutNext && typeof result.next === "string" && result.next.startsWith("/")) location.assign(result.next);
+  else nextForm.submit();
+}
+
 function setSubmitting(on, label) {
   submitting = on;
   if (on) submitButton.style.minWidth = `${submitButton.offsetWidth}px`; // the row must not move under a click
@@ -422,7 +425,7 @@ async function attemptSubmit(confirm) {
   clearTimeout(draftTimer);
   setSubmitting(true, "Submitting…");
   const body = JSON.stringify({submission_uuid: pending.uuid, answer: state, confirm: Boolean(confirm),
-    time_spent: timeSpent(), video_played: videoPlayed, watched_seconds: watchedSeconds()});
+    time_spent: timeSpent(), video_played: videoPlayed, watched_seconds: watchedSeconds(), next: handsOutNext});
   try {
     const response = await fetch(config.submitUrl, {
       method: "POST", credentials: "same-origin", keepalive: body.length < 60000, // survives leaving the page
@@ -434,7 +437,7 @@ async function attemptSubmit(confirm) {
       saveStatus.textContent = "Submitted";
       showProblems([], false);
       submitButton.textContent = "Submitted: opening the next video…";
-      document.getElementById("next-form").submit();
+      goNext(result);
       return;
     }
     if (response.status === 409 && result.needs_confirmation) {

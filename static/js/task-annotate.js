@@ -6,6 +6,7 @@
 // per-element question a list of those, one per row; for matching pairs [[left, right], ...] (0-based); text;
 // a count. Every change re-renders the question and schedules a draft.
 import "./video-player.js";
+import {csrfToken, typing} from "./annotation-page.js";
 import {AnnotationSession} from "./annotation-session.js";
 import {showProblems as renderProblems} from "./submit-problems.js";
 
@@ -18,11 +19,6 @@ const saveStatus = document.getElementById("save-status");
 const blocks = Array.from(document.querySelectorAll(".task-question"));
 const questions = config.questions;
 const SUBMIT_TEXT = submitButton.textContent;
-
-function csrfToken() {
-  const input = document.querySelector("#next-form input[name=csrfmiddlewaretoken]");
-  return input ? input.value : "";
-}
 
 // --- state ---------------------------------------------------------------------------------------------------
 function emptyAnswer(q) {
@@ -63,8 +59,12 @@ let state = restore(initial.answer);
 let current = {question: 0, row: 0};
 let editable = config.open;
 
+// #next-form hands out the next item (a POST to Start or the participant's Next): the submit asks the server to
+// do it at once and answers the page to open (one request instead of three); the form stays the fallback
+const nextForm = document.getElementById("next-form");
 const session = new AnnotationSession({
   draftUrl: config.draftUrl, submitUrl: config.submitUrl, csrfToken, participantToken: config.participantToken,
+  askNext: nextForm.method === "post",
   initial, editable, getState: () => state, video: document.querySelector("#player video"),
   onStatus: (text) => { saveStatus.textContent = text; },
 });
@@ -239,11 +239,6 @@ form.addEventListener("focusin", (event) => {
 });
 
 // --- keyboard shortcuts --------------------------------------------------------------------------------------
-function typing(target) {
-  return target instanceof Element && (target.closest("textarea, select") || target.isContentEditable
-    || (target.closest("input") && !["radio", "checkbox", "range", "button", "submit"].includes(target.type)));
-}
-
 function positions() {
   const out = [];
   questions.forEach((q, i) => {
@@ -335,7 +330,9 @@ async function attemptSubmit(confirm) {
     showProblems([], false);
     submitButton.textContent = "Submitted: opening the next item…";
     document.getElementById("leave").setAttribute("aria-disabled", "true");
-    document.getElementById("next-form").submit();
+    // the answer names the next page when the submit handed out the next item (askNext); else the form does
+    if (typeof result.body.next === "string" && result.body.next.startsWith("/")) location.assign(result.body.next);
+    else nextForm.submit();
     return;
   }
   if (result.offline) {

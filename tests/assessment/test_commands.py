@@ -19,6 +19,7 @@ from .conftest import make_dataset, small_campaign
 
 def test_da_plan_prints_the_seed_and_replans_identically(db):
     make_dataset("cmd-ds", n_videos=20, references="gt_cmd")
+    layout = dict(hit_size=20, pairs=3, repeats=2, min_distance=6, seed=31, qc_min_pairs=6)
     out = io.StringIO()
     call_command(
         "da_plan",
@@ -26,32 +27,23 @@ def test_da_plan_prints_the_seed_and_replans_identically(db):
         dataset="cmd-ds",
         systems="Alpha,Beta",
         reference_set="gt_cmd",
-        hit_size=20,
-        pairs=3,
-        repeats=2,
-        min_distance=6,
-        seed=31,
-        qc_min_pairs=6,
         stdout=out,
+        **layout,
     )
     # 40 captions of Alpha and Beta in 12 system slots per HIT (the human captions are the hidden originals)
     assert (
         "Planned campaign 'cmd-a': 4 HITs of up to 20 items over 2 systems + human 'gt_cmd'; seed 31" in out.getvalue()
     )
     assert "a worker needs 2 HITs (of 4) to reach the 6 pairs quality control needs" in out.getvalue()
+    # the same plan again, naming the human system the first call made from the references
     call_command(
         "da_plan",
         campaign="cmd-b",
         dataset="cmd-ds",
         systems="Alpha,Beta",
         human_system="gt_cmd",
-        hit_size=20,
-        pairs=3,
-        repeats=2,
-        min_distance=6,
-        seed=31,
-        qc_min_pairs=6,
         stdout=io.StringIO(),
+        **layout,
     )
 
     def plan(name):

@@ -2,7 +2,6 @@
 stores one row and answers the stored judgment), validation, items outside the assignment, access, and a
 constant number of queries whatever the HIT size."""
 
-import threading
 import time
 import uuid
 from datetime import timedelta
@@ -16,6 +15,7 @@ from django.utils import timezone
 from assessment import services
 from assessment.models import Assignment, Campaign, Item, Judgment
 
+from ..factuality.conftest import race
 from .conftest import make_dataset, small_campaign
 
 
@@ -207,29 +207,18 @@ def test_concurrent_double_submit_stores_once():
     assignment = services.assign(campaign, services.worker_by_external_id("racer"))
     first = items_of(assignment)[0]
     submission = str(uuid.uuid4())
-    barrier = threading.Barrier(2)
-    statuses, errors = [], []
 
-    def submit():
+    def submit(ready):
         client = Client(raise_request_exception=False)
-        try:
-            barrier.wait(timeout=10)
-            for _ in range(50):
-                status = post(client, assignment, item=first.pk, client_uuid=submission).status_code
-                if status < 500:
-                    break
-                time.sleep(0.05)
-            statuses.append(status)
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+        ready()
+        for _ in range(50):
+            status = post(client, assignment, item=first.pk, client_uuid=submission).status_code
+            if status < 500:
+                break
+            time.sleep(0.05)
+        return status
 
-    threads = [threading.Thread(target=submit) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    statuses, errors = race(submit, [()] * 2, wait_timeout=10, join_timeout=60)
     assert not errors, errors
     assert sorted(statuses) == [200, 201]
     assert Judgment.objects.filter(client_uuid=submission).count() == 1
@@ -289,29 +278,18 @@ def test_thirty_concurrent_submits_of_one_id_all_answer_the_stored_judgment():
     assignment = services.assign(campaign, services.worker_by_external_id("racer30"))
     first = items_of(assignment)[0]
     submission = str(uuid.uuid4())
-    barrier = threading.Barrier(30)
-    answers, errors = [], []
 
-    def submit():
+    def submit(ready):
         client = Client(raise_request_exception=False)
-        try:
-            barrier.wait(timeout=30)
-            for _ in range(100):
-                response = post(client, assignment, item=first.pk, client_uuid=submission, score=42)
-                if response.status_code < 500:
-                    break
-                time.sleep(0.05)
-            answers.append((response.status_code, response.json()))
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+        ready()
+        for _ in range(100):
+            response = post(client, assignment, item=first.pk, client_uuid=submission, score=42)
+            if response.status_code < 500:
+                break
+            time.sleep(0.05)
+        return response.status_code, response.json()
 
-    threads = [threading.Thread(target=submit) for _ in range(30)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    answers, errors = race(submit, [()] * 30)
     assert not errors, errors
     statuses = sorted(status for status, _ in answers)
     assert statuses == [200] * 29 + [201], statuses

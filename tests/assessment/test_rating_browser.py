@@ -3,53 +3,18 @@ the video has played and the slider has moved, the next item appears without a p
 advances), keyboard control works, a double click stores one judgment, and the stored rows are checked."""
 
 import pytest
-from django.core.files import File
 
-from annotation_site.corpus import services as corpus
-from annotation_site.corpus import synthetic
-from annotation_site.corpus.models import Caption, Dataset, Sentence, System
-from assessment import campaigns, services
+from assessment import services
 from assessment.models import Item, Judgment, QCResult
+from tests.clips import clip_campaign
 from tests.conftest import wait_until
 
 pytestmark = [pytest.mark.browser]
-CAPTIONS = {
-    "Alpha": ["a test card is shown on the screen .", "colour bars fill the picture ."],
-    "Beta": ["a man rides a horse across the field .", "the crowd cheers loudly ."],
-    "human": ["a colourful test pattern with moving shapes is displayed .", "a small square moves across it ."],
-}
 
 
 @pytest.fixture
 def rating_campaign(transactional_db, celery_worker, tmp_path):
-    clip = synthetic.make_video(tmp_path / "clip.webm", seconds=1.2, pattern="testsrc2", size="192x108")
-    dataset = Dataset.objects.create(name="da-browser")
-    systems = {
-        name: System.objects.create(dataset=dataset, name=name, is_human=name == "human", position=i)
-        for i, name in enumerate(CAPTIONS)
-    }
-    for v in range(4):
-        with open(clip, "rb") as handle:
-            video = corpus.add_video(dataset, f"clip-{v}", file=File(handle, name="clip.webm"))
-        for name, sentences in CAPTIONS.items():
-            caption = Caption.objects.create(video=video, system=systems[name])
-            for index, text in enumerate(sentences):
-                Sentence.objects.create(caption=caption, index=index, text=f"{text} ({v})" if index else text)
-    # HITs of 10 items: 5 system captions (one repeated), 2 original/degraded pairs, 1 repeat; the paired t-test
-    # can pass with the 4 pairs of the campaign's 2 HITs (the Wilcoxon test needs 5)
-    return campaigns.create_campaign(
-        name="da-browser",
-        dataset=dataset,
-        systems=[systems["Alpha"], systems["Beta"]],
-        human_system=systems["human"],
-        hit_size=10,
-        pairs_per_hit=2,
-        repeats_per_hit=1,
-        min_control_distance=3,
-        qc_test="paired_t",
-        qc_min_pairs=2,
-        seed=4,
-    )
+    return clip_campaign("da-browser", tmp_path)
 
 
 def enabled(page):

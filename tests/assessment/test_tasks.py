@@ -43,17 +43,22 @@ def record_qc_tasks():
     task_prerun.disconnect(record)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, settings):
-    campaign = small_campaign(
-        make_dataset("celery-qc", n_videos=20),
-        "celery-qc",
+def qc_campaign(name):
+    """A campaign (and dataset) ``name`` whose HITs of 40 items hold the 6 pairs its QC needs."""
+    return small_campaign(
+        make_dataset(name, n_videos=20),
+        name,
         hit_size=40,
         pairs_per_hit=6,
         repeats_per_hit=2,
         min_control_distance=10,
         qc_min_pairs=6,
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, settings):
+    campaign = qc_campaign("celery-qc")
     worker = services.worker_by_external_id("careful")
     assignment = services.assign(campaign, worker)
     half = list(Item.objects.filter(hit=assignment.hit).order_by("position"))[:20]
@@ -86,15 +91,7 @@ def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, se
 
 @pytest.mark.django_db(transaction=True)
 def test_the_qc_task_is_safe_to_run_twice(celery_worker):
-    campaign = small_campaign(
-        make_dataset("twice", n_videos=20),
-        "twice",
-        hit_size=40,
-        pairs_per_hit=6,
-        repeats_per_hit=2,
-        min_control_distance=10,
-        qc_min_pairs=6,
-    )
+    campaign = qc_campaign("twice")
     worker = services.worker_by_external_id("diligent")
     complete_hit(services.assign(campaign, worker))
     first = wait_until(lambda: QCResult.objects.filter(campaign=campaign, worker=worker).first(), what="QC")
@@ -113,15 +110,7 @@ def test_the_qc_task_is_safe_to_run_twice(celery_worker):
 
 @pytest.mark.django_db(transaction=True)
 def test_campaign_qc_runs_as_a_job(celery_worker):
-    campaign = small_campaign(
-        make_dataset("qc-job", n_videos=20),
-        "qc-job",
-        hit_size=40,
-        pairs_per_hit=6,
-        repeats_per_hit=2,
-        min_control_distance=10,
-        qc_min_pairs=6,
-    )
+    campaign = qc_campaign("qc-job")
     complete_hit(services.assign(campaign, services.worker_by_external_id("good")))
     complete_hit(services.assign(campaign, services.worker_by_external_id("same")), {"original": 50, "degraded": 50})
     QCResult.objects.all().delete()

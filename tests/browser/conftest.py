@@ -17,6 +17,7 @@ from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabe
 REPO = Path(__file__).resolve().parent.parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 CLIP_SECONDS = 12.0
+ANNOTATOR_PASSWORD = "pw-annotator-7"
 
 
 class _ProductionMediaServerThread(LiveServerThread):
@@ -125,3 +126,15 @@ def login(live_server, staff_user):
         return page
 
     return log_in
+
+
+@pytest.fixture
+def clip_dataset(transactional_db, celery_worker, clip_file, django_user_model):
+    """The judgment tasks' dataset ("task-demo", one real clip "clip-01") and three annotator accounts ann1-ann3
+    (password ANNOTATOR_PASSWORD)."""
+    dataset = Dataset.objects.create(name="task-demo")
+    with open(clip_file, "rb") as handle:
+        services.add_video(dataset, "clip-01", file=File(handle, name=clip_file.name))
+    for name in ("ann1", "ann2", "ann3"):
+        django_user_model.objects.create_user(name, f"{name}@example.org", ANNOTATOR_PASSWORD)
+    return dataset

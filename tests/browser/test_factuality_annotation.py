@@ -336,6 +336,8 @@ def test_three_annotators_complete_a_project_and_the_researcher_reads_the_report
         try:
             page = context.new_page()
             log_in(page, live_server, username=name)
+            starts = []  # Start is pressed once: each submit's answer names the next page
+            page.on("request", lambda r, starts=starts: starts.append(r.url) if r.url.endswith("/start/") else None)
             for _ in range(2):
                 if "/assignments/" in page.url:
                     page.wait_for_selector('[data-role="controls"]:not([hidden])')
@@ -362,6 +364,7 @@ def test_three_annotators_complete_a_project_and_the_researcher_reads_the_report
                 page.wait_for_url(lambda url, pk=pk: not url.endswith(f"/assignments/{pk}/"))
             assert page.url.endswith("/factuality/projects/pilot/work/")
             assert "There is no video left for you" in page.locator(".messages").inner_text()
+            assert len(starts) == 1, starts
             if name == "cai":
                 page.screenshot(path=str(artifacts / "factuality-work.png"), full_page=True)
         finally:

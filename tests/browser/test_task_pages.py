@@ -11,17 +11,14 @@ import json
 import re
 
 import pytest
-from django.core.files import File
 
 from annotation_site.annotators.services import invite
-from annotation_site.corpus import services as corpus
-from annotation_site.corpus.models import Dataset
 from annotation_site.judgment_tasks import imports, participants, services
 from annotation_site.judgment_tasks.models import Submission, Task
+from tests.browser.conftest import ANNOTATOR_PASSWORD as PASSWORD
 
 pytestmark = [pytest.mark.browser]
 
-PASSWORD = "pw-annotator-7"
 ITEMS = [
     {
         "item_id": "qq-1",
@@ -56,16 +53,6 @@ def no_sideways_scroll(page):
     return page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
-@pytest.fixture
-def clip_dataset(transactional_db, celery_worker, clip_file, django_user_model):
-    dataset = Dataset.objects.create(name="task-demo")
-    with open(clip_file, "rb") as handle:
-        corpus.add_video(dataset, "clip-01", file=File(handle, name=clip_file.name))
-    for name in PLANS:
-        django_user_model.objects.create_user(name, f"{name}@example.org", PASSWORD)
-    return dataset
-
-
 def test_question_quality_end_to_end(browser, live_server, login, clip_dataset, tmp_path, artifacts):
     staff = browser.new_context(viewport={"width": 1280, "height": 800})
     page = login(staff.new_page())
@@ -89,6 +76,8 @@ def test_question_quality_end_to_end(browser, live_server, login, clip_dataset, 
         work = context.new_page()
         log_in(work, live_server, username, PASSWORD)
         work.locator("#my-tasks").get_by_role("link", name="Start or continue").click()
+        starts = []  # Start is pressed once: each submit's answer names the next page
+        work.on("request", lambda r, starts=starts: starts.append(r.url) if r.url.endswith("/start/") else None)
         work.locator("#start").click()
         for _ in range(2):
             work.wait_for_url(re.compile(r".*/tasks/assignments/\d+/$"))
@@ -118,6 +107,7 @@ def test_question_quality_end_to_end(browser, live_server, login, clip_dataset, 
             work.wait_for_url(lambda url, current=current: url != current, timeout=15000)
         work.wait_for_url(f"{live_server.url}/tasks/t/qq/work/")
         assert "no item left for you" in work.content()
+        assert len(starts) == 1, starts
         context.close()
 
     task = Task.objects.get(name="qq")
@@ -172,6 +162,8 @@ def test_a_participant_verifies_facts_on_a_phone(browser, live_server, verificat
     task, url = verification_study
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
+    nexts = []  # Next is pressed once: the submit's answer names the end page (the quota of 1 is reached)
+    page.on("request", lambda r: nexts.append(r.url) if r.url.endswith("/next/") else None)
     page.goto(f"{live_server.url}{url}")
     assert no_sideways_scroll(page)
     page.click("#start")
@@ -192,6 +184,7 @@ def test_a_participant_verifies_facts_on_a_phone(browser, live_server, verificat
     page.screenshot(path=str(artifacts / "task-verification-phone.png"), full_page=True)
     page.locator("#submit").tap()
     page.wait_for_url(f"{live_server.url}/healthz?cc=C1ZX")
+    assert len(nexts) == 1, nexts
     [stored] = Submission.objects.filter(assignment__task=task)
     assert stored.answers == {"answer": ["yes", "no", "yes"]} and stored.video_played
     assert stored.annotator.kind == "crowd" and stored.annotator.external_id == "5f00c0ffee"

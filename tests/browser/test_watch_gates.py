@@ -13,40 +13,22 @@ import re
 import time
 
 import pytest
-from django.core.files import File
 
 from annotation_site.annotators.services import invite
-from annotation_site.corpus import services as corpus
-from annotation_site.corpus.models import Caption, Dataset, Sentence, System
 from annotation_site.factuality import projects
 from annotation_site.factuality.models import Assignment as FactAssignment
 from annotation_site.factuality.models import Submission
 from assessment import campaigns, services
 from assessment.models import Judgment
+from tests.clips import clip_dataset
 from tests.conftest import wait_until
 
 pytestmark = [pytest.mark.browser]
 PASSWORD = "pw-watcher-3"
-CAPTIONS = {
-    "Alpha": ["a test card is shown on the screen .", "colour bars fill the picture ."],
-    "Beta": ["a man rides a horse across the field .", "the crowd cheers loudly ."],
-    "human": ["a colourful test pattern with moving shapes is displayed .", "a small square moves across it ."],
-}
 
 
 def _dataset(name, clip_file, n_videos, systems, human=None):
-    dataset = Dataset.objects.create(name=name)
-    rows = {
-        s: System.objects.create(dataset=dataset, name=s, is_human=s == human, position=i)
-        for i, s in enumerate(systems)
-    }
-    for v in range(n_videos):
-        with open(clip_file, "rb") as handle:
-            video = corpus.add_video(dataset, f"clip-{v}", file=File(handle, name=clip_file.name))
-        for position, name in enumerate(systems):
-            caption = Caption.objects.create(video=video, system=rows[name], position=position)
-            for index, text in enumerate(CAPTIONS[name]):
-                Sentence.objects.create(caption=caption, index=index, text=f"{text} ({v})" if index else text)
+    dataset, rows = clip_dataset(name, clip_file, n_videos, systems, human)
     # probing runs in the Celery worker when a broker is configured: the durations are needed below
     wait_until(
         lambda: not dataset.videos.filter(duration__isnull=True).exists(), timeout=90, what="the videos' durations"

@@ -2,12 +2,17 @@
 crowd app is tested on its own; the DA and factuality adapters have their own tests) and helpers to lay out a
 study with participants who did their HITs."""
 
+import json
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django.urls import reverse
 
-from annotation_site.crowd import adapters
+from annotation_site.crowd import adapters, links
 from annotation_site.crowd.adapters import AssignmentRecord, QCOutcome, QCStatus, Target, Work
 from annotation_site.crowd.models import Participant, Participation, Study
 
@@ -208,3 +213,48 @@ def worked(toy, target, study, fake, platform_id, *, qc=None, complete=True, sta
         status=Participation.Status.COMPLETED if complete else Participation.Status.WORKING,
     )
     return participation
+
+
+def study_of(protocol, work, name, provider="link", **fields):
+    """A published study of ``work`` (a DA campaign, a factuality project or a judgment task: its pk and name)
+    under ``protocol``; ``fields`` add to or override that."""
+    defaults = dict(
+        provider=provider,
+        protocol=protocol,
+        object_id=work.pk,
+        target_name=work.name,
+        status=Study.Status.PUBLISHED,
+    )
+    defaults.update(fields)
+    return Study.objects.create(name=name, **defaults)
+
+
+def link_study(protocol, work, name, **fields):
+    """A published signed-link study of ``work`` whose entry link carries the participant's id as ``pid``."""
+    return study_of(protocol, work, name, provider="link", id_parameter="pid", **fields)
+
+
+def start_by_link(client, study, params):
+    """A participant opens the study's entry link with ``params`` and presses Start: (the participation's token,
+    the Start response)."""
+    page = client.get(reverse("crowd-entry", args=[links.entry_token(study)]), params)
+    token = re.search(r"/crowd/w/([^/]+)/start/", page.content.decode()).group(1)
+    return token, client.post(reverse("crowd-start", args=[token]))
+
+
+def payments_dry_run(target_name, policy="approve-passing"):
+    """The document ``crowd_payments --dry-run --format json`` prints for the target named ``target_name``."""
+    out = StringIO()
+    call_command(
+        "crowd_payments",
+        "--campaign",
+        target_name,
+        "--policy",
+        policy,
+        "--dry-run",
+        "--format",
+        "json",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    return json.loads(out.getvalue())

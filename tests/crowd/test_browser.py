@@ -13,55 +13,22 @@ from decimal import Decimal
 from urllib.parse import parse_qs
 
 import pytest
-from django.core.files import File
 from django.utils import timezone
 
-from annotation_site.corpus import services as corpus
-from annotation_site.corpus import synthetic
-from annotation_site.corpus.models import Caption, Dataset, Sentence, System
 from annotation_site.crowd import admission, links
-from annotation_site.crowd.models import Participation, PracticeItem, Study
-from assessment import campaigns
+from annotation_site.crowd.models import Participation, PracticeItem
 from assessment.models import HIT, Assignment, Judgment
+from tests.clips import clip_campaign
+
+from .conftest import study_of
 
 pytestmark = [pytest.mark.browser]
-CAPTIONS = {
-    "Alpha": ["a test card is shown on the screen .", "colour bars fill the picture ."],
-    "Beta": ["a man rides a horse across the field .", "the crowd cheers loudly ."],
-    "human": ["a colourful test pattern with moving shapes is displayed .", "a small square moves across it ."],
-}
 PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
 def campaign(transactional_db, tmp_path):
-    clip = synthetic.make_video(tmp_path / "clip.webm", seconds=1.2, pattern="testsrc2", size="192x108")
-    dataset = Dataset.objects.create(name="crowd-browser")
-    systems = {
-        name: System.objects.create(dataset=dataset, name=name, is_human=name == "human", position=i)
-        for i, name in enumerate(CAPTIONS)
-    }
-    for v in range(4):
-        with open(clip, "rb") as handle:
-            video = corpus.add_video(dataset, f"clip-{v}", file=File(handle, name="clip.webm"))
-        for name, sentences in CAPTIONS.items():
-            caption = Caption.objects.create(video=video, system=systems[name])
-            for index, text in enumerate(sentences):
-                Sentence.objects.create(caption=caption, index=index, text=f"{text} ({v})" if index else text)
-    return campaigns.create_campaign(
-        name="crowd-browser",
-        dataset=dataset,
-        systems=[systems["Alpha"], systems["Beta"]],
-        human_system=systems["human"],
-        hit_size=10,
-        pairs_per_hit=2,
-        repeats_per_hit=1,
-        min_control_distance=3,
-        qc_test="paired_t",
-        qc_min_pairs=2,
-        seed=4,
-        workers_per_hit=1,
-    )
+    return clip_campaign("crowd-browser", tmp_path, workers_per_hit=1)
 
 
 @pytest.fixture
@@ -98,14 +65,12 @@ def test_a_prolific_participant_from_arrival_to_the_completion_url(
 ):
     settings.PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete"
     external = fake_prolific.add_study(total_available_places=campaign.hits.count())
-    study = Study.objects.create(
-        name="browser-prolific",
+    study = study_of(
+        "da",
+        campaign,
+        "browser-prolific",
         provider="prolific",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
         external_id=external,
-        status="published",
         completion_code="CBROWSE7",
         reward=Decimal("1.00"),
         title="Rate how well captions describe short videos",
@@ -167,13 +132,11 @@ def test_a_prolific_participant_from_arrival_to_the_completion_url(
 
 
 def test_mturk_preview_then_an_accepted_assignment_posts_to_external_submit(phone, live_server, campaign):
-    study = Study.objects.create(
-        name="browser-mturk",
+    study = study_of(
+        "da",
+        campaign,
+        "browser-mturk",
         provider="mturk",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
-        status="published",
         end_mode="submit",
         title="Rate captions",
         instructions="Watch each clip, then rate the sentence.",
@@ -216,14 +179,7 @@ def test_mturk_preview_then_an_accepted_assignment_posts_to_external_submit(phon
 
 
 def test_expired_and_reused_links_are_refused_with_a_clear_page(phone, live_server, campaign):
-    study = Study.objects.create(
-        name="browser-links",
-        provider="link",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
-        status="published",
-    )
+    study = study_of("da", campaign, "browser-links")
     ((_, expired),) = admission.create_participant_links(
         study, ["late"], expires_at=timezone.now() - timedelta(hours=1)
     )

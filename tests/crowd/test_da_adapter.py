@@ -20,6 +20,7 @@ from assessment.models import Assignment, Item, Judgment
 
 from ..assessment.conftest import make_dataset, small_campaign
 from ..assessment.test_csv_import import valid_csv, write
+from .conftest import link_study, payments_dry_run, study_of
 
 pytestmark = pytest.mark.django_db
 
@@ -35,19 +36,6 @@ def campaign():
         min_control_distance=4,
         qc_min_pairs=5,
         workers_per_hit=1,
-    )
-
-
-def link_study(campaign, **fields):
-    return Study.objects.create(
-        name="da-panel",
-        provider="link",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
-        status="published",
-        id_parameter="pid",
-        **fields,
     )
 
 
@@ -99,20 +87,7 @@ def test_qc_outcomes_reach_the_payment_decisions(campaign):
 
 def test_crowd_payments_contract_on_an_imported_campaign(db, tmp_path):
     call_command("da_import_judgments", str(write(tmp_path, valid_csv())), campaign="trecvid", stdout=StringIO())
-    out = StringIO()
-    call_command(
-        "crowd_payments",
-        "--campaign",
-        "trecvid",
-        "--policy",
-        "approve-passing",
-        "--dry-run",
-        "--format",
-        "json",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    document = json.loads(out.getvalue())
+    document = payments_dry_run("trecvid", "approve-passing")
     assert set(document) == {"campaign", "policy", "decisions"} and document["campaign"] == "trecvid"
     by_worker = {d["worker_id"]: d for d in document["decisions"]}
     assert set(by_worker) == {"w1", "w2"}
@@ -136,7 +111,7 @@ def test_crowd_payments_contract_on_an_imported_campaign(db, tmp_path):
 
 
 def test_the_rating_page_of_crowd_work_ends_on_the_crowd_end_page(client, campaign):
-    study = link_study(campaign)
+    study = link_study("da", campaign, "da-panel")
     home = client.get(reverse("crowd-entry", args=[links.entry_token(study)]), {"pid": "amy"})
     token = re.search(r"/crowd/w/([^/]+)/", home.content.decode()).group(1)
     page = client.post(reverse("crowd-start", args=[token]))  # Start answers the rating page, no redirect
@@ -182,7 +157,7 @@ def test_idle_crowd_work_is_released_by_the_protocol_activity(client, campaign):
 
     from django.utils import timezone
 
-    study = link_study(campaign, idle_minutes=10)
+    study = link_study("da", campaign, "da-panel", idle_minutes=10)
     participation = admission.admit(study, {"pid": "slow"})
     participation, work = admission.take_slot(participation)
     assignment = Assignment.objects.select_related("hit__campaign").get(pk=int(work.key))
@@ -198,14 +173,7 @@ def test_idle_crowd_work_is_released_by_the_protocol_activity(client, campaign):
 
 
 def test_mturk_round_trip_into_da_judgments(campaign):
-    study = Study.objects.create(
-        name="da-mturk",
-        provider="mturk",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
-        status="published",
-    )
+    study = study_of("da", campaign, "da-mturk", provider="mturk")
     from annotation_site.crowd import studies
 
     batch, _ = studies.mturk_batch(study)

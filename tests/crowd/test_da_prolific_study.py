@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from annotation_site.crowd import adapters, admission, ledger, payments
-from annotation_site.crowd.models import LedgerEntry, Participation, Study
+from annotation_site.crowd.models import LedgerEntry, Participation
 from annotation_site.crowd.tasks import apply_payments
 from assessment import services
 from assessment.models import Assignment, Item, QCResult
 
 from ..assessment.conftest import make_dataset, small_campaign
+from .conftest import study_of
 from .fake_prolific import new_event_id, webhook_signature
 
 pytestmark = pytest.mark.django_db
@@ -82,14 +83,12 @@ def test_a_prolific_study_end_to_end(client, fake_prolific, settings, monkeypatc
     n_hits = campaign.hits.count()
     places = n_hits * campaign.workers_per_hit
     external = fake_prolific.add_study(total_available_places=places)
-    study = Study.objects.create(
-        name="crowd-e2e-prolific",
+    study = study_of(
+        "da",
+        campaign,
+        "crowd-e2e-prolific",
         provider="prolific",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
         external_id=external,
-        status="published",
         completion_code="CE2E0001",
         places=places,
         reward=Decimal("2.00"),

@@ -5,39 +5,28 @@ crowd's end page with a completion code; the payment decisions know projects hav
 import json
 import re
 import uuid
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.crowd import adapters, links
-from annotation_site.crowd.models import Participation, Study
+from annotation_site.crowd.models import Participation
 from annotation_site.factuality.models import CaptionRating, Project
 
 from ..factuality.conftest import make_project, small_dataset  # noqa: F401  (fixtures)
+from .conftest import link_study, payments_dry_run, start_by_link
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_crowd_participant_rates_a_video_of_a_rating_project(client, make_project):  # noqa: F811
     project = make_project(name="fifa-crowd", kind=Project.Kind.RATING, annotators_per_video=1)
-    study = Study.objects.create(
-        name="fifa-panel",
-        provider="link",
-        protocol="factuality",
-        object_id=project.pk,
-        target_name=project.name,
-        status="published",
-        id_parameter="pid",
-    )
+    study = link_study("factuality", project, "fifa-panel")
     adapter, target = adapters.resolve("factuality", "fifa-crowd")
     n_videos = len(adapter.describe(target).units)
     assert adapter.capacity(target) == n_videos
-    page = client.get(reverse("crowd-entry", args=[links.entry_token(study)]), {"pid": "rita"})
-    token = re.search(r"/crowd/w/([^/]+)/start/", page.content.decode()).group(1)
-    started = client.post(reverse("crowd-start", args=[token]))
+    token, started = start_by_link(client, study, {"pid": "rita"})
     assert started.status_code == 302 and started["Location"].startswith("/factuality/a/")
     annotate = client.get(started["Location"])
     assert annotate.status_code == 200 and annotate["Content-Security-Policy"].startswith("frame-ancestors")
@@ -73,50 +62,16 @@ def test_a_crowd_participant_rates_a_video_of_a_rating_project(client, make_proj
         client.post(config["submitUrl"].replace("/a/", "/a/x"), {}, content_type="application/json").status_code == 404
     )
     # payments: no hidden QC in projects, so approve-passing reviews and approve-all approves
-    out = StringIO()
-    call_command(
-        "crowd_payments",
-        "--campaign",
-        "fifa-crowd",
-        "--policy",
-        "approve-passing",
-        "--dry-run",
-        "--format",
-        "json",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    [decision] = json.loads(out.getvalue())["decisions"]
+    [decision] = payments_dry_run("fifa-crowd", "approve-passing")["decisions"]
     assert (decision["action"], decision["qc"]["status"]) == ("review", "insufficient_data")
-    out = StringIO()
-    call_command(
-        "crowd_payments",
-        "--campaign",
-        "fifa-crowd",
-        "--policy",
-        "approve-all",
-        "--dry-run",
-        "--format",
-        "json",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    assert json.loads(out.getvalue())["decisions"][0]["action"] == "approve"
+    assert payments_dry_run("fifa-crowd", "approve-all")["decisions"][0]["action"] == "approve"
 
 
 def test_submitted_factuality_work_is_not_released(make_project):  # noqa: F811
     from annotation_site.crowd import admission
 
     project = make_project(name="fact-crowd", annotators_per_video=1)
-    study = Study.objects.create(
-        name="fact-panel",
-        provider="link",
-        protocol="factuality",
-        object_id=project.pk,
-        target_name=project.name,
-        status="published",
-        id_parameter="pid",
-    )
+    study = link_study("factuality", project, "fact-panel")
     participation = admission.admit(study, {"pid": "sam"})
     participation, work = admission.take_slot(participation)
     assert admission.release(participation, "idle") is True  # untouched: the video goes back

@@ -4,17 +4,15 @@ Prolific answers slowly, send each approval, each rejection and each bonus exact
 server's log); a run that crashes between "bonus batch created" and "paid" is resumed by the next run, which
 pays that batch once and never creates or pays another."""
 
-import threading
 import time
 from decimal import Decimal
 
 import pytest
-from django.db import connections
 
 from annotation_site.crowd import ledger, payments
 from annotation_site.crowd.models import BonusScope, Dispatch, LedgerEntry, Policy, Study
 
-from ..factuality.conftest import thread_database
+from ..factuality.conftest import in_thread, race, thread_database
 from .conftest import FAILED, PASSED, prolific_study, worked
 
 
@@ -43,44 +41,15 @@ def _setup(toy, fake):
 
 def _in_threads(use, functions, offsets=None):
     """Run the functions in threads started together; ``offsets``: seconds each waits after the start (a run
-    arriving while the other's platform calls are in flight)."""
-    errors = []
-    barrier = threading.Barrier(len(functions))
+    arriving while the other's platform calls are in flight). Returns the errors raised."""
+
+    def run(ready, function, offset):
+        ready()
+        time.sleep(offset)
+        function()
+
     offsets = list(offsets or [0] * len(functions))
-
-    def run(function, offset):
-        use()
-        try:
-            barrier.wait(timeout=30)
-            time.sleep(offset)
-            function()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(f, o)) for f, o in zip(functions, offsets, strict=True)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return errors
-
-
-def _read(use, function):
-    out = {}
-
-    def run():
-        use()
-        try:
-            out["value"] = function()
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return out["value"]
+    return race(run, list(zip(functions, offsets, strict=True)), use=use)[1]
 
 
 def _sent_once(fake):
@@ -108,10 +77,10 @@ def test_two_payment_runs_at_once_send_everything_exactly_once(toy, fake_prolifi
         assert not errors, errors
         # whatever one run left to the other, a third run settles it, still without sending anything twice
         _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))])
-        states = _read(
+        states = in_thread(
             use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk).values_list("state", flat=True))
         )
-        dispatches = _read(
+        dispatches = in_thread(
             use,
             lambda: sorted(Dispatch.objects.filter(study_id=study.pk, kind="bonus").values_list("state", flat=True)),
         )
@@ -138,7 +107,7 @@ def test_a_crash_after_the_bonus_batch_is_created_is_resumed_without_paying_twic
         errors = _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))] * 2, [0, 0.2])
         assert not errors, errors
         _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))])
-        states = _read(
+        states = in_thread(
             use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk).values_list("state", flat=True))
         )
     _sent_once(fake_prolific)
@@ -200,7 +169,7 @@ def test_webhooks_delivered_twice_at_once_release_the_hit_once(toy, fake_prolifi
     with thread_database() as use:
         errors = _in_threads(use, [deliver(same), deliver(same), deliver(other)])
         assert not errors, errors
-        state = _read(
+        state = in_thread(
             use,
             lambda: (
                 list(Participation.objects.filter(study_id=study.pk).values_list("status", flat=True)),

@@ -17,6 +17,7 @@ from assessment import services
 from assessment.models import Assignment, Item
 
 from ..assessment.conftest import make_dataset, small_campaign
+from .conftest import link_study, start_by_link
 
 pytestmark = pytest.mark.django_db
 
@@ -74,23 +75,13 @@ def walk(client, study, pid):
 @pytest.mark.parametrize("n_videos", [12, 30])
 def test_arrival_query_counts_are_constant_and_small(client, n_videos):
     campaign = campaign_of(f"qc-{n_videos}", n_videos)
-    study = Study.objects.create(
-        name=f"burst-{n_videos}",
-        provider="link",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
-        status="published",
-        id_parameter="pid",
-    )
+    study = link_study("da", campaign, f"burst-{n_videos}")
     first = walk(client, study, "p000")
     earlier = min(11, campaign.hits.count() - 2)
     assert earlier >= 3
     for i in range(1, earlier + 1):  # earlier arrivals fill the tables the queries read
         client.cookies.clear()
-        home = client.get(reverse("crowd-entry", args=[links.entry_token(study)]), {"pid": f"x{i:03d}"})
-        token = re.search(r"/crowd/w/([^/]+)/start/", home.content.decode()).group(1)
-        client.post(reverse("crowd-start", args=[token]))
+        start_by_link(client, study, {"pid": f"x{i:03d}"})
     client.cookies.clear()
     later = walk(client, study, "p999")
     assert later == first
@@ -107,15 +98,7 @@ def test_a_returning_worker_takes_a_slot_with_few_more_queries(client):
     """A worker the protocol knows already (another study of the same campaign) is locked, not created: the
     Start of a returning worker costs at most three queries more than a newcomer's."""
     campaign = campaign_of("qc-returning", 24)
-    first = Study.objects.create(
-        name="returning-a",
-        provider="link",
-        protocol="da",
-        object_id=campaign.pk,
-        target_name=campaign.name,
-        status="published",
-        id_parameter="pid",
-    )
+    first = link_study("da", campaign, "returning-a")
     second = Study.objects.create(
         name="returning-b",
         provider="none",

@@ -6,40 +6,27 @@ Prolific's completion URL); payments know tasks have no hidden QC; MTurk batch r
 
 import csv
 import io
-import json
-import re
 import uuid
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.crowd import adapters, links, mturk_formats, mturk_import, payments, studies
-from annotation_site.crowd.models import Participation, Study
+from annotation_site.crowd.models import Participation
 from annotation_site.factuality import models as fact
 from annotation_site.judgment_tasks.models import Assignment, Item, Submission
 
 from ..factuality.conftest import make_project, small_dataset  # noqa: F401  (fixtures)
-from ..judgment_tasks.conftest import make_task, videos  # noqa: F401  (fixtures)
+from ..judgment_tasks.conftest import make_task, question_quality_items, videos  # noqa: F401  (fixtures)
+from .conftest import link_study, payments_dry_run, start_by_link, study_of
 
 pytestmark = pytest.mark.django_db
-
-ITEMS = [
-    {
-        "item_id": f"q{n}",
-        "video_id": f"c{n + 1}",
-        "tuples": ["a man", "a dog", "a ball"],
-        "questions": ["Is there a man?", "Is there a dog?"],
-    }
-    for n in range(3)
-]
 
 
 @pytest.fixture
 def task(make_task):  # noqa: F811
-    return make_task("crowd-quality", "fifa-question-quality", ITEMS, per_item=2)
+    return make_task("crowd-quality", "fifa-question-quality", question_quality_items(3), per_item=2)
 
 
 def test_the_adapter_describes_a_task_and_its_items(task):
@@ -53,18 +40,8 @@ def test_the_adapter_describes_a_task_and_its_items(task):
 
 
 def test_a_link_participant_answers_an_item_and_ends_with_a_code(client, task):
-    study = Study.objects.create(
-        name="quality-panel",
-        provider="link",
-        protocol="task",
-        object_id=task.pk,
-        target_name=task.name,
-        status="published",
-        id_parameter="pid",
-    )
-    page = client.get(reverse("crowd-entry", args=[links.entry_token(study)]), {"pid": "tia"})
-    token = re.search(r"/crowd/w/([^/]+)/start/", page.content.decode()).group(1)
-    started = client.post(reverse("crowd-start", args=[token]))
+    study = link_study("task", task, "quality-panel")
+    token, started = start_by_link(client, study, {"pid": "tia"})
     assert started.status_code == 302 and started["Location"].startswith("/tasks/p/")
     task_token = started["Location"].split("/")[3]
     item_page = client.get(started["Location"])
@@ -94,20 +71,7 @@ def test_a_link_participant_answers_an_item_and_ends_with_a_code(client, task):
     again = client.post(reverse("crowd-start", args=[token]))
     assert again.status_code in (302, 409) and Assignment.objects.count() == 1
     # payments: no hidden QC in tasks
-    out = StringIO()
-    call_command(
-        "crowd_payments",
-        "--campaign",
-        "crowd-quality",
-        "--policy",
-        "approve-passing",
-        "--dry-run",
-        "--format",
-        "json",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    [decision] = json.loads(out.getvalue())["decisions"]
+    [decision] = payments_dry_run("crowd-quality", "approve-passing")["decisions"]
     assert (decision["action"], decision["hit_id"], decision["qc"]["status"]) == ("review", "q0", "insufficient_data")
 
 
@@ -120,12 +84,9 @@ def test_a_prolific_participant_reaches_prolific_completion_url(client, task, fa
     assert study.places == 6 and fake_prolific.studies[study.external_id]["total_available_places"] == 6
     pid = "5f" + "4" * 22
     session = fake_prolific.add_submission(study.external_id, pid)
-    page = client.get(
-        reverse("crowd-entry", args=[links.entry_token(study)]),
-        {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session},
+    token, started = start_by_link(
+        client, study, {"PROLIFIC_PID": pid, "STUDY_ID": study.external_id, "SESSION_ID": session}
     )
-    token = re.search(r"/crowd/w/([^/]+)/start/", page.content.decode()).group(1)
-    started = client.post(reverse("crowd-start", args=[token]))
     task_token = started["Location"].split("/")[3]
     found = Assignment.objects.get()
     assert (
@@ -143,6 +104,21 @@ def test_a_prolific_participant_reaches_prolific_completion_url(client, task, fa
     assert Participation.objects.get().status == "completed"
 
 
+# The columns of an MTurk results file of the task's batch
+RESULTS_HEADER = [
+    "HITId",
+    "AssignmentId",
+    "WorkerId",
+    "AssignmentStatus",
+    "WorkTimeInSeconds",
+    "Input.hit_id",
+    "Input.item_id",
+    "Answer.matches",
+    "Approve",
+    "Reject",
+]
+
+
 def _results(rows, header):
     out = io.StringIO()
     writer = csv.writer(out)
@@ -152,29 +128,11 @@ def _results(rows, header):
 
 
 def test_mturk_results_come_in_as_task_answers_once(task):
-    study = Study.objects.create(
-        name="quality-mturk",
-        provider="mturk",
-        protocol="task",
-        object_id=task.pk,
-        target_name=task.name,
-        status="published",
-    )
+    study = study_of("task", task, "quality-mturk", provider="mturk")
     batch, _ = studies.mturk_batch(study)
     hits = list(csv.DictReader(io.StringIO(batch)))
     assert [h["hit_label"] for h in hits] == ["q0", "q1", "q2"]
-    header = [
-        "HITId",
-        "AssignmentId",
-        "WorkerId",
-        "AssignmentStatus",
-        "WorkTimeInSeconds",
-        "Input.hit_id",
-        "Input.item_id",
-        "Answer.matches",
-        "Approve",
-        "Reject",
-    ]
+    header = RESULTS_HEADER
     text = _results(
         [
             ["3H0", "A1", "W1", "Submitted", "61", hits[0]["hit_id"], "", "[[0, 0], [1, 1]]", "", ""],
@@ -209,25 +167,8 @@ def test_mturk_results_come_in_as_task_answers_once(task):
 
 
 def test_a_malformed_task_results_file_is_refused_whole_with_its_lines(task):
-    study = Study.objects.create(
-        name="quality-mturk",
-        provider="mturk",
-        protocol="task",
-        object_id=task.pk,
-        target_name=task.name,
-        status="published",
-    )
-    header = [
-        "HITId",
-        "AssignmentId",
-        "WorkerId",
-        "AssignmentStatus",
-        "WorkTimeInSeconds",
-        "Input.item_id",
-        "Answer.matches",
-        "Approve",
-        "Reject",
-    ]
+    study = study_of("task", task, "quality-mturk", provider="mturk")
+    header = [c for c in RESULTS_HEADER if c != "Input.hit_id"]
     text = _results(
         [
             ["3H0", "B1", "W1", "Submitted", "61", "q0", "[[0, 0]]", "", ""],  # fine
@@ -251,14 +192,7 @@ def test_a_malformed_task_results_file_is_refused_whole_with_its_lines(task):
 
 def test_mturk_results_come_in_as_rating_project_answers(make_project):  # noqa: F811
     project = make_project(name="fifa-mturk", kind=fact.Project.Kind.RATING, annotators_per_video=2)
-    study = Study.objects.create(
-        name="fifa-mturk",
-        provider="mturk",
-        protocol="factuality",
-        object_id=project.pk,
-        target_name=project.name,
-        status="published",
-    )
+    study = study_of("factuality", project, "fifa-mturk", provider="mturk")
     systems = list(project.systems.order_by("position", "name").values_list("name", flat=True))
     project_videos = list(
         fact.ProjectVideo.objects.filter(project=project)

@@ -4,6 +4,7 @@ annotators with accounts, projects, answers built from compact descriptions, and
 import json
 import shutil
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -146,6 +147,50 @@ def thread_database():
         yield use
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def race(work, calls, *, use=None, wait_timeout=30, join_timeout=120):
+    """Runs ``work(ready, *args)`` for each ``args`` of ``calls`` in a thread of its own: each thread calls ``use()``
+    first (thread_database's), ``work`` calls ``ready()`` right before the step that races (all threads are
+    released together) and the thread closes its connections at the end. Returns (each call's result in the
+    order of ``calls``, None where it raised; the exceptions raised)."""
+    barrier = threading.Barrier(len(calls))
+    results, errors = {}, []
+
+    def run(index, args):
+        if use is not None:
+            use()
+        try:
+            results[index] = work(lambda: barrier.wait(timeout=wait_timeout), *args)
+        except BaseException as exc:  # noqa: BLE001 - the caller asserts there are none (pytest.fail's too)
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i, args)) for i, args in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=join_timeout)
+    return [results.get(i) for i in range(len(calls))], errors
+
+
+def in_thread(use, read):
+    """``read()``'s result, read in a thread after ``use()`` (on SQLite the racing database is a file copy that only
+    the threads open)."""
+    out = {}
+
+    def run():
+        use()
+        try:
+            out["value"] = read()
+        finally:
+            connections.close_all()
+
+    reader = threading.Thread(target=run)
+    reader.start()
+    reader.join()
+    return out["value"]
 
 
 # What each annotator answers, by video and system: (paragraph score, {sentence index: [spans]}).

@@ -243,3 +243,53 @@ def test_the_words_filter_renders_what_the_template_loop_rendered(tokens):
     new = Template("{% load factuality_tags %}{{ tokens|token_spans }}").render(Context({"tokens": tokens}))
     assert new == old
     assert "<b>" not in new
+
+
+# the paragraph loops the annotation page had before they were made by ``sentence_items`` and ``likert_options``
+_SENTENCES_LOOP = """{% for sentence in paragraph.sentences %}
+                <li class="fact-sentence" data-sentence="{{ sentence.index }}">
+                  <button type="button" class="fact-flag" data-action="flag" aria-pressed="false">
+                    <span class="visually-hidden">Paragraph {{ paragraph.letter }}, sentence {{ forloop.counter }}: </span><span data-role="flag-text">Error?</span>
+                  </button>
+                  <div class="fact-sentence__body">
+                    <p class="fact-tokens" role="group" aria-label="Words of paragraph {{ paragraph.letter }}, sentence {{ forloop.counter }}" aria-describedby="span-hint">{{ sentence.tokens|token_spans }}</p>
+                    <ul class="fact-spans" data-role="spans" aria-label="Marked words of paragraph {{ paragraph.letter }}, sentence {{ forloop.counter }}"></ul>
+                  </div>
+                </li>
+              {% endfor %}"""
+_LIKERT_LOOP = """{% for value, label in scale %}
+                <label class="fact-likert__option">
+                  <input type="radio" name="score-{{ paragraph.index }}" value="{{ value }}">
+                  <span class="fact-likert__value">{{ value }}</span>
+                  <span class="fact-likert__anchor">{{ label }}</span>
+                </label>
+              {% endfor %}"""
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        {"letter": "A", "index": 0, "sentences": []},
+        {"letter": "B", "index": 1, "sentences": [{"index": 0, "tokens": ["a", "<b>", "it's"]}]},
+        {"letter": "AB", "index": 27, "sentences": [{"index": j, "tokens": [f"w{j}"] * j} for j in range(12)]},
+    ],
+)
+@pytest.mark.parametrize(
+    "scale",
+    [
+        list(projects.scale_of(Project(kind=Project.Kind.FACTUALITY))),
+        [(0, 'none <at> all & "quoted"'), (50, ""), (100, "it's {all}")],
+        [(1234, "a large value")],
+    ],
+)
+def test_the_paragraph_filters_render_what_the_template_loops_rendered(paragraph, scale):
+    from django.template import Context, Template
+
+    context = Context({"paragraph": paragraph, "scale": scale})
+    load = "{% load factuality_tags %}"
+    assert Template(load + "{{ paragraph|sentence_items }}").render(context) == Template(load + _SENTENCES_LOOP).render(
+        context
+    )
+    assert Template(load + "{{ scale|likert_options:paragraph.index }}").render(context) == Template(
+        load + _LIKERT_LOOP
+    ).render(context)

@@ -1,14 +1,12 @@
 """Derived caption scores as the FactVC release: share of erroneous sentences and of erroneous words (words,
 not punctuation tokens), and their "higher is better" forms; checked on the published corpus figures."""
 
-import io
-
 import pytest
-from django.core.management import call_command
 
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.models import ErrorSpan, LabelSet, SentenceLabel
 from annotation_site.factuality.scores import SCORE_COLUMNS, caption_scores, corpus_shares, is_word, label_set_scores
+from tests.conftest import import_factvc
 
 
 def test_caption_scores_count_words_not_punctuation():
@@ -62,16 +60,7 @@ def test_label_set_scores_from_the_database(db):
 @pytest.mark.django_db
 def test_published_activitynet_fact_shares(shared_datasets):
     """FactVC paper / release README: 81.9 % of paragraphs, 51.4 % of sentences and 13.5 % of words erroneous."""
-    call_command(
-        "import_dataset",
-        "--format",
-        "factvc",
-        "--name",
-        "anet",
-        str(shared_datasets / "activitynet"),
-        stdout=io.StringIO(),
-        stderr=io.StringIO(),
-    )
+    import_factvc(shared_datasets / "activitynet", "anet")
     label_set = LabelSet.objects.get(dataset=Dataset.objects.get(name="anet"))
     frame = label_set_scores(label_set)
     assert len(frame) == 1200

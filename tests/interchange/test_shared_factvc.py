@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from annotation_site.corpus.models import Dataset, Reference, Sentence
 from annotation_site.factuality.models import ParagraphLabel, SentenceLabel
+from tests.conftest import import_factvc
 
 pytestmark = pytest.mark.django_db
 PUNCTUATION = set(".,;:!?'\"-")
@@ -27,16 +28,7 @@ def test_release_imports_and_exports_exactly(
     shared_datasets, tmp_path, folder, videos, captions, sentences, references, para, sent, word
 ):
     source = shared_datasets / folder
-    call_command(
-        "import_dataset",
-        "--format",
-        "factvc",
-        "--name",
-        folder,
-        str(source),
-        stdout=io.StringIO(),
-        stderr=io.StringIO(),
-    )
+    import_factvc(source, folder)
     dataset = Dataset.objects.get(name=folder)
     assert dataset.videos.count() == videos
     assert dataset.systems.count() == 6

@@ -18,6 +18,20 @@ def lines(*objects):
     return "".join(json.dumps(obj) + "\n" for obj in objects)
 
 
+def question_quality_items(n):
+    """``n`` items of the fifa-question-quality preset (q0, q1, ... on videos c1, c2, ...): three facts, two
+    questions."""
+    return [
+        {
+            "item_id": f"q{i}",
+            "video_id": f"c{i + 1}",
+            "tuples": ["a man", "a dog", "a ball"],
+            "questions": ["Is there a man?", "Is there a dog?"],
+        }
+        for i in range(n)
+    ]
+
+
 @pytest.fixture
 def videos(db):
     """Dataset "clips" with videos c1..c40 (declared, no files)."""

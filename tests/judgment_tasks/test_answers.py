@@ -2,18 +2,16 @@
 retries, concurrent requests), resubmission history, drafts, and constant query counts whatever the lengths
 of the item's lists."""
 
-import threading
 import uuid
 
 import pytest
-from django.db import connections
 
 from annotation_site.judgment_tasks import answers, services
 from annotation_site.judgment_tasks.assignment import next_assignment
 from annotation_site.judgment_tasks.definition import normalise
 from annotation_site.judgment_tasks.models import Assignment, Submission
 from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
-from tests.factuality.conftest import thread_database
+from tests.factuality.conftest import in_thread, race, thread_database
 
 from .conftest import lines
 
@@ -112,40 +110,18 @@ def test_concurrent_duplicates_of_one_submit_store_one_row(verification):
     task, [annotator] = verification(name="race")
     assignment = next_assignment(task, annotator)
     key = uuid.uuid4()
-    results, errors = [], []
     with thread_database() as use:
-        barrier = threading.Barrier(4)
 
-        def post():
-            use()
-            try:
-                found = Assignment.objects.select_related("task", "item").get(pk=assignment.pk)
-                barrier.wait(timeout=10)
-                results.append(answers.submit(found, {"answer": ["yes", "yes", "no"]}, client_uuid=key).created)
-            except Exception as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
-            finally:
-                connections.close_all()
+        def post(ready):
+            found = Assignment.objects.select_related("task", "item").get(pk=assignment.pk)
+            ready()
+            return answers.submit(found, {"answer": ["yes", "yes", "no"]}, client_uuid=key).created
 
-        threads = [threading.Thread(target=post) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+        results, errors = race(post, [()] * 4, use=use)
         assert not errors, errors
         assert sorted(results) == [False, False, False, True]
-
-        def count():
-            use()
-            try:
-                results.append(Submission.objects.filter(client_uuid=key).count())
-            finally:
-                connections.close_all()
-
-        reader = threading.Thread(target=count)
-        reader.start()
-        reader.join()
-    assert results[-1] == 1
+        stored = in_thread(use, lambda: Submission.objects.filter(client_uuid=key).count())
+    assert stored == 1
 
 
 def test_drafts_are_kept_until_the_submit(verification):
@@ -216,43 +192,24 @@ def test_annotators_arriving_together_never_overfill_an_item(make_task, annotato
     """Five annotators ask for work at the same moment; the only item takes two: exactly two get it."""
     people = annotator_accounts(5, prefix="rush")
     task = make_task("rush", "fifa-faithfulness", [{"video_id": "c1", "text": "t"}], members=people, per_item=2)
-    got, errors = [], []
     with thread_database() as use:
-        barrier = threading.Barrier(5)
 
-        def ask(annotator_pk):
-            use()
-            try:
-                from annotation_site.annotators.models import Annotator
-                from annotation_site.judgment_tasks.models import Task
+        def ask(ready, annotator_pk):
+            from annotation_site.annotators.models import Annotator
+            from annotation_site.judgment_tasks.models import Task
 
-                found_task, annotator = Task.objects.get(pk=task.pk), Annotator.objects.get(pk=annotator_pk)
-                barrier.wait(timeout=10)
-                got.append(next_assignment(found_task, annotator) is not None)
-            except Exception as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
-            finally:
-                connections.close_all()
+            found_task, annotator = Task.objects.get(pk=task.pk), Annotator.objects.get(pk=annotator_pk)
+            ready()
+            return next_assignment(found_task, annotator) is not None
 
-        threads = [threading.Thread(target=ask, args=(a.pk,)) for a in people]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
-        counts = []
+        got, errors = race(ask, [(a.pk,) for a in people], use=use)
 
         def read():
-            use()
-            try:
-                from annotation_site.judgment_tasks.models import Item
+            from annotation_site.judgment_tasks.models import Item
 
-                counts.append((Assignment.objects.count(), Item.objects.get().assigned))
-            finally:
-                connections.close_all()
+            return [(Assignment.objects.count(), Item.objects.get().assigned)]
 
-        reader = threading.Thread(target=read)
-        reader.start()
-        reader.join(timeout=60)
+        counts = in_thread(use, read)
     assert not errors, errors
     assert sorted(got) == [False, False, False, True, True] and counts == [(2, 2)]
 

@@ -9,6 +9,7 @@ import pytest
 from annotation_site.interchange import jsonl
 from annotation_site.interchange.services import import_bundle
 from metrics_eval import services, text_metrics
+from metrics_eval.models import MetricScore
 from tests.conftest import require
 
 # Four videos, three systems. Captions are lower-cased and space-tokenised like FactVC's; every video has one or
@@ -63,6 +64,16 @@ def import_jsonl(text, name):
 def tiny_dataset(db):
     """Dataset "tiny": 4 videos x 3 systems, references, factuality labels (label set "imported")."""
     return import_jsonl(tiny_jsonl(), "tiny")
+
+
+def stored_scores(dataset, name):
+    """{(video id, system name): score} of metric ``name`` as stored for ``dataset``."""
+    return {
+        (s.caption.video.external_id, s.caption.system.name): s.score
+        for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name).select_related(
+            "caption__video", "caption__system"
+        )
+    }
 
 
 def scores_csv(dataset_rows, metrics, seed=0):

@@ -17,19 +17,11 @@ from scipy import stats as scipy_stats
 from annotation_site.corpus.models import Reference, System
 from assessment import campaigns, results, simulation
 from metrics_eval import human, loaders, reports, services, text_metrics
-from metrics_eval.models import MetricScore
 from tests.assessment.conftest import make_dataset, sentence
 
+from .conftest import stored_scores
+
 pytestmark = pytest.mark.django_db
-
-
-def stored(dataset, name):
-    return {
-        (s.caption.video.external_id, s.caption.system.name): s.score
-        for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name).select_related(
-            "caption__video", "caption__system"
-        )
-    }
 
 
 def test_human_captions_are_scored_leave_one_out(java, tiny_dataset):
@@ -45,7 +37,7 @@ def test_human_captions_are_scored_leave_one_out(java, tiny_dataset):
     assert result["captions"] == 16 and result["scored"] == {"bleu4": 14, "meteor": 14}
     assert result["human"] == {"captions": 4, "references_left_out": 4, "without_other_references": 2}
 
-    bleu4, meteor = stored(tiny_dataset, "bleu4"), stored(tiny_dataset, "meteor")
+    bleu4, meteor = stored_scores(tiny_dataset, "bleu4"), stored_scores(tiny_dataset, "meteor")
     human_keys = {key for key in bleu4 if key[1] == "gt_1"}
     assert human_keys == {("vid-a", "gt_1"), ("vid-d", "gt_1")}  # vid-b and vid-c have no other reference
     for key in human_keys:
@@ -146,7 +138,7 @@ def test_da_correlation_leaves_the_human_system_out_by_default(reference_campaig
     captions = results.caption_scores(reference_campaign)
     system_captions = captions.loc[~captions["is_human"]]
     assert captions["is_human"].any() and len(system_captions) < len(captions)
-    bleu = stored(reference_campaign.dataset, "bleu4")
+    bleu = stored_scores(reference_campaign.dataset, "bleu4")
     metric = np.array([bleu[(v, s)] for v, s in zip(system_captions["video_id"], system_captions["system"])])
 
     default = correlate("--campaign", "da-refs", "--human", "da", "--metrics", "bleu4,meteor")

@@ -10,23 +10,16 @@ from metrics_eval import services
 from metrics_eval.models import CaptionPair, Metric, MetricScore
 from metrics_eval.score_import import FormatError
 
+from .conftest import stored_scores
+
 pytestmark = pytest.mark.django_db
-
-
-def scores_of(dataset, name):
-    return {
-        (s.caption.video.external_id, s.caption.system.name): s.score
-        for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name).select_related(
-            "caption__video", "caption__system"
-        )
-    }
 
 
 def test_long_csv(tiny_dataset):
     text = "video_id,system,metric,score\nvid-a,Alpha,emscore,0.81\nvid-a,Beta,emscore,0.5\nvid-b,Alpha,pacs,-1e-3\n"
     result = services.import_scores(tiny_dataset, text, "scores.csv")
     assert result.metrics == {"emscore": 2, "pacs": 1}
-    assert scores_of(tiny_dataset, "emscore") == {("vid-a", "Alpha"): 0.81, ("vid-a", "Beta"): 0.5}
+    assert stored_scores(tiny_dataset, "emscore") == {("vid-a", "Alpha"): 0.81, ("vid-a", "Beta"): 0.5}
     metric = Metric.objects.get(dataset=tiny_dataset, name="pacs")
     assert (metric.source, metric.origin) == ("imported", "scores.csv")
 
@@ -108,7 +101,7 @@ def test_existing_metrics_are_replaced_only_when_asked(tiny_dataset):
     with pytest.raises(FormatError, match="metric 'm' already has scores"):
         services.import_scores(tiny_dataset, again, "two.csv")
     services.import_scores(tiny_dataset, again, "two.csv", replace=True)
-    assert scores_of(tiny_dataset, "m") == {("vid-a", "Alpha"): 5.0}
+    assert stored_scores(tiny_dataset, "m") == {("vid-a", "Alpha"): 5.0}
     Metric.objects.filter(name="m").update(source="computed")
     with pytest.raises(FormatError, match="metric 'm' is computed by the platform"):
         services.import_scores(tiny_dataset, again, "three.csv")

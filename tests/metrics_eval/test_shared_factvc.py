@@ -17,6 +17,7 @@ from scipy import stats as scipy_stats
 from annotation_site.factuality.models import SentenceLabel
 from metrics_eval import human
 from metrics_eval.models import Report
+from tests.conftest import import_factvc
 
 pytestmark = pytest.mark.django_db
 METRICS = ["bleu4", "meteor", "rouge_l", "cider"]
@@ -84,16 +85,7 @@ def independent_scores(folder, names):
     ],
 )
 def test_one_command_computes_and_correlates(shared_datasets, java, staff_client, folder, name, captions, checked):
-    call_command(
-        "import_dataset",
-        "--format",
-        "factvc",
-        "--name",
-        name,
-        str(shared_datasets / folder),
-        stdout=io.StringIO(),
-        stderr=io.StringIO(),
-    )
+    import_factvc(shared_datasets / folder, name)
     out = io.StringIO()
     call_command(
         "correlate",
@@ -139,16 +131,7 @@ def test_one_command_computes_and_correlates(shared_datasets, java, staff_client
 def test_word_definition_gives_the_published_share(shared_datasets):
     """13.5 % of ActivityNet-Fact words are inside error spans (FactVC paper and release README) with words being
     tokens that have a letter or digit - the definition of the word-level score."""
-    call_command(
-        "import_dataset",
-        "--format",
-        "factvc",
-        "--name",
-        "anet",
-        str(shared_datasets / "activitynet"),
-        stdout=io.StringIO(),
-        stderr=io.StringIO(),
-    )
+    import_factvc(shared_datasets / "activitynet", "anet")
     words = errors = 0
     for label in SentenceLabel.objects.select_related("sentence").prefetch_related("spans"):
         marked = {i for span in label.spans.all() for i in range(span.start, span.end)}

@@ -29,6 +29,11 @@ def brute_counts(h, m, epsilon=0.0):
     return c, d, th, tm, thm
 
 
+def first_row(counts):
+    """(C, D, T_h only, T_m only, T_hm) of the first row of stats.pair_counts_rows, as brute_counts gives them."""
+    return counts.con[0], counts.dis[0], counts.ties_human[0], counts.ties_metric[0], counts.ties_both[0]
+
+
 def samples(seed, n, discrete=True):
     rng = np.random.default_rng(seed)
     h = rng.integers(1, 6, n).astype(float) if discrete else rng.normal(size=n)
@@ -73,21 +78,14 @@ def test_undefined_correlations_are_nan():
 def test_pair_counts_are_those_of_every_pair(epsilon):
     h, m = samples(6, 60)
     counts = stats.pair_counts_rows(h, m, epsilon=epsilon)
-    got = (counts.con[0], counts.dis[0], counts.ties_human[0], counts.ties_metric[0], counts.ties_both[0])
-    assert got == brute_counts(h, m, epsilon)
+    assert first_row(counts) == brute_counts(h, m, epsilon)
 
 
 def test_sorted_count_of_long_rows_matches_every_pair(monkeypatch):
     h, m = samples(7, 400)
     monkeypatch.setattr(stats, "SORTED_FROM", 50)  # force the O(n log^2 n) path on this row
     counts = stats.pair_counts_rows(h, m)
-    assert (
-        counts.con[0],
-        counts.dis[0],
-        counts.ties_human[0],
-        counts.ties_metric[0],
-        counts.ties_both[0],
-    ) == brute_counts(h, m)
+    assert first_row(counts) == brute_counts(h, m)
 
 
 @pytest.mark.parametrize("values", [[3, 1, 2], [1, 1, 1], [5, 4, 3, 2, 1], [2, 3, 2, 1, 3, 3, 0]])
@@ -158,13 +156,7 @@ def test_sorted_pair_counts_with_a_tie_threshold_equal_pair_enumeration(epsilon,
         h, m = samples(seed, n)
         m = m + np.random.default_rng(seed).choice([0.0, 0.1, 0.3], n)
         counts = stats.pair_counts_rows(h, m, epsilon=epsilon)
-        assert (
-            counts.con[0],
-            counts.dis[0],
-            counts.ties_human[0],
-            counts.ties_metric[0],
-            counts.ties_both[0],
-        ) == brute_counts(h, m, epsilon)
+        assert first_row(counts) == brute_counts(h, m, epsilon)
 
 
 def test_level_sweep_equals_pair_enumeration():

@@ -10,19 +10,12 @@ from django.core.management import CommandError, call_command
 
 from annotation_site.corpus.models import Reference
 from metrics_eval import loaders, services, text_metrics
-from metrics_eval.models import Metric, MetricScore
+from metrics_eval.models import Metric
+
+from .conftest import stored_scores
 
 pytestmark = pytest.mark.django_db
 ALL = list(text_metrics.TEXT_METRICS)
-
-
-def stored(dataset, name):
-    return {
-        (s.caption.video.external_id, s.caption.system.name): s.score
-        for s in MetricScore.objects.filter(metric__dataset=dataset, metric__name=name).select_related(
-            "caption__video", "caption__system"
-        )
-    }
 
 
 def test_hand_checked_bleu_and_rouge(java, tiny_dataset):
@@ -32,9 +25,9 @@ def test_hand_checked_bleu_and_rouge(java, tiny_dataset):
     The longest common subsequence "the cat on the mat" has 5 words: P = R = 5/6, so ROUGE-L = 5/6."""
     services.compute_scores(tiny_dataset, ["bleu1", "bleu2", "rouge_l"])
     key = ("vid-b", "Alpha")
-    assert stored(tiny_dataset, "bleu1")[key] == pytest.approx(5 / 6, abs=1e-9)
-    assert stored(tiny_dataset, "bleu2")[key] == pytest.approx(0.5**0.5, abs=1e-9)
-    assert stored(tiny_dataset, "rouge_l")[key] == pytest.approx(5 / 6, abs=1e-9)
+    assert stored_scores(tiny_dataset, "bleu1")[key] == pytest.approx(5 / 6, abs=1e-9)
+    assert stored_scores(tiny_dataset, "bleu2")[key] == pytest.approx(0.5**0.5, abs=1e-9)
+    assert stored_scores(tiny_dataset, "rouge_l")[key] == pytest.approx(5 / 6, abs=1e-9)
 
 
 def test_scores_equal_pycocoevalcap_called_directly(java, tiny_dataset):
@@ -68,7 +61,7 @@ def test_scores_equal_pycocoevalcap_called_directly(java, tiny_dataset):
         expected["rouge_l"] = Rouge().compute_score(gts, res)[1]
         expected["cider"] = Cider().compute_score(gts, res)[1]
         for name, values in expected.items():
-            ours = stored(tiny_dataset, name)
+            ours = stored_scores(tiny_dataset, name)
             for video, value in zip(gts, values):
                 assert ours[(video, system)] == pytest.approx(float(value), abs=1e-12), (name, video, system)
     metric = Metric.objects.get(dataset=tiny_dataset, name="cider")
@@ -80,7 +73,7 @@ def test_scores_equal_pycocoevalcap_called_directly(java, tiny_dataset):
 def test_reference_sets_can_be_chosen(java, tiny_dataset):
     services.compute_scores(tiny_dataset, ["rouge_l"], reference_sets=["gt_2"])
     # only vid-a and vid-d have a second reference: the other captions are not scored
-    assert {video for video, _ in stored(tiny_dataset, "rouge_l")} == {"vid-a", "vid-d"}
+    assert {video for video, _ in stored_scores(tiny_dataset, "rouge_l")} == {"vid-a", "vid-d"}
     assert Metric.objects.get(name="rouge_l").parameters["reference_sets"] == ["gt_2"]
     with pytest.raises(services.MetricError, match="unknown reference set"):
         services.compute_scores(tiny_dataset, ["rouge_l"], reference_sets=["gt_9"])

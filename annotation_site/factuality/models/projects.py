@@ -11,7 +11,8 @@ from django.db import models
 from django.db.models import F, Q
 
 from annotation_site.annotators.models import Annotator
-from annotation_site.corpus.models import DATASET_NAME, Dataset, System, Video
+from annotation_site.corpus.models import Dataset, System, Video, unique_name_field
+from annotation_site.workflow.statuses import UnitStatus
 
 from .labels import LabelSet
 
@@ -21,21 +22,14 @@ class Project(models.Model):
         FACTUALITY = "factuality", "factuality (paragraph score, sentence errors, word spans)"
         RATING = "rating", "per-caption rating on a Likert scale"
 
-    class Status(models.TextChoices):
-        OPEN = "open"
-        CLOSED = "closed"
+    Status = UnitStatus
 
     class Rationale(models.TextChoices):
         OFF = "off", "not asked"
         OPTIONAL = "optional"
         REQUIRED = "required"
 
-    name = models.CharField(
-        max_length=100,
-        unique=True,
-        validators=[DATASET_NAME],
-        help_text="Short unique name, used on the command line and in addresses.",
-    )
+    name = unique_name_field()
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="factuality_projects")
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.FACTUALITY)
     description = models.TextField(blank=True)

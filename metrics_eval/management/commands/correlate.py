@@ -13,10 +13,10 @@ the report is stored (its id is in the output) with its data snapshot, parameter
 import json
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from annotation_site.corpus.models import Dataset
 from metrics_eval import analysis, correlation, loaders, reports, services, text_metrics
+from metrics_eval.management.progress import progress_bar
 
 
 class Command(BaseCommand):
@@ -85,20 +85,11 @@ class Command(BaseCommand):
         }
         if options["compute"]:
             self._compute(dataset, data["metrics"], options)
-        bar = tqdm(
-            total=None, desc="correlating", unit="correlation", file=self.stderr._out, disable=options["verbosity"] == 0
-        )
-
-        def progress(done, total):
-            bar.total = total
-            bar.update(done - bar.n)
-
         try:
-            report, _ = reports.build_report(dataset, data, progress=progress)
+            with progress_bar(self, "correlating", "correlation", options["verbosity"]) as progress:
+                report, _ = reports.build_report(dataset, data, progress=progress)
         except (ValueError, loaders.HumanScoresUnavailable) as exc:
             raise CommandError(str(exc)) from None
-        finally:
-            bar.close()
         if dataset is not None and report.dataset_id != dataset.pk:
             raise CommandError(f"campaign {options['campaign']} belongs to dataset {report.dataset.name}")
         if options["format"] == "json":
@@ -114,25 +105,11 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--compute needs --dataset and text metrics in --metrics ({', '.join(text_metrics.TEXT_METRICS)})"
             )
-        bar = tqdm(
-            total=None,
-            desc=f"computing {', '.join(names)}",
-            unit="step",
-            file=self.stderr._out,
-            disable=options["verbosity"] == 0,
-        )
-
-        def progress(done, total, message):
-            bar.total = total
-            bar.set_postfix_str(message)
-            bar.update(done - bar.n)
-
         try:
-            services.compute_scores(dataset, names, progress=progress)
+            with progress_bar(self, f"computing {', '.join(names)}", "step", options["verbosity"]) as progress:
+                services.compute_scores(dataset, names, progress=progress)
         except (services.MetricError, text_metrics.JavaMissing) as exc:
             raise CommandError(str(exc)) from None
-        finally:
-            bar.close()
 
     def _table(self, report):
         result = report.result

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from annotation_site import uploads
 from annotation_site.corpus.models import Dataset
 from metrics_eval import loaders, services, text_metrics
+from metrics_eval.management.progress import progress_bar
 from metrics_eval.score_import import FormatError
 
 
@@ -63,25 +63,11 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"started job {job.pk} {where}; progress at /api/jobs/{job.pk}/")
             return
-        bar = tqdm(
-            total=None,
-            desc=f"{dataset.name}: {', '.join(names)}",
-            unit="step",
-            file=self.stderr._out,
-            disable=options["verbosity"] == 0,
-        )
-
-        def progress(done, total, message):
-            bar.total = total
-            bar.set_postfix_str(message)
-            bar.update(done - bar.n)
-
         try:
-            result = services.compute_scores(dataset, names, reference_sets=reference_sets, progress=progress)
+            with progress_bar(self, f"{dataset.name}: {', '.join(names)}", "step", options["verbosity"]) as progress:
+                result = services.compute_scores(dataset, names, reference_sets=reference_sets, progress=progress)
         except (services.MetricError, text_metrics.JavaMissing) as exc:
             raise CommandError(str(exc)) from None
-        finally:
-            bar.close()
         scored = ", ".join(f"{name} {n}" for name, n in result["scored"].items())
         missing = result["without_references"]
         self.stdout.write(

@@ -53,14 +53,7 @@ class Command(BaseCommand):
         policy = options["policy"]
 
         def decide():
-            return payments.preview(
-                adapter,
-                target,
-                policy=policy,
-                bonus_scope=scope,
-                bonus_amount=amount,
-                rejection_message=study.rejection_message if study else "",
-            )
+            return payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount, study=study)
 
         decisions = decide()
         if not options["dry_run"]:
