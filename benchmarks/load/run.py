@@ -3,7 +3,7 @@
 items at once against gunicorn + the database + a real Celery worker, over real HTTP on loopback.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/captioneval_load CELERY_BROKER_URL=redis://127.0.0.1:6379/8 \\
-        .venv/bin/python benchmarks/load/run.py                         # 200 participants, at most 60 s
+    CACHE_URL=redis://127.0.0.1:6379/7 .venv/bin/python benchmarks/load/run.py   # 200 participants, at most 60 s
     .venv/bin/python benchmarks/load/run.py --participants 20 --seconds 15   # embedded SQLite, eager tasks
     GUNICORN_WORKERS=3 GUNICORN_THREADS=8 .venv/bin/python benchmarks/load/run.py --think 0   # saturation
 
@@ -15,6 +15,10 @@ submissions. Then it checks in the database that every acknowledged submission i
 nothing else is (verify.py), removes the run's rows (unless ``--keep``) and exits 1 if anything was lost,
 duplicated or invented. ``--fault`` injects faults during the run (faults.py). Stops by itself: every request
 has a timeout, every participant a bounded amount of work, the run a deadline.
+
+``CACHE_URL`` is passed on to gunicorn: set it to Redis as the deployment does (docker-compose.yml), or the rate
+limits count per process in local memory, which costs less than production does (0.8 ms of CPU per DA submission
+measured, docs/reliability.md).
 
 Participants pause ``--think`` seconds on average before each action (a person reading and rating takes far
 longer; 0 gives a closed loop that measures the server's saturation throughput). Their number over the
@@ -234,6 +238,7 @@ def main(argv=None):
         for k in (
             "DATABASE_URL",
             "CELERY_BROKER_URL",
+            "CACHE_URL",  # redis://... as deployed (docker-compose.yml): the rate limits' counters are shared
             "CAPTIONEVAL_VAR_DIR",
             "CELERY_TASK_DEFAULT_QUEUE",
             "CELERY_VISIBILITY_TIMEOUT",

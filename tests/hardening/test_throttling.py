@@ -1,15 +1,50 @@
 """Rate limits (issue #11, "Abuse"): login by django-axes, the other pages strangers reach and submissions by the
 throttle middleware; a clear 429 with Retry-After, and the rule table stays in step with the URLs."""
 
+import os
+import socket
+import threading
 import uuid
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import URLResolver, get_resolver
 
 from annotation_site import throttling
+from tests.conftest import require
 
 pytestmark = pytest.mark.django_db
+
+# Redis database of these tests' counters: CACHE_URL when it names Redis, else the loopback server's db 13. Each
+# test gets a key prefix of its own, so nothing is flushed and concurrent runs do not count each other's requests.
+REDIS_CACHE = os.environ.get("CACHE_URL", "") if os.environ.get("CACHE_URL", "").startswith("redis") else ""
+REDIS_CACHE = REDIS_CACHE or "redis://127.0.0.1:6379/13"
+
+
+def _redis_answers(url):
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=2) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@pytest.fixture(autouse=True, params=["local memory", "redis"])
+def counter_cache(request, settings):
+    """Every test here runs on the embedded default cache and on Redis, what production uses (CACHE_URL)."""
+    if request.param == "redis":
+        require(_redis_answers(REDIS_CACHE), f"Redis at {REDIS_CACHE}")
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": REDIS_CACHE,
+                "KEY_PREFIX": f"throttle-test-{uuid.uuid4().hex}",
+            }
+        }
+    return request.param
 
 
 def test_forty_wrong_passwords_then_the_right_one_is_refused(client):
@@ -87,6 +122,60 @@ def test_the_window_resets():
         throttling.count("account", "ip", "203.0.113.9", now=1001.0)
     assert throttling.count("account", "ip", "203.0.113.9", now=1002.0) > 0
     assert throttling.count("account", "ip", "203.0.113.9", now=1200.0) == 0  # the next 600-second window
+
+
+def test_counters_expire_with_their_window(counter_cache):
+    from django.core.cache import cache
+
+    throttling.count("submit", "token", "tok-1", now=1000.0)
+    key = "throttle:submit:token:tok-1:16"  # 120/60: window 16 holds t = 960 ... 1019
+    assert cache.get(key) == 1
+    if counter_cache == "redis":
+        from django.core.cache import caches
+
+        backend = caches["default"]
+        ttl = backend._cache.get_client(None).ttl(backend.make_and_validate_key(key))
+        assert 0 < ttl <= 61
+
+
+@pytest.mark.parametrize("counter_cache", ["redis"], indirect=True)  # only Redis has round trips
+def test_one_round_trip_to_redis_per_request_whatever_the_number_of_keys(counter_cache, monkeypatch):
+    """A factuality submission is counted under three keys (address, assignment, account): on Redis that is one
+    MULTI / EXEC, not an add and an incr (itself two commands) per key."""
+    import redis.connection
+
+    sent = []
+    real = redis.connection.Connection.send_packed_command
+
+    def counting(self, command, *args, **kwargs):
+        sent.append(command)
+        return real(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counting)
+    throttling.count("submit", "ip", "192.0.2.1")  # opens the connection (its handshake is not the count's)
+    keys = [("ip", "198.51.100.7"), ("pk", 17), ("user", 4)]
+    for _ in range(3):  # the first request creates the counters, the others find them
+        sent.clear()
+        assert throttling.count_all("submit", keys) == 0
+        assert len(sent) == 1
+
+
+def test_concurrent_requests_are_each_counted_once(counter_cache, settings):
+    settings.CAPTIONEVAL_THROTTLE_SUBMIT_TOKEN = "25/60"
+    waits = []
+    barrier = threading.Barrier(8)
+
+    def hammer():
+        barrier.wait()
+        for _ in range(5):
+            waits.append(throttling.count("submit", "token", "shared", now=3000.0))
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(waits) == 40 and sum(1 for wait in waits if wait) == 15  # 40 requests, 25 allowed
 
 
 def test_every_rule_names_a_url_and_every_stranger_facing_url_has_a_rule():
