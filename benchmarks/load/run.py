@@ -17,7 +17,7 @@ duplicated or invented. ``--fault`` injects faults during the run (faults.py). S
 has a timeout, every participant a bounded amount of work, the run a deadline.
 
 ``CACHE_URL`` is passed on to gunicorn: set it to Redis as the deployment does (docker-compose.yml), or the rate
-limits count per process in local memory, which costs less than production does (0.8 ms of CPU per DA submission
+limits count per process in local memory, which costs less than production does (0.5 ms of CPU per DA submission
 measured, docs/reliability.md).
 
 Participants pause ``--think`` seconds on average before each action (a person reading and rating takes far
