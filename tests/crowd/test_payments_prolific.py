@@ -224,6 +224,9 @@ def test_timeouts_are_retried_for_safe_calls_and_reconciled_for_the_rest(study_s
     assert LedgerEntry.objects.filter(kind="bonus", state="planned").count() == 3  # no bonus before approval
     # ...and the next run finds them approved on Prolific (the slow calls did go through): nothing is re-sent
     calls = len(fake_prolific.log("POST", "bulk-approve"))
+    # the usual timeout again: with 0.3 s, any call of this run (a bonus, not retried) slowed by a loaded machine
+    # would be left "sent" as well
+    settings.PROLIFIC_TIMEOUT = 2.0
     payments.apply_study(study)
     assert len(fake_prolific.log("POST", "bulk-approve")) == calls
     assert LedgerEntry.objects.exclude(state="confirmed").count() == 0

@@ -32,6 +32,20 @@ def _redis_answers(url):
         return False
 
 
+@pytest.fixture(autouse=True)
+def _clock_at_window_start(monkeypatch):
+    """The counters use fixed windows (60 and 600 seconds) of the real clock: a test whose requests straddle a
+    window's end sees its count restart and the 429 it expects never comes (requests taking 0.1 s have about one
+    chance in 600 of straddling a 60-second window's end). The throttle's clock runs as the real one does, shifted
+    so that each test starts one second into an hour, hence into every 60- and 600-second window."""
+    import time
+    from types import SimpleNamespace
+
+    now = time.time()
+    shift = now - (now // 3600 * 3600 + 1)
+    monkeypatch.setattr(throttling, "time", SimpleNamespace(time=lambda: time.time() - shift))
+
+
 @pytest.fixture(autouse=True, params=["local memory", "redis"])
 def counter_cache(request, settings):
     """Every test here runs on the embedded default cache and on Redis, what production uses (CACHE_URL)."""
