@@ -13,10 +13,12 @@
 
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -34,6 +36,17 @@ def require(available, what):
     """Skip (fail, in strict mode) when an outside part is truly absent, saying which."""
     if not available:
         pytest.skip(f"needs {what}, which is not available here")
+
+
+def redis_answers(url):
+    """Whether a Redis server answers PING at ``url`` (redis://host:port/db)."""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=2) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 @pytest.hookimpl(hookwrapper=True)

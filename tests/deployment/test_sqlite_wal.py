@@ -16,6 +16,20 @@ def sqlite_options():
     return dict(settings.DATABASES["default"]["OPTIONS"])
 
 
+def _settings_for(path, options):
+    """A connection's settings for a database file of the test's own."""
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(path),
+        "OPTIONS": options,
+        "TIME_ZONE": None,
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": False,
+        "AUTOCOMMIT": True,
+        "ATOMIC_REQUESTS": False,
+    }
+
+
 def test_connections_do_not_each_ask_for_the_journal_mode_change(sqlite_options):
     """Converting a file to WAL needs an exclusive lock: asked by every new connection, racing connections can
     wait on each other until "database is locked" (seen in CI in a five-thread test)."""
@@ -25,16 +39,7 @@ def test_connections_do_not_each_ask_for_the_journal_mode_change(sqlite_options)
 def test_a_new_database_file_is_switched_to_wal_and_stays_there(tmp_path, sqlite_options, django_db_blocker):
     path = tmp_path / "fresh.sqlite3"
     sqlite3.connect(path).close()  # created in the default (rollback journal) mode
-    base = {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": str(path),
-        "OPTIONS": sqlite_options,
-        "TIME_ZONE": None,
-        "CONN_MAX_AGE": 0,
-        "CONN_HEALTH_CHECKS": False,
-        "AUTOCOMMIT": True,
-        "ATOMIC_REQUESTS": False,
-    }
+    base = _settings_for(path, sqlite_options)
     errors = []
     barrier = threading.Barrier(6)
 
@@ -81,16 +86,7 @@ def test_a_switch_refused_at_once_as_locked_is_tried_again(tmp_path, sqlite_opti
         return real(self, query, params)
 
     monkeypatch.setattr(SQLiteCursorWrapper, "execute", refuse_twice)
-    settings_dict = {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": str(path),
-        "OPTIONS": sqlite_options,
-        "TIME_ZONE": None,
-        "CONN_MAX_AGE": 0,
-        "CONN_HEALTH_CHECKS": False,
-        "AUTOCOMMIT": True,
-        "ATOMIC_REQUESTS": False,
-    }
+    settings_dict = _settings_for(path, sqlite_options)
     wrapper = DatabaseWrapper(settings_dict, alias="raced")
     with django_db_blocker.unblock():
         try:

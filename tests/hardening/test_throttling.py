@@ -2,17 +2,15 @@
 throttle middleware; a clear 429 with Retry-After, and the rule table stays in step with the URLs."""
 
 import os
-import socket
 import threading
 import uuid
-from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import URLResolver, get_resolver
 
 from annotation_site import throttling
-from tests.conftest import require
+from tests.conftest import redis_answers, require
 
 pytestmark = pytest.mark.django_db
 
@@ -20,16 +18,6 @@ pytestmark = pytest.mark.django_db
 # test gets a key prefix of its own, so nothing is flushed and concurrent runs do not count each other's requests.
 REDIS_CACHE = os.environ.get("CACHE_URL", "") if os.environ.get("CACHE_URL", "").startswith("redis") else ""
 REDIS_CACHE = REDIS_CACHE or "redis://127.0.0.1:6379/13"
-
-
-def _redis_answers(url):
-    parts = urlsplit(url)
-    try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=2) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +38,7 @@ def _clock_at_window_start(monkeypatch):
 def counter_cache(request, settings):
     """Every test here runs on the embedded default cache and on Redis, what production uses (CACHE_URL)."""
     if request.param == "redis":
-        require(_redis_answers(REDIS_CACHE), f"Redis at {REDIS_CACHE}")
+        require(redis_answers(REDIS_CACHE), f"Redis at {REDIS_CACHE}")
         settings.CACHES = {
             "default": {
                 "BACKEND": "django.core.cache.backends.redis.RedisCache",

@@ -17,14 +17,13 @@ or the session's Celery worker. The Celery test needs a broker: CELERY_BROKER_UR
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.conftest import REPO, require
+from tests.conftest import REPO, redis_answers, require
 
 pytestmark = pytest.mark.faults
 
@@ -35,16 +34,6 @@ LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 def _postgres_url():
     url = os.environ.get("DATABASE_URL", "")
     return url if url.startswith(("postgres://", "postgresql://")) else ""
-
-
-def _redis_answers(url):
-    parts = urlsplit(url)
-    try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=2) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +153,7 @@ def test_killing_the_celery_worker_mid_job_does_each_job_once(stack_environment,
     from metrics_eval.text_metrics import java_available
 
     broker = os.environ.get("CELERY_BROKER_URL") or LOCAL_REDIS
-    require(_redis_answers(broker), f"a Redis broker at {broker} (CELERY_BROKER_URL)")
+    require(redis_answers(broker), f"a Redis broker at {broker} (CELERY_BROKER_URL)")
     require(java_available(), "Java for the metric computation (pycocoevalcap's tokenizer)")
     figures = run_load(
         stack_environment,
