@@ -321,9 +321,11 @@ def check_report(page, live_server, name, spec):
         for index, question in enumerate(("correct", "names_errors")):
             rows = {
                 r.locator("th").inner_text(): r.locator("td").first.inner_text()
-                for r in page.locator(f"#figure-table-{index} tbody tr").all()
+                for r in page.locator(f"#figure-table-{index} tbody tr:has(th)").all()
             }
             assert set(rows) == {"all versions", "vci-7b", "vci-3b"}
+            # two items: each version's alpha says it rests on too few units
+            assert page.locator(f"#figure-table-{index} tr.figure-warning").count() == 3
             for label, model in (("all versions", None), ("vci-7b", "vci-7b"), ("vci-3b", "vci-3b")):
                 for level in levels:
                     assert f"{level} {alpha_text(spec, question, level, model=model)}" in rows[label], (label, level)

@@ -264,6 +264,30 @@ def test_pages_need_membership_or_staff(quality, annotator, outsider, staff_rese
     assert staff_researcher.client.get(reverse("tasks-report", args=["quality"])).status_code == 200
 
 
+def test_alpha_per_model_version_warns_on_each_version_it_rests_on_few_units(
+    staff_client, make_task, annotator_accounts
+):
+    """Each version's alpha carries its own warning: a version with a handful of items must not look as reliable
+    as the figure over all versions."""
+    annotators = annotator_accounts(3)
+    items = [
+        {"item_id": f"e{n}", "video_id": f"c{n + 1}", "model": "vci-3b" if n < 3 else "vci-7b", "caption": f"c {n}",
+         "score": "3", "explanation": f"wrong object {n}"}
+        for n in range(6)
+    ]  # fmt: skip
+    task = make_task("vci", "vc-inspector", items, members=annotators)
+    for a, annotator in enumerate(annotators):
+        work_through(task, annotator, lambda item, a=a: {"correct": (int(item.key[1:]) + a) % 5 + 1,
+                                                         "names_errors": 3, "comment": ""})  # fmt: skip
+    page = staff_client.get(reverse("tasks-report", args=["vci"])).content.decode()
+    table = page.split('id="figure-table-0"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)
+    versions = [re.search(r'<th scope="row">(.*?)</th>', row).group(1) for row in rows if '<th scope="row">' in row]
+    assert versions == ["all versions", "vci-3b", "vci-7b"]
+    warned = [row for row in rows if "fewer than 30" in row]
+    assert [re.search(r"only (\d+) units", row).group(1) for row in warned] == ["6", "3", "3"]
+
+
 def test_every_question_type_renders(client, make_task, annotator_accounts):
     """Likert, choice, per-element count, matching pairs and free text on one page (the VC-Inspector preset
     plus a custom definition)."""
