@@ -19,11 +19,12 @@ import string
 from annotation_site.corpus.models import Caption, Sentence
 from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
+from annotation_site.workflow.answers import Refused
 
 from .models import Assignment, Project, ProjectMember, ProjectVideo
 
 
-class ProjectClosed(Exception):
+class ProjectClosed(Refused):
     """The project is closed: no new videos, no new answers."""
 
 

@@ -32,6 +32,7 @@ from annotation_site.workflow.answers import (  # noqa: F401 - re-exported: call
     MAX_SECONDS,
     AnswerInvalid,
     NeedsConfirmation,
+    Refused,
     SubmissionConflict,
 )
 from annotation_site.workflow.answers import clean_seconds as _seconds
@@ -206,33 +207,41 @@ def submit(
 ):
     """Store an annotator's answer for their assignment, once per ``client_uuid``.
 
-    A retry with the same UUID returns the stored submission (``created=False``) without checking or writing
-    anything again. A new UUID for an assignment already submitted replaces the current answer (the earlier
-    one stays, no longer current). Constant number of queries whatever the number of captions."""
+    A retry with the same UUID returns the stored submission (``created=False``) without writing anything
+    again: it is recognised under the assignment's lock, or, when it no longer passes the checks (the project
+    closed meanwhile), by a lookup then; a first answer makes no lookup before the transaction (as
+    ``workflow.answers.store_once``). A new UUID for an assignment already submitted replaces the current
+    answer (the earlier one stays, no longer current). Constant number of queries whatever the number of
+    captions."""
     try:
         client_uuid = uuid_module.UUID(str(client_uuid))
     except ValueError:
         raise AnswerInvalid([Problem("submission_uuid must be a UUID", code="uuid")]) from None
-    stored = _stored(client_uuid, assignment)
-    if stored is not None:
-        return SubmitResult(stored, created=False)
-    if not assignment.project.is_open:
-        raise ProjectClosed(f"project {assignment.project.name} is closed: answers can no longer change")
-    paragraphs, problems, soft = check_answer(assignment.project, presented, data)
-    if problems:
-        raise AnswerInvalid(problems)
-    video_played, watched = checked_playback(
-        assignment, timezone.now(), video_played=video_played, watched_seconds=watched_seconds
-    )
-    if video_played is False:
-        soft.insert(
-            0,
-            Problem(
-                "You have not played the video: please watch it before judging the captions.", code="video_not_played"
-            ),
+    try:
+        if not assignment.project.is_open:
+            raise ProjectClosed(f"project {assignment.project.name} is closed: answers can no longer change")
+        paragraphs, problems, soft = check_answer(assignment.project, presented, data)
+        if problems:
+            raise AnswerInvalid(problems)
+        video_played, watched = checked_playback(
+            assignment, timezone.now(), video_played=video_played, watched_seconds=watched_seconds
         )
-    if soft and not confirm:
-        raise NeedsConfirmation(soft)
+        if video_played is False:
+            soft.insert(
+                0,
+                Problem(
+                    "You have not played the video: please watch it before judging the captions.",
+                    code="video_not_played",
+                ),
+            )
+        if soft and not confirm:
+            raise NeedsConfirmation(soft)
+    except Refused:
+        # a retry of a stored answer that no longer passes (the project closed meanwhile, say) is answered with it
+        stored = _stored(client_uuid, assignment)
+        if stored is not None:
+            return SubmitResult(stored, created=False)
+        raise
     try:
         with transaction.atomic():
             lock_assignment(assignment)

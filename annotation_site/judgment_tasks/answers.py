@@ -197,10 +197,10 @@ def check_answer(definition, lists, data, *, partial=False):
 
 def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_played=None):
     """Store an annotator's answer for their assignment, once per ``client_uuid`` (``workflow.answers.
-    store_once``): a retry returns the stored submission without checking or writing again; a new UUID for a
-    submitted item replaces the current answer (the earlier one stays, no longer current). Seven statements for
-    a first answer (lookup, savepoint, lock, lookup, insert, status, release; eight when it replaces one), one
-    for a retry, whatever the lengths of the item's lists."""
+    store_once``): a retry returns the stored submission without writing again; a new UUID for a submitted
+    item replaces the current answer (the earlier one stays, no longer current). Six statements for a first
+    answer (savepoint, lock, lookup, insert, status, release; seven when it replaces one), four for a retry
+    (savepoint, lock, lookup, release), whatever the lengths of the item's lists."""
     uuid = parse_uuid(client_uuid)
     if uuid is None:
         raise AnswerInvalid([Problem("submission_uuid must be a UUID", code="uuid")])

@@ -7,11 +7,12 @@ line of defence. ``limit`` caps how many items one annotator may take (crowd par
 """
 
 from annotation_site.workflow import slots
+from annotation_site.workflow.answers import Refused
 
 from .models import Assignment, Item, Task, TaskMember
 
 
-class TaskClosed(Exception):
+class TaskClosed(Refused):
     """The task is closed: no new items, no new answers."""
 
 

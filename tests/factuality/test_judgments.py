@@ -188,14 +188,15 @@ def test_submit_uses_a_constant_number_of_queries(annotator_accounts, django_ass
     found = type(found).objects.select_related("project", "project_video").get(pk=found.pk)
     presented = presented_captions(found)
     data = answer(presented, [3] * captions, {(p, 0): [(0, 1)] for p in range(captions)})
-    # uuid check, savepoint, lock, re-check (which also finds a current answer: none), 4 bulk inserts,
-    # assignment update, release (11 before: the history update ran even with nothing to mark)
-    with django_assert_num_queries(10):
+    # savepoint, lock, lookup (which also finds a current answer: none), 4 bulk inserts, assignment update,
+    # release (10 before: a lookup of the UUID before the transaction too; 11 before that: the history update
+    # ran even with nothing to mark)
+    with django_assert_num_queries(9):
         judgments.submit(found, presented, data, client_uuid=uuid.uuid4())
     stored = Submission.objects.get().client_uuid
-    with django_assert_num_queries(1):  # a retry: one lookup
+    with django_assert_num_queries(4):  # a retry: savepoint, lock, lookup, release
         judgments.submit(found, presented, data, client_uuid=stored)
-    with django_assert_num_queries(11):  # a new answer replacing the current one: the history update as well
+    with django_assert_num_queries(10):  # a new answer replacing the current one: the history update as well
         judgments.submit(found, presented, data, client_uuid=uuid.uuid4())
     assert Submission.objects.filter(assignment=found, is_current=True).count() == 1
 
@@ -213,5 +214,5 @@ def test_a_submit_locks_and_reads_without_joining_the_project_or_the_annotator(t
         judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)
         judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)  # a retry
     statements = [q["sql"] for q in captured.captured_queries]
-    assert len([s for s in statements if s.startswith("SELECT")]) == 4  # lookup, lock, lookup; the retry's lookup
+    assert len([s for s in statements if s.startswith("SELECT")]) == 4  # lock, lookup; the retry's lock, lookup
     assert not [s for s in statements if " JOIN " in s]
