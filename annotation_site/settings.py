@@ -154,6 +154,9 @@ for _name in [n for n in env.ENVIRON if n.startswith("CAPTIONEVAL_THROTTLE_")]:
 # web process shares them (the default local-memory cache counts per process).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
+# Database sessions whose per-request read is compiled once per connection (same table and rows as Django's
+# own "django.contrib.sessions.backends.db": switching between the two keeps everyone signed in).
+SESSION_ENGINE = "annotation_site.sessions"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

@@ -11,12 +11,18 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from annotation_site.prepared_queries import Prepared
+
 from .models import Annotator
+
+# every request of a signed-in annotator reads it: compiled once per database connection
+_OF_USER = Prepared(lambda user_id: Annotator.objects.filter(user_id=user_id).order_by("pk")[:1], user_id=-914_270_051)
 
 
 def annotator_for_user(user, *, create=True):
     """The Annotator of a logged-in account (created on first use: ``staff`` for staff, else ``invited``)."""
-    annotator = Annotator.objects.filter(user=user).first()
+    found = _OF_USER.run(user_id=user.pk) if type(user.pk) is int else list(Annotator.objects.filter(user=user)[:1])
+    annotator = found[0] if found else None
     if annotator is None and create:
         kind = Annotator.Kind.STAFF if user.is_staff else Annotator.Kind.INVITED
         annotator, _ = Annotator.objects.get_or_create(user=user, defaults={"kind": kind})
