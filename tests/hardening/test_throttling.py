@@ -162,6 +162,46 @@ def test_one_round_trip_to_redis_per_request_whatever_the_number_of_keys(counter
         assert len(sent) == 1
 
 
+@pytest.mark.parametrize("counter_cache", ["redis"], indirect=True)
+def test_counting_makes_no_redis_client_or_pipeline_per_request(counter_cache, monkeypatch):
+    """Django's RedisCache makes a new redis-py client object on each ``get_client`` and a pipeline copies its
+    reply-parser table again (about 0.2 ms of CPU per request together): the counters are sent through one
+    client made once per backend object."""
+    import redis.client
+
+    made = []
+    real_init = redis.client.Redis.__init__
+    real_pipeline = redis.client.Redis.pipeline
+
+    def counting_init(self, *args, **kwargs):
+        made.append("client")
+        real_init(self, *args, **kwargs)
+
+    def counting_pipeline(self, *args, **kwargs):
+        made.append("pipeline")
+        return real_pipeline(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.client.Redis, "__init__", counting_init)
+    monkeypatch.setattr(redis.client.Redis, "pipeline", counting_pipeline)
+    throttling.count("submit", "ip", "192.0.2.2")  # the first request of this backend object makes its client
+    made.clear()
+    for _ in range(3):
+        assert throttling.count_all("submit", [("ip", "198.51.100.8"), ("pk", 18), ("user", 5)]) == 0
+    assert made == []
+
+
+@pytest.mark.parametrize("counter_cache", ["redis"], indirect=True)
+def test_counting_goes_on_after_redis_forgets_its_scripts(counter_cache):
+    """A Redis restart (or SCRIPT FLUSH) forgets the counting script: the next request loads it again by
+    itself, and the counts go on."""
+    from django.core.cache import caches
+
+    assert throttling.count_all("submit", [("token", "flushed")], now=5000.0) == 0
+    caches["default"]._cache.get_client(None, write=True).script_flush()
+    throttling.count_all("submit", [("token", "flushed")], now=5000.0)
+    assert caches["default"].get("throttle:submit:token:flushed:83") == 2  # 120/60: window 83 holds t = 4980 ...
+
+
 def test_concurrent_requests_are_each_counted_once(counter_cache, settings):
     settings.CAPTIONEVAL_THROTTLE_SUBMIT_TOKEN = "25/60"
     waits = []
