@@ -13,16 +13,20 @@ every later run only swaps the values in, executes the SQL and makes the model i
 
 The compiled SQL lives on the connection object (one per thread), so threads never share a compiler. Values
 are whole numbers (ids) or strings compared with exact lookups (names, platform ids): both go into the
-parameters as they are, while other types (UUIDs, dates) would need the field's conversion for the backend, and
-lookups such as ``iexact`` or ``contains`` rewrite their value. Sentinels must be values no query would use
+parameters as they are; or UUIDs compared with exact lookups on a UUIDField, which go in as the backend's
+compiled parameter had them (a UUID on PostgreSQL, its 32 hex digits on SQLite). Other types (dates) would need
+the field's conversion for the backend, and lookups such as ``iexact`` or ``contains`` rewrite their value. Sentinels must be values no query would use
 (large negative ids, strings that name the query), each distinct and appearing in the compiled parameters;
 ``run`` refuses a query whose sentinel went missing from the SQL, and a value of another type than its sentinel.
 """
+
+import uuid
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.query import get_related_populators
 
 _ATTRIBUTE = "_captioneval_prepared"
+_KIND = {int: "whole number", str: "string", uuid.UUID: "UUID"}
 
 
 class Prepared:
@@ -30,8 +34,8 @@ class Prepared:
         """``build(**values)``: the queryset for ``values`` (keyword arguments named like ``sentinels``)."""
         if len(set(sentinels.values())) != len(sentinels):
             raise ValueError("each sentinel must be distinct")
-        if any(type(value) not in (int, str) for value in sentinels.values()):
-            raise ValueError("sentinels (and values) are whole numbers or strings")
+        if any(type(value) not in (int, str, uuid.UUID) for value in sentinels.values()):
+            raise ValueError("sentinels (and values) are whole numbers, strings or UUIDs")
         self.build = build
         self.sentinels = sentinels
 
@@ -45,10 +49,14 @@ class Prepared:
             sql, params = compiler.as_sql()
             slots = []
             for name, value in self.sentinels.items():
+                hexed = False
                 where = [i for i, param in enumerate(params) if type(param) is type(value) and param == value]
+                if not where and type(value) is uuid.UUID:  # a backend without a UUID type: 32 hex digits
+                    where = [i for i, param in enumerate(params) if type(param) is str and param == value.hex]
+                    hexed = True
                 if not where:
                     raise ValueError(f"the sentinel of {name!r} is not among the query's parameters")
-                slots.append((name, where))
+                slots.append((name, where, hexed))
             select, klass_info = compiler.select, compiler.klass_info
             fields = klass_info["select_fields"]
             start, end = fields[0], fields[-1] + 1
@@ -78,13 +86,13 @@ class Prepared:
             (sql, params, slots, compiler, model, start, end, init_list, annotations, converters, klass_info, select),
         ) = self._compiled(using)
         params = list(params)
-        for name, where in slots:
+        for name, where, hexed in slots:
             value = values[name]
             expected = type(self.sentinels[name])
             if type(value) is not expected:
-                raise TypeError(
-                    f"{name} must be a {'whole number' if expected is int else 'string'}, not {type(value).__name__}"
-                )
+                raise TypeError(f"{name} must be a {_KIND[expected]}, not {type(value).__name__}")
+            if hexed:
+                value = value.hex
             for i in where:
                 params[i] = value
         with connection.cursor() as cursor:

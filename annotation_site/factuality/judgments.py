@@ -22,7 +22,6 @@ import uuid as uuid_module
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.corpus.tokens import validate_spans
@@ -31,6 +30,7 @@ from annotation_site.workflow.answers import (  # noqa: F401 - re-exported: call
     MAX_DRAFT_BYTES,
     MAX_SECONDS,
     AnswerInvalid,
+    AnswerReads,
     NeedsConfirmation,
     Refused,
     SubmissionConflict,
@@ -60,6 +60,13 @@ _CURRENT = Prepared(
         .order_by()[:1]
     ),
     assignment_id=-914_270_041,
+)
+# a submit's lock of the assignment's row and its lookup of the UUID (and of a current answer)
+_READS = AnswerReads(
+    Submission,
+    Assignment,
+    unit="video",
+    sentinels=(uuid_module.UUID("00000000-0000-4000-8000-000914270061"), -914_270_062, -914_270_063),
 )
 
 
@@ -274,26 +281,15 @@ def submit(
 
 
 def lock_assignment(assignment):
-    """Lock the assignment's row, and only it: the model's default ordering (by project and annotator) would
-    join their tables into the statement and lock their rows too, so every submission of a project would wait
-    for every other one."""
-    list(Assignment.objects.select_for_update().filter(pk=assignment.pk).order_by().values_list("pk"))
+    """Lock the assignment's row, and only it (``workflow.answers.AnswerReads``)."""
+    _READS.lock(assignment.pk)
 
 
 def _stored(client_uuid, assignment, *, with_current=False):
     """The submission stored under ``client_uuid`` (SubmissionConflict when it is another video's), or None;
     ``with_current``: ``(that, whether the assignment has a current submission)`` from the same query."""
-    # order_by(): the models' default orderings name related models, which would join four tables
-    found = Q(client_uuid=client_uuid)
-    if with_current:
-        found |= Q(assignment_id=assignment.pk, is_current=True)
-    rows = list(Submission.objects.filter(found).order_by())
-    stored = next((row for row in rows if row.client_uuid == client_uuid), None)
-    if stored is not None and stored.assignment_id != assignment.pk:
-        raise SubmissionConflict("this submission id was already used for another video")
-    if not with_current:
-        return stored
-    return stored, any(row.assignment_id == assignment.pk and row.is_current for row in rows)
+    stored, current = _READS.find(client_uuid, assignment.pk)
+    return (stored, current) if with_current else stored
 
 
 def write_submissions(items, *, rating=False, history=True):

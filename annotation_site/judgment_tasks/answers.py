@@ -14,15 +14,15 @@ annotator confirms; the submission records that they did.
 """
 
 from dataclasses import dataclass
+from uuid import UUID
 
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow.answers import (
     AnswerInvalid,
+    AnswerReads,
     NeedsConfirmation,
-    SubmissionConflict,
     clean_seconds,
     draft_too_large,
     parse_uuid,
@@ -209,15 +209,8 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
 
     def find(value):
         # the same query also says whether the assignment has a current answer (one the new one replaces); the
-        # last find before write() runs under the assignment's lock, so write() can trust it.
-        # order_by(): the models' default orderings name related models, which would join their tables
-        rows = list(
-            Submission.objects.filter(Q(client_uuid=value) | Q(assignment_id=assignment.pk, is_current=True)).order_by()
-        )
-        stored = next((row for row in rows if row.client_uuid == value), None)
-        if stored is not None and stored.assignment_id != assignment.pk:
-            raise SubmissionConflict("this submission id was already used for another item")
-        result["replaces"] = any(row.assignment_id == assignment.pk and row.is_current for row in rows)
+        # last find before write() runs under the assignment's lock, so write() can trust it
+        stored, result["replaces"] = _READS.find(value, assignment.pk)
         return stored
 
     def check():
@@ -231,8 +224,7 @@ def submit(assignment, data, *, client_uuid, confirm=False, time_spent=0, video_
         result.update(answers=cleaned, incomplete=bool(soft))
 
     def lock():
-        # the assignment's row only: the default ordering (by task and annotator) would join and lock their rows
-        list(Assignment.objects.select_for_update().filter(pk=assignment.pk).order_by().values_list("pk"))
+        _READS.lock(assignment.pk)
 
     def write():
         [submission] = write_submissions(
@@ -303,6 +295,13 @@ _CURRENT = Prepared(
         .order_by()[:1]
     ),
     assignment_id=-914_270_042,
+)
+# a submit's lock of the assignment's row and its lookup of the UUID (and of a current answer)
+_READS = AnswerReads(
+    Submission,
+    Assignment,
+    unit="item",
+    sentinels=(UUID("00000000-0000-4000-8000-000914270071"), -914_270_072, -914_270_073),
 )
 
 

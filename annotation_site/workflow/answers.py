@@ -12,7 +12,10 @@ import json
 import uuid as uuid_module
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
+
+from annotation_site.prepared_queries import Prepared
 
 from .statuses import AssignmentStatus
 
@@ -62,6 +65,44 @@ def parse_uuid(value):
 
 def draft_too_large(draft):
     return len(json.dumps(draft)) > MAX_DRAFT_BYTES
+
+
+class AnswerReads:
+    """The two reads of storing a protocol's answer, compiled once per database connection
+    (``annotation_site.prepared_queries``; Django built and compiled them on every submit, about a third of a
+    task submit's CPU): the lock of the assignment's row, and the submissions stored under a UUID or current
+    for the assignment. ``unit``: what an assignment is of, in the conflict's message ("video", "item");
+    ``sentinels``: a UUID and two distinct negative ids no query uses."""
+
+    def __init__(self, submissions, assignments, *, unit, sentinels):
+        uuid_sentinel, assignment_sentinel, lock_sentinel = sentinels
+        self.unit = unit
+        # the row only: the assignments' default ordering (by unit and annotator) would join their tables into
+        # the statement and, on PostgreSQL, lock their rows too, so every submission of a unit would queue
+        self._lock = Prepared(
+            lambda pk: assignments.objects.select_for_update().filter(pk=pk).only("pk").order_by(), pk=lock_sentinel
+        )
+        # order_by(): the default ordering names related models, which would join their tables
+        self._found = Prepared(
+            lambda client_uuid, assignment_id: submissions.objects.filter(
+                Q(client_uuid=client_uuid) | Q(assignment_id=assignment_id, is_current=True)
+            ).order_by(),
+            client_uuid=uuid_sentinel,
+            assignment_id=assignment_sentinel,
+        )
+
+    def lock(self, assignment_pk):
+        """Lock the assignment's row (inside a transaction)."""
+        self._lock.run(pk=assignment_pk)
+
+    def find(self, client_uuid, assignment_pk):
+        """``(the submission stored under client_uuid or None, whether the assignment has a current one)``, one
+        query; SubmissionConflict when the UUID was used for another assignment."""
+        rows = self._found.run(client_uuid=client_uuid, assignment_id=assignment_pk)
+        stored = next((row for row in rows if row.client_uuid == client_uuid), None)
+        if stored is not None and stored.assignment_id != assignment_pk:
+            raise SubmissionConflict(f"this submission id was already used for another {self.unit}")
+        return stored, any(row.assignment_id == assignment_pk and row.is_current for row in rows)
 
 
 def store_once(client_uuid, *, find, lock, write, check=None):

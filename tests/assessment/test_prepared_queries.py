@@ -99,10 +99,32 @@ def test_a_sentinel_missing_from_the_sql_is_refused(db):
         query.run(pk=1, other=2)
     with pytest.raises(ValueError, match="distinct"):
         Prepared(lambda a, b: None, a=-1, b=-1)
-    with pytest.raises(ValueError, match="whole numbers"):
-        Prepared(lambda key: None, key=uuid.uuid4())
+    with pytest.raises(ValueError, match="whole numbers, strings or UUIDs"):
+        Prepared(lambda key: None, key=timezone.now())
     with pytest.raises(TypeError, match="whole number"):
         Prepared(lambda pk: Assignment.objects.filter(pk=pk), pk=-77_000_006).run(pk="1")
+
+
+def test_a_uuid_value_finds_what_the_queryset_finds(db):
+    """UUIDs go into the parameters as the backend compiled them (a UUID on PostgreSQL, 32 hex digits on
+    SQLite): the compiled query answers what the queryset answers, for the sentinel's and other values."""
+    campaign = small_campaign(make_dataset("prepared-uuid", n_videos=12), "prepared-uuid")
+    assignment = services.assign(campaign, services.worker_by_external_id("wu"))
+    items = list(services.unjudged_items(assignment, 3))
+    keys = [uuid.uuid4() for _ in items]
+    for item, key in zip(items, keys):
+        Judgment.objects.create(assignment=assignment, item=item, score=50, client_uuid=key)
+    query = Prepared(
+        lambda key, assignment_id: Judgment.objects.filter(client_uuid=key, assignment_id=assignment_id),
+        key=uuid.UUID("00000000-0000-4000-8000-000077000007"),
+        assignment_id=-77_000_008,
+    )
+    for key in [*keys, uuid.uuid4()]:
+        expected = list(Judgment.objects.filter(client_uuid=key, assignment_id=assignment.pk))
+        assert query.run(key=key, assignment_id=assignment.pk) == expected
+    assert len(query.run(key=keys[1], assignment_id=assignment.pk)) == 1
+    with pytest.raises(TypeError, match="UUID"):
+        query.run(key=str(keys[0]), assignment_id=assignment.pk)
 
 
 @pytest.mark.django_db
