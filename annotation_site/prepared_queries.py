@@ -15,9 +15,10 @@ The compiled SQL lives on the connection object (one per thread), so threads nev
 are whole numbers (ids) or strings compared with exact lookups (names, platform ids): both go into the
 parameters as they are; or UUIDs compared with exact lookups on a UUIDField, which go in as the backend's
 compiled parameter had them (a UUID on PostgreSQL, its 32 hex digits on SQLite). Other types (dates) would need
-the field's conversion for the backend, and lookups such as ``iexact`` or ``contains`` rewrite their value. Sentinels must be values no query would use
-(large negative ids, strings that name the query), each distinct and appearing in the compiled parameters;
-``run`` refuses a query whose sentinel went missing from the SQL, and a value of another type than its sentinel.
+the field's conversion for the backend, and lookups such as ``iexact`` or ``contains`` rewrite their value.
+Sentinels must be values no query would use (large negative ids, strings that name the query), each distinct
+and appearing in the compiled parameters; ``run`` refuses a query whose sentinel went missing from the SQL, and
+a value of another type than its sentinel.
 """
 
 import uuid
