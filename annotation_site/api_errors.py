@@ -12,7 +12,9 @@ of an import, ``state`` of an assignment, ``suggestions`` of a refused campaign 
 before this shape existed stay where they were (a validation error still has its field names at the top level
 as well).
 
-Two pieces make it hold everywhere: ``error_handler`` (DRF's EXCEPTION_HANDLER) shapes raised exceptions, and
+Two pieces make it hold everywhere: ``error_handler`` (DRF's EXCEPTION_HANDLER) shapes raised exceptions (among
+them an uploaded file refused whole, ``uploads.UploadRefused``, and a file with problems, ``problems.FormatError``:
+400 with every problem under ``problems`` and nothing imported, so an import endpoint just lets them rise), and
 ``ErrorShapeJSONRenderer`` (the default renderer) completes bodies that views return themselves, so no endpoint
 can answer an error in another shape. ``ErrorSerializer`` documents it in the OpenAPI schema
 (``annotation_site.api_schema``). A project-level helper below every app, like ``links.py`` and ``problems.py``.
@@ -23,7 +25,11 @@ from typing import Any
 from rest_framework import exceptions, serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.renderers import JSONRenderer
-from rest_framework.views import exception_handler
+from rest_framework.response import Response
+from rest_framework.views import exception_handler, set_rollback
+
+from .problems import FormatError
+from .uploads import UploadRefused
 
 CODES = {
     400: "invalid",
@@ -105,8 +111,18 @@ def shape(status_code, data):
     return body
 
 
+def refused_file(exc):
+    """The 400 body of a file refused whole (UploadRefused) or with problems (FormatError): nothing was imported."""
+    if isinstance(exc, UploadRefused):
+        return exc.as_json()
+    return {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]}
+
+
 def error_handler(exc, context):
     """DRF's exception handler, answering in the one error shape (see the module docstring)."""
+    if isinstance(exc, (UploadRefused, FormatError)):
+        set_rollback()
+        return Response(shape(400, refused_file(exc)), status=400)
     response = exception_handler(exc, context)
     if response is None:
         return None

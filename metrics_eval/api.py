@@ -8,14 +8,11 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation_site import uploads
 from annotation_site.corpus.models import Dataset
 from annotation_site.safe_json import SafeJSONParser
-from annotation_site.workflow.api import format_problems
 
 from . import analysis, correlation, loaders, reports, services, text_metrics
 from .models import Metric, MetricScore, Report
-from .score_import import FormatError
 
 
 class MetricSerializer(serializers.ModelSerializer):
@@ -131,17 +128,13 @@ class ImportView(APIView):
         serializer = ImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        try:
-            result = services.import_score_upload(
-                dataset,
-                upload,
-                replace=serializer.validated_data["replace"],
-                version=serializer.validated_data.get("version") or None,
-            )
-        except uploads.UploadRefused as exc:
-            return Response(exc.as_json(), status=400)
-        except FormatError as exc:
-            return format_problems(exc)
+        # a refused file or one with problems: 400, nothing imported (annotation_site.api_errors)
+        result = services.import_score_upload(
+            dataset,
+            upload,
+            replace=serializer.validated_data["replace"],
+            version=serializer.validated_data.get("version") or None,
+        )
         return Response({"dataset": dataset.name, "metrics": result.metrics}, status=status.HTTP_201_CREATED)
 
 
@@ -172,11 +165,7 @@ class PairsImportView(APIView):
                 pair_set=serializer.validated_data["pair_set"],
                 replace=serializer.validated_data["replace"],
             )
-        except FormatError as exc:
-            return format_problems(exc)
-        except uploads.UploadRefused as exc:
-            return Response(exc.as_json(), status=400)
-        except services.MetricError as exc:
+        except services.MetricError as exc:  # (a refused file or one with problems: 400, api_errors)
             return Response({"detail": str(exc), "problems": []}, status=status.HTTP_400_BAD_REQUEST)
         return Response(
             {"pair_set": serializer.validated_data["pair_set"], "pairs": count}, status=status.HTTP_201_CREATED

@@ -16,13 +16,11 @@ from rest_framework.views import APIView
 from annotation_site import uploads
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
-from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site.workflow import api as workflow_api
 from annotation_site.workflow.api import (
     apply_changes,
     create_and_invite,
-    format_problems,
     validation_errors,
     with_progress,
 )
@@ -251,14 +249,10 @@ class LabelsView(APIView):
         if upload is None or not dataset_name:
             return Response({"detail": "send the file (and the dataset, for a new project)"}, status=400)
         dataset = get_object_or_404(Dataset, name=dataset_name)
-        try:
-            project, counts = raw_labels.import_lines(
-                uploads.upload_text(upload), project_name=name, dataset=dataset, filename=upload.name
-            )
-        except uploads.UploadRefused as exc:
-            return Response(exc.as_json(), status=400)
-        except FormatError as exc:
-            return format_problems(exc)
+        # a refused file or one with problems: 400, nothing imported (annotation_site.api_errors)
+        project, counts = raw_labels.import_lines(
+            uploads.upload_text(upload), project_name=name, dataset=dataset, filename=upload.name
+        )
         return Response({"project": project.name, **counts}, status=201)
 
 

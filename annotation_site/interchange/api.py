@@ -12,10 +12,8 @@ from rest_framework.views import APIView
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.exports import attachment
 from annotation_site.factuality.models import Project
-from annotation_site.workflow.api import format_problems
 
 from . import formats
-from .bundle import FormatError
 from .services import (
     DEFAULT_LABEL_SET,
     PROJECT_FACTVC_FILENAME,
@@ -53,9 +51,7 @@ class DatasetImportView(APIView):
         serializer = DatasetImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            result = import_upload(serializer.validated_data)
-        except FormatError as exc:
-            return format_problems(exc)
+            result = import_upload(serializer.validated_data)  # a file with problems: 400 (api_errors)
         except ImportRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(

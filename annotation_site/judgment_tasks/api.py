@@ -17,10 +17,9 @@ from rest_framework.views import APIView
 from annotation_site import uploads
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.corpus.models import Dataset
-from annotation_site.problems import FormatError
 from annotation_site.safe_json import SafeJSONParser
 from annotation_site.workflow import api as workflow_api
-from annotation_site.workflow.api import apply_changes, create_and_invite, format_problems, with_progress
+from annotation_site.workflow.api import apply_changes, create_and_invite, with_progress
 from annotation_site.workflow.downloads import anonymise_requested
 
 from . import answers, exports, imports, participants, presets, reports, services
@@ -176,10 +175,7 @@ class _ImportView(APIView):
         upload = request.FILES.get("file")
         if upload is None:
             raise serializers.ValidationError({"file": "send the JSONL file as 'file'"})
-        try:
-            return uploads.upload_text(upload), upload.name
-        except uploads.UploadRefused as exc:
-            raise serializers.ValidationError({"file": f"{exc}; nothing was imported"}) from None
+        return uploads.upload_text(upload), upload.name  # a refused file: 400 (annotation_site.api_errors)
 
 
 class ItemsView(_ImportView):
@@ -198,8 +194,6 @@ class ItemsView(_ImportView):
         replace = str(request.data.get("replace", "")).lower() in ("1", "true", "yes", "on")
         try:
             counts = imports.import_items(task, text, filename=filename, replace=replace)
-        except FormatError as exc:
-            return format_problems(exc)
         except imports.WorkStarted as exc:
             return Response({"detail": str(exc)}, status=409)
         return Response(counts, status=201)
@@ -215,10 +209,7 @@ class ModelAnswersView(_ImportView):
     def post(self, request, name):
         task = _task(name)
         text, filename = self.read(request)
-        try:
-            counts = imports.import_model_answers(task, text, filename=filename)
-        except FormatError as exc:
-            return format_problems(exc)
+        counts = imports.import_model_answers(task, text, filename=filename)  # problems: 400 (api_errors)
         return Response(counts, status=201)
 
 

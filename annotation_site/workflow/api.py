@@ -118,13 +118,6 @@ def with_progress(body, progress):
     return body
 
 
-def format_problems(exc):
-    """400 for a file with problems (a FormatError): nothing was imported, every problem listed."""
-    return Response(
-        {"detail": "invalid file, nothing was imported", "problems": [str(p) for p in exc.problems]}, status=400
-    )
-
-
 @dataclass(frozen=True)
 class AnswerService:
     """What a protocol's draft / submit endpoints call: ``save_draft(assignment, data)`` (the time it was
