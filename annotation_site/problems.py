@@ -53,3 +53,16 @@ class ProblemList(list):
     def raise_if_any(self):
         if self:
             raise FormatError(self)
+
+    def csv_records(self, reader, width, file):
+        """``(line, fields)`` of each record a ``csv.reader`` gives after its header, ``line`` where the record
+        ends (quoted fields may span lines): blank records are skipped, and a record with another number of
+        fields than ``width`` is a problem of its line, skipped."""
+        for fields in reader:
+            line = reader.line_num
+            if not any(field.strip() for field in fields):
+                continue
+            if len(fields) != width:
+                self.add(file, f"expected {width} fields, found {len(fields)}", line=line)
+                continue
+            yield line, fields

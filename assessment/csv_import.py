@@ -85,13 +85,7 @@ def read_rows(stream, filename, problems):
         return []
     index = {name: header.index(name) for name in HEADER}
     rows = []
-    for fields in reader:
-        line = reader.line_num
-        if not any(field.strip() for field in fields):
-            continue
-        if len(fields) != len(header):
-            problems.add(filename, f"expected {len(header)} fields, found {len(fields)}", line=line)
-            continue
+    for line, fields in problems.csv_records(reader, len(header), filename):
         # restore: cells our own export neutralised against spreadsheet formulas ('=x -> =x) read back as written
         value = {name: spreadsheet_csv.restore(fields[i].strip()) for name, i in index.items()}
         bad = False

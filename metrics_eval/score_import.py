@@ -141,13 +141,7 @@ def _read_csv_scores(text, filename, problems, result):
         problems.add(filename, "no metric columns: use video_id,system,metric,score or one column per metric", line=1)
     if problems:
         return
-    for cells in reader:
-        line = reader.line_num
-        if not any(c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            problems.add(filename, f"expected {len(header)} fields, found {len(cells)}", line=line)
-            continue
+    for line, cells in problems.csv_records(reader, len(header), filename):
         record = dict(zip(header, cells))
         if long:
             row = _check_record(record, line, filename, problems)
