@@ -251,10 +251,20 @@ def staff_client(client, staff_user):
 
 
 def wait_until(predicate, *, timeout=60.0, interval=0.1, what="condition"):
-    """Poll ``predicate`` until it returns something truthy (work done by a Celery worker shows up in the DB)."""
+    """Poll ``predicate`` until it returns something truthy (work done by a Celery worker shows up in the DB).
+
+    On the embedded default a job runs in a thread of this process (``jobs.services.enqueue_off_request``, named
+    ``job-<id>``): such threads are waited for first, so the test does not read the database while a job writes
+    it. Django's in-memory SQLite test database shares one cache between threads, and there a write that meets
+    a reader fails at once ("database table is locked") instead of waiting as production's file database does:
+    the job then failed, and the test with it, now and then."""
+    import threading
     import time
 
     deadline = time.monotonic() + timeout
+    for thread in threading.enumerate():
+        if thread.name.startswith("job-") and thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
     while True:
         value = predicate()
         if value:
