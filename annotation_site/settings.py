@@ -127,6 +127,9 @@ else:
     # A "SELECT 1" before the first query of each request on a reused connection: a request after a database
     # restart gets a fresh connection instead of an error (docs/reliability.md measures its cost).
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", env.bool("DATABASE_CONN_HEALTH_CHECKS", default=True))
+# PostgreSQL: the compiled hot-path queries are prepared on the server once per session
+# (annotation_site/prepared_queries.py); false behind a connection pooler in transaction mode.
+CAPTIONEVAL_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -69,6 +69,20 @@ class Measured:
         )
 
 
+def backend_cpu():
+    """CPU seconds the PostgreSQL backend serving this process's connection has used so far (None elsewhere:
+    SQLite runs in this process, so its CPU is already in the process's figures)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 HANDLER = None
 
 
@@ -230,14 +244,25 @@ def main(argv=None):
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     measured = Measured()
     rng = random.Random(5)
+    database_cpu = None
     try:
         # the first participant warms the process up (imports, compiled templates, connection): not counted
         for index, participant in enumerate(made["participants"]):
+            if index == 1:
+                database_cpu = backend_cpu()
             target = measured if index else Measured()
             globals()[f"run_{args.protocol}"](participant, target, profiler if index else None, rng)
+        if database_cpu is not None:
+            database_cpu = backend_cpu() - database_cpu
     finally:
         work.remove(made)
     print(f"{args.protocol}: {measured.summary()}")
+    if database_cpu is not None:
+        print(
+            f"PostgreSQL backend CPU per unit of work (submit + page + next-item): "
+            f"{database_cpu / len(measured.cpu) * 1000:.2f} ms ({database_cpu:.2f} s in all, clock ticks of "
+            f"{1000 / os.sysconf('SC_CLK_TCK'):.0f} ms)"
+        )
     if profiler:
         pstats.Stats(profiler).sort_stats(args.sort).print_stats(args.profile)
 

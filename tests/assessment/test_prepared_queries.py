@@ -11,7 +11,7 @@ from django.db.models import Subquery
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation_site.prepared_queries import Prepared
+from annotation_site.prepared_queries import Prepared, sent_sql
 from assessment import services
 from assessment.models import Assignment, Item, Judgment
 
@@ -162,3 +162,82 @@ def test_string_values_in_exact_lookups_give_what_the_queryset_gives():
         query.run(external_id=1)
     with pytest.raises(TypeError, match="whole number"):
         Prepared(lambda pk: Worker.objects.filter(pk=pk), pk=-77_000_007).run(pk="1")
+
+
+def _server_prepared(name):
+    """The statement PostgreSQL holds under ``name`` in this session (None: not prepared)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", [name])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_query_is_prepared_once_per_session_and_executed_by_name():
+    """PostgreSQL: the compiled SQL is prepared on the server once per session and then only executed by name
+    (no parse and plan per statement); a new session (after a reconnect) prepares it again. Elsewhere the SQL is
+    sent as it is."""
+    campaign = small_campaign(make_dataset("prepared-server", n_videos=12), "prepared-server")
+    assignment = services.assign(campaign, services.worker_by_external_id("ws"))
+    query = Prepared(lambda pk: Assignment.objects.filter(pk=pk).order_by()[:1], pk=-77_000_009)
+    for _ in range(2):  # two sessions
+        for _ in range(3):
+            with CaptureQueriesContext(connection) as captured:
+                assert query.run(pk=assignment.pk)[0].pk == assignment.pk
+            [statement] = [q["sql"] for q in captured.captured_queries]
+            assert 'FROM "assessment_assignment"' in sent_sql(statement)
+            if connection.vendor == "postgresql":
+                assert statement == f"EXECUTE {query.name}({assignment.pk})"
+                assert 'FROM "assessment_assignment"' in _server_prepared(query.name)
+                assert "$1" in sent_sql(statement)
+            else:
+                assert statement.startswith("SELECT") and sent_sql(statement) == statement
+        assert query.run(pk=assignment.pk + 1000) == []
+        connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_query_the_server_cannot_prepare_runs_as_plain_sql_and_its_transaction_goes_on():
+    """A value whose type PostgreSQL cannot infer from the SQL (here ``value IS NULL``) makes the
+    PREPARE fail ("could not determine data type of parameter $1"): the query runs as plain SQL, and inside a transaction the refusal (in a savepoint) leaves the
+    transaction usable: what it wrote before is committed."""
+    from django.db import transaction
+    from django.db.models import BooleanField
+    from django.db.models.expressions import RawSQL
+
+    from assessment.models import Worker
+
+    query = Prepared(
+        lambda label, pk: Worker.objects.annotate(
+            unset=RawSQL("%s IS NULL", [label], output_field=BooleanField())
+        ).filter(pk=pk),
+        label="prepared-sentinel:label",
+        pk=-77_000_010,
+    )
+    with transaction.atomic():
+        worker = services.worker_by_external_id("in-a-transaction")
+        [found] = query.run(label="one", pk=worker.pk)
+        Worker.objects.filter(pk=worker.pk).update(external_id="written-after")
+    assert found.unset is False and found.pk == worker.pk
+    assert Worker.objects.get(pk=worker.pk).external_id == "written-after"
+    with CaptureQueriesContext(connection) as captured:
+        assert query.run(label="two", pk=worker.pk)[0].pk == worker.pk  # outside a transaction too
+    [statement] = [q["sql"] for q in captured.captured_queries]
+    assert statement.startswith("SELECT")  # not prepared, on any backend
+    if connection.vendor == "postgresql":
+        assert _server_prepared(query.name) is None
+
+
+@pytest.mark.django_db
+def test_server_side_preparing_can_be_switched_off(settings):
+    """DATABASE_PREPARED_STATEMENTS=false (a connection pooler in transaction mode): the SQL is sent as it is."""
+    settings.CAPTIONEVAL_PREPARED_STATEMENTS = False
+    campaign = small_campaign(make_dataset("prepared-off", n_videos=12), "prepared-off")
+    assignment = services.assign(campaign, services.worker_by_external_id("wo"))
+    query = Prepared(lambda pk: Assignment.objects.filter(pk=pk).order_by()[:1], pk=-77_000_011)
+    with CaptureQueriesContext(connection) as captured:
+        assert query.run(pk=assignment.pk)[0].pk == assignment.pk
+    [statement] = [q["sql"] for q in captured.captured_queries]
+    assert statement.startswith("SELECT")
+    if connection.vendor == "postgresql":
+        assert _server_prepared(query.name) is None

@@ -11,6 +11,7 @@ from django.db import connection, connections
 from annotation_site.factuality import assignment as assigning
 from annotation_site.factuality import projects
 from annotation_site.factuality.models import Assignment, Project, ProjectVideo
+from annotation_site.prepared_queries import sent_sql
 
 from .conftest import thread_database
 
@@ -292,7 +293,7 @@ def test_next_assignment_locks_the_member_row_with_its_compiled_query(make_proje
     with CaptureQueriesContext(connection) as captured:
         assert assigning.next_assignment(project, a) == first
         assert assigning.next_assignment(project, b) not in (None, first)
-    locks = [q["sql"] for q in captured.captured_queries if "projectmember" in q["sql"]]
+    locks = [s for s in (sent_sql(q["sql"]) for q in captured.captured_queries) if "projectmember" in s]
     assert len(locks) == 2
     if connection.vendor == "postgresql":
         assert all('FOR UPDATE OF "factuality_projectmember"' in sql for sql in locks)

@@ -14,6 +14,7 @@ from annotation_site.factuality.models import (
     SentenceJudgment,
     Submission,
 )
+from annotation_site.prepared_queries import sent_sql
 
 from .conftest import answer, import_jsonl, lines
 
@@ -213,6 +214,6 @@ def test_a_submit_locks_and_reads_without_joining_the_project_or_the_annotator(t
     with CaptureQueriesContext(connection) as captured:
         judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)
         judgments.submit(found, presented, answer(presented, [3, 3, 3]), client_uuid=key)  # a retry
-    statements = [q["sql"] for q in captured.captured_queries]
+    statements = [sent_sql(q["sql"]) for q in captured.captured_queries]
     assert len([s for s in statements if s.startswith("SELECT")]) == 4  # lock, lookup; the retry's lock, lookup
     assert not [s for s in statements if " JOIN " in s]

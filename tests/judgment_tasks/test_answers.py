@@ -10,6 +10,7 @@ from annotation_site.judgment_tasks import answers, services
 from annotation_site.judgment_tasks.assignment import TaskClosed, next_assignment
 from annotation_site.judgment_tasks.definition import normalise
 from annotation_site.judgment_tasks.models import Assignment, Submission
+from annotation_site.prepared_queries import sent_sql
 from annotation_site.workflow.answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
 from tests.factuality.conftest import in_thread, race, thread_database
 
@@ -250,7 +251,7 @@ def test_a_submit_locks_and_reads_without_joining_the_task_or_the_annotator(veri
         assignment = assignment_for(annotator, next_assignment(task, annotator).pk)
         answers.submit(assignment, {"answer": ["yes"] * 2}, client_uuid=key)
         answers.submit(assignment, {"answer": ["yes"] * 2}, client_uuid=key)  # a retry
-    selects = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SELECT")]
+    selects = [s for s in (sent_sql(q["sql"]) for q in captured.captured_queries) if s.startswith("SELECT")]
     lock = 'SELECT "judgment_tasks_assignment"."id" FROM "judgment_tasks_assignment" '  # (FOR UPDATE where it can)
     locks = [s for s in selects if s.startswith(lock)]
     assert len(locks) == 2 and not [s for s in locks if " JOIN " in s]  # the answer's, the retry's

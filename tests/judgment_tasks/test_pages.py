@@ -14,6 +14,7 @@ from annotation_site.annotators.services import annotator_for_user
 from annotation_site.judgment_tasks import participants, services
 from annotation_site.judgment_tasks.assignment import next_assignment
 from annotation_site.judgment_tasks.models import Assignment, Item, ModelAnswer, Submission, Task
+from annotation_site.prepared_queries import sent_sql
 
 from .conftest import lines, question_quality_items, work_through
 
@@ -372,7 +373,7 @@ def test_next_assignment_locks_the_member_row_with_its_compiled_query(make_task,
     with CaptureQueriesContext(connection) as captured:
         assert next_assignment(task, a) == first
         assert next_assignment(task, b) not in (None, first)
-    locks = [q["sql"] for q in captured.captured_queries if "taskmember" in q["sql"]]
+    locks = [s for s in (sent_sql(q["sql"]) for q in captured.captured_queries) if "taskmember" in s]
     assert len(locks) == 2
     if connection.vendor == "postgresql":
         assert all('FOR UPDATE OF "judgment_tasks_taskmember"' in sql for sql in locks)
