@@ -14,7 +14,9 @@ every refusal names the file (and the line where there is one):
 """
 
 import io
+import lzma
 import zipfile
+import zlib
 from pathlib import Path
 
 from django.conf import settings
@@ -114,6 +116,21 @@ def path_text(path):
     return decode(data, str(path))
 
 
+# What reading a damaged member raises: a failed CRC, a bad header (BadZipFile); a broken compressed stream, which
+# the decompressors report with exceptions of their own (zlib.error for deflate, LZMAError; bz2 raises OSError);
+# an encrypted member (RuntimeError); an unknown compression method (NotImplementedError).
+_UNREADABLE_MEMBER = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+)
+
+
 class SafeZip:
     """A zip archive checked before use; ``read_text(member)`` is size-capped, UTF-8 and NUL checked."""
 
@@ -159,7 +176,7 @@ class SafeZip:
         try:
             with self.zip.open(info) as handle:
                 data = handle.read(info.file_size + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+        except _UNREADABLE_MEMBER as exc:
             raise UploadRefused(label, f"cannot be read from the archive ({exc})") from None
         if len(data) > info.file_size:
             raise UploadRefused(label, "holds more than its declared size; the archive is corrupt")

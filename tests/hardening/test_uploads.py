@@ -77,16 +77,23 @@ def test_compression_ratio_and_file_count(staff_client, settings, no_decompressi
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "bad member"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "bad member", "bad compressed stream"])
 def test_corrupt_archives_are_a_clear_400(staff_client, damage):
     good = zipped(mini_members())
     data = {
         "garbage": b"PK\x03\x04" + b"\x00garbage" * 50,
         "truncated": good[: len(good) // 2],
         "bad member": good.replace(b"paragraph_score", b"paragraph_scorX", 1),
+        "bad compressed stream": b"",  # below
     }[damage]
     if damage == "bad member":  # stored uncompressed so the damage lands inside a member: the CRC fails
         data = zipped(mini_members(), zipfile.ZIP_STORED).replace(b"paragraph_score", b"paragraph_scorX", 1)
+    if damage == "bad compressed stream":  # the archive's directory is intact, the deflate data is not
+        name = b"factuality_annotation.json"
+        data = bytearray(zipped({name.decode(): mini_members()[name.decode()]}))
+        start = 30 + len(name)  # the member's data follows its local header (no extra field)
+        data[start : start + 4] = b"\xff\xff\xff\xff"  # a block of the reserved type 3: zlib refuses it
+        data = bytes(data)
     response = import_api(staff_client, data, "broken.zip")
     assert response.status_code == 400, response.content[:300]
     [problem] = response.json()["problems"]
@@ -95,6 +102,8 @@ def test_corrupt_archives_are_a_clear_400(staff_client, damage):
             "factuality_annotation.json: cannot be read from the archive (Bad CRC-32 for file "
             "'factuality_annotation.json')"
         )
+    elif damage == "bad compressed stream":
+        assert problem.startswith("factuality_annotation.json: cannot be read from the archive (")
     else:
         assert problem.startswith("broken.zip: not a readable zip archive")
     assert not Dataset.objects.exists()

@@ -7,10 +7,12 @@ crash, an IntegrityError, a half-written import) fails the test with the input t
 Each example runs in a transaction that is rolled back afterwards, so examples do not see each other's imports.
 """
 
+import csv
 import io
 import json
 import os
 import time
+import zipfile
 
 import pytest
 from django.apps import apps
@@ -268,4 +270,170 @@ def test_prolific_webhooks(world, settings):
         )
 
     failures = check_importer(sample, run, refusals=(webhooks.WebhookRefused,), filename="")
+    assert not failures, "\n".join(failures)
+
+
+def _factvc_annotation():
+    from annotation_site.demo import services as demo
+    from annotation_site.interchange import formats
+
+    text = formats.render("factvc", demo.build_bundle(demo.demo_videos(2)))
+    return text.decode() if isinstance(text, bytes) else text
+
+
+def _import_factvc(content, filename):
+    from annotation_site.interchange.services import import_upload
+
+    import_upload({"file": SimpleUploadedFile(filename, content), "format": "factvc", "name": "fuzz-factvc"})
+
+
+def _zipped(files):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_factvc_annotation_files(world):
+    """An uploaded factuality_annotation.json (the FactVC release's format) on its own."""
+    from annotation_site.interchange.services import ImportRefused
+
+    failures = check_importer(
+        _factvc_annotation(),
+        lambda text: _import_factvc(text.encode("utf-8", "surrogatepass"), "factuality_annotation.json"),
+        refusals=REFUSALS + (ImportRefused,),
+        filename="factuality_annotation.json",
+    )
+    assert not failures, "\n".join(failures)
+
+
+def test_factvc_folders_in_zips(world):
+    """A FactVC folder as a zip (its annotation file and vids.txt inside a top-level folder), the annotation
+    mutated: refusals name the file inside the archive."""
+    from annotation_site.interchange.services import ImportRefused
+
+    annotation = _factvc_annotation()
+    videos = "".join(f"{video}\n" for video in json.loads(annotation))
+
+    def run(text):
+        files = {
+            "release/factuality_annotation.json": text.encode("utf-8", "surrogatepass"),
+            "release/vids.txt": videos,
+        }
+        _import_factvc(_zipped(files), "release.zip")
+
+    failures = check_importer(
+        annotation, run, refusals=REFUSALS + (ImportRefused,), filename="factuality_annotation.json"
+    )
+    assert not failures, "\n".join(failures)
+
+
+def test_corrupt_zip_archives(world):
+    """The bytes of a valid FactVC zip cut short, or with bytes overwritten anywhere (headers, the compressed
+    stream, the central directory): imported or refused with a message naming the archive or a file in it,
+    the database unchanged; never another exception."""
+    from annotation_site.interchange.services import ImportRefused
+    from annotation_site.uploads import UploadRefused
+
+    annotation = _factvc_annotation()
+    videos = "".join(f"{video}\n" for video in json.loads(annotation))
+    archive = _zipped({"factuality_annotation.json": annotation, "vids.txt": videos})
+    _check_zip_sample(archive)
+    failures, outcomes = [], set()
+
+    @given(
+        cut=st.one_of(st.none(), st.integers(0, len(archive) - 1)),
+        edits=st.lists(st.tuples(st.integers(0, len(archive) - 1), st.integers(0, 255)), max_size=4),
+    )
+    @settings(
+        max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
+    def one(cut, edits):
+        data = bytearray(archive if cut is None else archive[:cut])
+        for position, value in edits:
+            if position < len(data):
+                data[position] = value
+        with transaction.atomic():
+            before = table_counts()
+            try:
+                _import_factvc(bytes(data), "release.zip")
+                outcomes.add("imported")
+            except REFUSALS + (ImportRefused, UploadRefused) as exc:
+                outcomes.add("refused")
+                message = str(exc)
+                if not any(name in message for name in ("release.zip", "factuality_annotation.json", "vids.txt")):
+                    failures.append(f"refusal naming no file: {message[:300]!r} (cut {cut}, edits {edits})")
+                if table_counts() != before:
+                    failures.append(f"refused but the database changed (cut {cut}, edits {edits})")
+            except Exception as exc:  # noqa: BLE001 - this is what the test looks for
+                failures.append(f"{type(exc).__name__}: {str(exc)[:300]} (cut {cut}, edits {edits})")
+            transaction.set_rollback(True)
+
+    one()
+    assert "refused" in outcomes, "no corruption was refused: the test does not reach the archive's checks"
+    assert not failures, "\n".join(failures)
+
+
+def _check_zip_sample(archive):
+    with transaction.atomic():
+        _import_factvc(archive, "release.zip")  # the uncorrupted archive imports
+        transaction.set_rollback(True)
+
+
+def test_mturk_batch_results_files(world):
+    """An MTurk batch results CSV of a Direct Assessment study (one Answer.item_N column per item of the HIT)."""
+    from annotation_site.crowd import mturk_import, studies
+    from annotation_site.crowd.models import Study
+    from assessment.models import Item
+
+    study = Study.objects.create(
+        name="fuzz-mturk",
+        provider="mturk",
+        protocol="da",
+        object_id=world.campaign.pk,
+        target_name=world.campaign.name,
+        status=Study.Status.PUBLISHED,
+    )
+    batch, _ = studies.mturk_batch(study)
+    hit_ids = [row["hit_id"] for row in csv.DictReader(io.StringIO(batch))]
+    hits = list(world.campaign.hits.order_by("number")[:2])
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    positions = list(Item.objects.filter(hit=hits[0]).order_by("position").values_list("position", flat=True))
+    writer.writerow(
+        ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"]
+        + [f"Answer.item_{position + 1}" for position in positions]
+    )
+    for n, hit in enumerate(hits):
+        for worker in ("WFUZZA", "WFUZZB"):
+            count = Item.objects.filter(hit=hit).count()
+            scores = [str((17 * (n + 1) + 7 * i) % 101) for i in range(count)] + [""] * (len(positions) - count)
+            writer.writerow([f"3HIT{hit.number}", f"AS{n}{worker}", worker, "Submitted", "300", hit_ids[n]] + scores)
+    failures = check_importer(
+        out.getvalue(),
+        lambda text: mturk_import.import_results(study, text, filename="batch.csv"),
+        refusals=REFUSALS + (mturk_import.mturk_formats.FormatError,),
+        filename="batch.csv",
+    )
+    assert not failures, "\n".join(failures)
+
+
+def test_judgment_task_model_answers(world):
+    from annotation_site.judgment_tasks.imports import import_model_answers
+    from annotation_site.judgment_tasks.models import Item
+
+    [question] = world.task.definition["questions"]
+    points = [point[0] for point in question["scale"]]
+    keys = list(Item.objects.filter(task=world.task).values_list("key", flat=True))
+    sample = "".join(
+        json.dumps({"item_id": key, "model": f"model-{m}", "answers": {question["id"]: points[m % len(points)]}}) + "\n"
+        for key in keys
+        for m in range(4)
+    )
+    failures = check_importer(
+        sample,
+        lambda text: import_model_answers(world.task, text, filename="model-answers.jsonl"),
+        filename="model-answers.jsonl",
+    )
     assert not failures, "\n".join(failures)
