@@ -139,7 +139,7 @@ def test_application_environment_comes_from_one_anchor(compose_text, compose_raw
         assert compose_raw["services"][name]["environment"] == base, name
     web = compose_raw["services"]["web"]["environment"]
     assert {key: web[key] for key in base} == base
-    assert set(web) - set(base) <= {"GUNICORN_WORKERS", "GUNICORN_THREADS", "GUNICORN_TIMEOUT"}
+    assert set(web) - set(base) <= {"GUNICORN_WORKER_CLASS", "GUNICORN_WORKERS", "GUNICORN_THREADS", "GUNICORN_TIMEOUT"}
 
 
 def test_migrate_is_a_one_shot_job_that_web_and_worker_wait_for(compose):
@@ -244,6 +244,17 @@ def test_application_is_configured_only_through_variables_settings_reads(compose
     assert "DJANGO_DEBUG" not in environment
     gunicorn_only = set(compose["services"]["web"]["environment"]) - set(environment)
     assert gunicorn_only <= _names_read(REPO / "gunicorn.conf.py")
+
+
+def test_every_variable_the_deployment_guide_lists_reaches_the_containers(compose_text):
+    """A variable in docs/deployment.md's tables that the compose file never passes on does nothing when an
+    operator sets it in .env (DATABASE_CONN_HEALTH_CHECKS, GUNICORN_WORKER_CLASS and the Celery queue and
+    visibility timeout once were)."""
+    guide = (REPO / "docs" / "deployment.md").read_text()
+    listed = re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \|", guide, flags=re.MULTILINE)
+    assert {"DJANGO_SECRET_KEY", "DATABASE_PREPARED_STATEMENTS"} <= set(listed)  # the pattern reads the tables
+    unused = [name for name in listed if not re.search(r"\$\{" + name + r"\b", compose_text)]
+    assert not unused, f"documented but never interpolated in docker-compose.yml: {unused}"
 
 
 def test_interpolated_urls_point_at_the_compose_services(compose):
