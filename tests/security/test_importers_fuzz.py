@@ -113,9 +113,11 @@ def table_counts():
 REFUSALS = (FormatError, ValidationError)
 
 
-def check_importer(sample, run, *, refusals=REFUSALS, filename):
-    """Run ``run(text)`` on ``sample`` (which must import) and on mutations of it; collect what broke the rules.
-    Some mutations must be refused (else they did not reach the importer's checks)."""
+def check_importer(sample, run, *, refusals=REFUSALS, filename, inputs=None):
+    """Run ``run(data)`` on ``sample`` (which must import) and on what ``inputs`` draws (default: mutations of
+    the sample's text); collect what broke the rules. A refusal must name ``filename`` (or one of several
+    names). Some inputs must be refused (else they did not reach the importer's checks)."""
+    names = (filename,) if isinstance(filename, str) else tuple(filename)
     failures = []
     outcomes = set()
     with transaction.atomic():
@@ -125,30 +127,30 @@ def check_importer(sample, run, *, refusals=REFUSALS, filename):
             failures.append(f"the unmutated sample does not import: {exc}")
         transaction.set_rollback(True)
 
-    @given(text=mutated(sample))
+    @given(data=mutated(sample) if inputs is None else inputs)
     @settings(
         max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
     )
-    def one(text):
+    def one(data):
         with transaction.atomic():
             before = table_counts()
             try:
-                run(text)
+                run(data)
                 outcomes.add("imported")
             except refusals as exc:
                 outcomes.add("refused")
                 message = str(exc)
-                if filename not in message and not getattr(exc, "message_dict", None):
-                    failures.append(f"refusal without the file name: {message[:300]!r} for {text[:300]!r}")
+                if not any(name in message for name in names) and not getattr(exc, "message_dict", None):
+                    failures.append(f"refusal without the file name: {message[:300]!r} for {data[:300]!r}")
                 if table_counts() != before:
-                    failures.append(f"refused but the database changed, for {text[:300]!r}")
+                    failures.append(f"refused but the database changed, for {data[:300]!r}")
             except Exception as exc:  # noqa: BLE001 - this is what the test looks for
-                failures.append(f"{type(exc).__name__}: {str(exc)[:300]} for {text[:300]!r}")
+                failures.append(f"{type(exc).__name__}: {str(exc)[:300]} for {data[:300]!r}")
             transaction.set_rollback(True)
 
     one()
     if "refused" not in outcomes:
-        failures.append("no mutation was refused: the test does not reach the importer's checks")
+        failures.append("no input was refused: the test does not reach the importer's checks")
     return failures
 
 
@@ -329,6 +331,17 @@ def test_factvc_folders_in_zips(world):
     assert not failures, "\n".join(failures)
 
 
+@st.composite
+def corrupted(draw, data):
+    """``data`` cut short, or with up to four bytes overwritten anywhere, or both."""
+    cut = draw(st.one_of(st.none(), st.integers(0, len(data) - 1)))
+    damaged = bytearray(data if cut is None else data[:cut])
+    for _ in range(draw(st.integers(0 if cut is not None else 1, 4))):
+        if damaged:
+            damaged[draw(st.integers(0, len(damaged) - 1))] = draw(st.integers(0, 255))
+    return bytes(damaged)
+
+
 def test_corrupt_zip_archives(world):
     """The bytes of a valid FactVC zip cut short, or with bytes overwritten anywhere (headers, the compressed
     stream, the central directory): imported or refused with a message naming the archive or a file in it,
@@ -339,46 +352,14 @@ def test_corrupt_zip_archives(world):
     annotation = _factvc_annotation()
     videos = "".join(f"{video}\n" for video in json.loads(annotation))
     archive = _zipped({"factuality_annotation.json": annotation, "vids.txt": videos})
-    _check_zip_sample(archive)
-    failures, outcomes = [], set()
-
-    @given(
-        cut=st.one_of(st.none(), st.integers(0, len(archive) - 1)),
-        edits=st.lists(st.tuples(st.integers(0, len(archive) - 1), st.integers(0, 255)), max_size=4),
+    failures = check_importer(
+        archive,
+        lambda data: _import_factvc(data, "release.zip"),
+        refusals=REFUSALS + (ImportRefused, UploadRefused),
+        filename=("release.zip", "factuality_annotation.json", "vids.txt"),
+        inputs=corrupted(archive),
     )
-    @settings(
-        max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
-    )
-    def one(cut, edits):
-        data = bytearray(archive if cut is None else archive[:cut])
-        for position, value in edits:
-            if position < len(data):
-                data[position] = value
-        with transaction.atomic():
-            before = table_counts()
-            try:
-                _import_factvc(bytes(data), "release.zip")
-                outcomes.add("imported")
-            except REFUSALS + (ImportRefused, UploadRefused) as exc:
-                outcomes.add("refused")
-                message = str(exc)
-                if not any(name in message for name in ("release.zip", "factuality_annotation.json", "vids.txt")):
-                    failures.append(f"refusal naming no file: {message[:300]!r} (cut {cut}, edits {edits})")
-                if table_counts() != before:
-                    failures.append(f"refused but the database changed (cut {cut}, edits {edits})")
-            except Exception as exc:  # noqa: BLE001 - this is what the test looks for
-                failures.append(f"{type(exc).__name__}: {str(exc)[:300]} (cut {cut}, edits {edits})")
-            transaction.set_rollback(True)
-
-    one()
-    assert "refused" in outcomes, "no corruption was refused: the test does not reach the archive's checks"
     assert not failures, "\n".join(failures)
-
-
-def _check_zip_sample(archive):
-    with transaction.atomic():
-        _import_factvc(archive, "release.zip")  # the uncorrupted archive imports
-        transaction.set_rollback(True)
 
 
 def test_mturk_batch_results_files(world):
