@@ -8,8 +8,11 @@ and every id in a URL or file is read here: ASCII digits only, no exponent, no N
 
 import math
 import re
+from decimal import Decimal
 
 _ASCII_INTEGER = re.compile(r"[0-9]+\Z")
+_FORM_INTEGER = re.compile(r"-?[0-9]{1,18}\Z")
+_AMOUNT = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,2})?\Z")  # the money columns: 8 digits, 2 after the point
 _ASCII_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z")
 
 
@@ -19,6 +22,35 @@ def ascii_int(text):
     if isinstance(text, str) and _ASCII_INTEGER.match(text):
         return int(text)
     return None
+
+
+def form_integer(text, *, low, high, what):
+    """A whole number typed into a form field, from ``low`` to ``high``: ASCII digits with an optional leading
+    minus (surrounding spaces ignored); else ValueError saying which field and what it takes."""
+    text = text.strip() if isinstance(text, str) else ""
+    if not _FORM_INTEGER.match(text) or not low <= int(text) <= high:
+        shown = text if len(text) <= 20 else text[:20] + "..."
+        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {shown!r}")
+    return int(text)
+
+
+def amount(value, *, what):
+    """An amount of money (a reward, a bonus) typed into a form, sent to the API or given to a command: ASCII
+    digits with at most two after a point, from 0 to 999999.99 (what the money columns hold); a JSON number is
+    read as it is written. Else ValueError saying what is expected: ``Decimal`` alone would take "NaN",
+    "Infinity", "1e2", "-5" and digits of other scripts, and a NaN bonus fails the payment run later."""
+    if isinstance(value, bool):
+        value = None
+    elif isinstance(value, (int, float)):
+        value = repr(value)
+    text = value.strip() if isinstance(value, str) else ""
+    if not _AMOUNT.match(text):
+        shown = text if len(text) <= 20 else text[:20] + "..."
+        raise ValueError(
+            f"{what} must be an amount of money such as 1.50 (digits 0-9, at most two after the point, "
+            f"less than 1,000,000), not {shown!r}"
+        )
+    return Decimal(text)
 
 
 def integer_score(value, low=0, high=100):

@@ -7,7 +7,6 @@ POST records it), ``dispatches/ID/resolve/`` (POST), ``codes/verify/`` (POST).
 """
 
 from datetime import timedelta
-from decimal import Decimal, InvalidOperation
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -19,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation_site import uploads
+from annotation_site.strict_numbers import amount
 
 from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, studies
 from .models import BonusScope, Dispatch, Participation, Policy, Study
@@ -26,8 +26,24 @@ from .providers.base import AdmissionRefused
 from .providers.prolific_client import ProlificError, TransientError
 
 
+class AmountField(serializers.DecimalField):
+    """Money in and out as the model's decimal string; read strictly (``strict_numbers.amount``): no NaN,
+    infinity, exponent, sign or digits of other scripts, at most two decimals."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_digits=8, decimal_places=2, **kwargs)
+
+    def to_internal_value(self, data):
+        try:
+            return amount(data, what=self.field_name)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
 class StudySerializer(serializers.ModelSerializer):
     status = serializers.CharField(read_only=True, help_text="draft, published, paused or closed")
+    reward = AmountField(required=False, help_text="Per HIT, in the currency (e.g. 1.50).")
+    bonus_amount = AmountField(required=False, help_text="Bonus per HIT under the bonus scope (e.g. 0.50).")
 
     class Meta:
         model = Study
@@ -214,13 +230,11 @@ class PaymentsView(APIView):
         if scope not in BonusScope.values:
             raise serializers.ValidationError({"bonus_scope": f"one of {', '.join(BonusScope.values)}"})
         try:
-            amount = Decimal(str(data.get("bonus_amount") or "0"))
-        except InvalidOperation:
-            raise serializers.ValidationError({"bonus_amount": "a decimal amount"}) from None
+            bonus = amount(data.get("bonus_amount") or "0", what="bonus_amount")
+        except ValueError as exc:
+            raise serializers.ValidationError({"bonus_amount": str(exc)}) from None
         study = payments.provider_study(target)
-        decisions = payments.preview(
-            adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount, study=study
-        )
+        decisions = payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
         return target, policy, decisions
 
     @extend_schema(parameters=params, responses={200: OpenApiTypes.OBJECT})

@@ -17,6 +17,8 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from annotation_site.strict_numbers import ascii_int, form_integer
+
 from . import adapters, admission, config, links, rows
 from .models import Participation, PracticeItem
 from .providers import provider_for
@@ -177,7 +179,7 @@ def consent(request, token):
 
 
 def practice_page(request, participation, items, token, *, answered=None):
-    done = int(request.GET.get("step", 0) or 0) if answered is None else answered["step"]
+    done = (ascii_int(request.GET.get("step")) or 0) if answered is None else answered["step"]
     index = min(done, len(items) - 1)
     return render(
         request,
@@ -201,8 +203,8 @@ def practice(request, token):
     participation = _participation(token)
     items = list(PracticeItem.objects.filter(study=participation.study))
     try:
-        item = next(i for i in items if i.pk == int(request.POST.get("item", "")))
-        value = int(request.POST.get("value", ""))
+        item = next(i for i in items if i.pk == ascii_int(request.POST.get("item")))
+        value = form_integer(request.POST.get("value"), low=-32768, high=32767, what="The answer")
     except (StopIteration, ValueError):
         return _home(participation)
     if request.POST.get("next") == "1":

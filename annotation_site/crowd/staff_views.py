@@ -3,7 +3,8 @@ batch file, the payment preview (every decision and the money before anything is
 and the worker page. Thin: services do the work."""
 
 from datetime import timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -16,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from annotation_site import spreadsheet_csv, uploads
 from annotation_site.jobs import services as jobs
+from annotation_site.strict_numbers import amount, form_integer
 
 from . import adapters, admission, mturk_formats, mturk_import, payments, studies
 from .models import BonusScope, Dispatch, LedgerEntry, Participant, Participation, Policy, Provider, Study
@@ -43,7 +45,7 @@ def study_create(request):
     """Create a study for a campaign or project (the form on the studies page)."""
     data = request.POST
     try:
-        reward = _decimal(data.get("reward"), "0")
+        reward = amount(data.get("reward") or "0", what="Reward")
         study = studies.create_study(
             data.get("protocol", ""),
             data.get("target", "").strip(),
@@ -52,7 +54,7 @@ def study_create(request):
             reward=reward,
             completion_code=data.get("completion_code", "").strip(),
         )
-    except (studies.StudyError, ValidationError) as exc:
+    except (studies.StudyError, ValidationError, ValueError) as exc:
         messages.error(request, "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
         return redirect("crowd-studies")
     messages.success(request, f"Study {study.name} created as a draft: check it, then publish it.")
@@ -109,6 +111,9 @@ def study_detail(request, name):
     )
 
 
+MAX_PLACES_ADDED = 100_000
+MAX_LINK_DAYS = 3650  # ten years
+MAX_LINK_HITS = 32767  # the column (PositiveSmallIntegerField)
 ACTIONS = ("publish", "pause", "close", "sync", "release-idle", "apply-payments", "add-places")
 
 
@@ -128,7 +133,8 @@ def study_action(request, name):
             studies.close(study)
             messages.success(request, "The study is closed.")
         elif action == "add-places":
-            studies.add_places(study, int(request.POST.get("places", "0")))
+            places = form_integer(request.POST.get("places"), low=1, high=MAX_PLACES_ADDED, what="Places")
+            studies.add_places(study, places)
             messages.success(request, "Places added.")
         elif action == "sync":
             outcome = admission.sync_submissions(study)
@@ -167,13 +173,11 @@ def start_payments_job(study, user=None):
 def study_links(request, name):
     study = get_object_or_404(Study, name=name)
     ids = [i.strip() for i in request.POST.get("ids", "").replace(",", "\n").splitlines() if i.strip()]
-    days = int(request.POST.get("days") or 7)
     try:
+        days = form_integer(request.POST.get("days") or "7", low=1, high=MAX_LINK_DAYS, what="Valid for (days)")
+        max_hits = form_integer(request.POST.get("max_hits") or "1", low=1, high=MAX_LINK_HITS, what="HITs per link")
         made = admission.create_participant_links(
-            study,
-            ids,
-            expires_at=timezone.now() + timedelta(days=days),
-            max_hits=int(request.POST.get("max_hits") or 1),
+            study, ids, expires_at=timezone.now() + timedelta(days=days), max_hits=max_hits
         )
     except ValueError as exc:
         messages.error(request, str(exc))
@@ -191,13 +195,6 @@ def mturk_batch_csv(request, name):
     return response
 
 
-def _decimal(value, default="0"):
-    try:
-        return Decimal(value or default)
-    except InvalidOperation:
-        return Decimal(default)
-
-
 @staff_member_required
 def payments_preview(request, protocol, target):
     """Every planned decision and the money, before anything is recorded or sent."""
@@ -211,8 +208,16 @@ def payments_preview(request, protocol, target):
     if policy not in Policy.values:
         policy = Policy.APPROVE_PASSING
     scope = data.get("bonus_scope") or (study.bonus_scope if study else BonusScope.NONE)
-    amount = _decimal(data.get("bonus_amount"), str(study.bonus_amount) if study else "0")
-    decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=amount, study=study)
+    default = study.bonus_amount if study else Decimal("0")
+    try:
+        bonus = default if data.get("bonus_amount") in (None, "") else amount(data["bonus_amount"], what="Bonus")
+    except ValueError as exc:
+        if request.method == "POST":
+            messages.error(request, f"{exc}; nothing was recorded.")
+            return redirect(request.path)
+        messages.error(request, f"{exc}; the preview uses {default}.")
+        bonus = default
+    decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":
             messages.error(request, "Tick the confirmation box to record these decisions.")
@@ -223,7 +228,7 @@ def payments_preview(request, protocol, target):
                 for s in payments.target_studies(resolved):
                     start_payments_job(s, request.user)
                 messages.info(request, "Sending started.")
-        return redirect(f"{request.path}?policy={policy}&bonus_scope={scope}&bonus_amount={amount}")
+        return redirect(f"{request.path}?{urlencode({'policy': policy, 'bonus_scope': scope, 'bonus_amount': bonus})}")
     return render(
         request,
         "crowd/payments.html",
@@ -235,7 +240,7 @@ def payments_preview(request, protocol, target):
             "policies": Policy.choices,
             "bonus_scope": scope,
             "scopes": BonusScope.choices,
-            "bonus_amount": amount,
+            "bonus_amount": bonus,
             "study": study,
             "currency": study.currency if study else "",
         },

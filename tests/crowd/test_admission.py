@@ -357,3 +357,24 @@ def test_block_command_releases_open_work_and_refuses_new_entries(client, toy):
     assert enter(client, study, pid="oscar").status_code == 410
     study.refresh_from_db()
     assert study.places_taken == 0
+
+
+def test_practice_reads_its_numbers_strictly(client, toy):
+    """A step or an answer that is not a plain number (hand-edited links, other scripts' digits) is no answer:
+    the participant sees the practice again, never a server error, and nothing is checked or stored."""
+    target = toy.add("t", [("1", 1)])
+    study = link_study(target)
+    PracticeItem.objects.create(study=study, text="a dog runs .", accept_min=0, accept_max=100, feedback="Fine.")
+    response = enter(client, study, pid="erin")
+    token = home_token(response)
+    client.raise_request_exception = False
+    for step in ("x", "\u0661", "-1", "1e2"):
+        page = client.get(reverse("crowd-participant", args=[token]), {"step": step})
+        assert page.status_code == 200 and b'data-role="practice"' in page.content, step
+    item = PracticeItem.objects.get()
+    for value in ("\u0665\u0660", "50.0", "1e1", ""):
+        checked = client.post(reverse("crowd-practice", args=[token]), {"item": item.pk, "value": value})
+        assert checked.status_code == 302 and b"Fine." not in checked.content, value  # back to the page
+    checked = client.post(reverse("crowd-practice", args=[token]), {"item": str(item.pk), "value": "50"})
+    assert checked.status_code == 200 and b"Fine." in checked.content
+    assert Participation.objects.get().practice_done_at is None

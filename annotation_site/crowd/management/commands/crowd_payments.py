@@ -8,12 +8,13 @@ records and sends nothing; without it the decisions are recorded in the ledger a
 sends them (a Celery task; eager without a broker)."""
 
 import json
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site.crowd import adapters, payments
 from annotation_site.crowd.models import BonusScope, Policy
+from annotation_site.strict_numbers import amount
 
 
 class Command(BaseCommand):
@@ -41,19 +42,17 @@ class Command(BaseCommand):
         study = payments.provider_study(target)
         scope = options["bonus_scope"] or (study.bonus_scope if study else BonusScope.NONE)
         try:
-            amount = (
-                Decimal(options["bonus_amount"])
+            bonus = (
+                amount(options["bonus_amount"], what="--bonus-amount")
                 if options["bonus_amount"] is not None
                 else (study.bonus_amount if study else Decimal("0"))
             )
-        except InvalidOperation:
-            raise CommandError(
-                f"--bonus-amount must be an amount such as 0.50, not {options['bonus_amount']!r}"
-            ) from None
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         policy = options["policy"]
 
         def decide():
-            return payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=amount, study=study)
+            return payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
 
         decisions = decide()
         if not options["dry_run"]:

@@ -9,9 +9,9 @@ python manage.py crowd_study block --name STUDY --participants P1 [--reason "...
 python manage.py crowd_study practice --name STUDY --text "..." --accept 0 30 --feedback "..." [--video-url URL]
 """
 
+import argparse
 import json
 from datetime import timedelta
-from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
@@ -20,6 +20,14 @@ from annotation_site.crowd import admission, studies
 from annotation_site.crowd.models import PracticeItem, Study
 from annotation_site.crowd.providers.base import AdmissionRefused
 from annotation_site.crowd.providers.prolific_client import ProlificError, TransientError
+from annotation_site.strict_numbers import amount
+
+
+def money(text):
+    try:
+        return amount(text, what="the amount")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class Command(BaseCommand):
@@ -46,7 +54,7 @@ class Command(BaseCommand):
         parser.add_argument("--target", help="create: campaign or project name.")
         parser.add_argument("--protocol", default="")
         parser.add_argument("--provider", choices=["prolific", "link", "mturk", "none"])
-        parser.add_argument("--reward", type=Decimal)
+        parser.add_argument("--reward", type=money)
         parser.add_argument("--currency")
         parser.add_argument("--places", type=int)
         parser.add_argument("--hits-per-participant", type=int)
@@ -57,7 +65,7 @@ class Command(BaseCommand):
         parser.add_argument("--consent", help="Consent text (a file path, or the text).")
         parser.add_argument("--policy")
         parser.add_argument("--bonus-scope")
-        parser.add_argument("--bonus-amount", type=Decimal)
+        parser.add_argument("--bonus-amount", type=money)
         parser.add_argument("--add", type=int, help="places: how many to add.")
         parser.add_argument("--participants", nargs="*", default=[])
         parser.add_argument("--days", type=int, default=7)
