@@ -258,3 +258,25 @@ def payments_dry_run(target_name, policy="approve-passing"):
         stderr=StringIO(),
     )
     return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def toy_campaign(toy):
+    """Toy campaign camp-7 with a published link study camp-7-panel (bonus 0.40 per passing HIT) and four
+    participants: passed, failed, too short to test, still working."""
+    target = toy.add("camp-7", [(str(i), 1) for i in range(1, 6)])
+    study = Study.objects.create(
+        name="camp-7-panel",
+        provider="link",
+        protocol="toy",
+        object_id=target.object_id,
+        target_name="camp-7",
+        status="published",
+        bonus_scope="per-passing-hit",
+        bonus_amount=Decimal("0.40"),
+    )
+    worked(toy, target, study, None, "w-pass", qc=PASSED)
+    worked(toy, target, study, None, "w-fail", qc=FAILED)
+    worked(toy, target, study, None, "w-short", qc=SHORT)
+    worked(toy, target, study, None, "w-busy", qc=PASSED, complete=False)
+    return target, study

@@ -1,7 +1,6 @@
 """Commands and REST endpoints of crowd work: the crowd_payments contract, studies, links, ledger, codes."""
 
 import json
-from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -12,7 +11,6 @@ from annotation_site.crowd import links
 from annotation_site.crowd.models import LedgerEntry, Participation, Study
 
 from ..conftest import wait_until
-from .conftest import FAILED, PASSED, SHORT, worked
 
 pytestmark = pytest.mark.django_db
 QC_KEYS = {"test", "p_value", "n_pairs", "threshold", "status"}
@@ -25,27 +23,7 @@ def run(*args):
     return out.getvalue()
 
 
-@pytest.fixture
-def campaign(toy):
-    target = toy.add("camp-7", [(str(i), 1) for i in range(1, 6)])
-    study = Study.objects.create(
-        name="camp-7-panel",
-        provider="link",
-        protocol="toy",
-        object_id=target.object_id,
-        target_name="camp-7",
-        status="published",
-        bonus_scope="per-passing-hit",
-        bonus_amount=Decimal("0.40"),
-    )
-    worked(toy, target, study, None, "w-pass", qc=PASSED)
-    worked(toy, target, study, None, "w-fail", qc=FAILED)
-    worked(toy, target, study, None, "w-short", qc=SHORT)
-    worked(toy, target, study, None, "w-busy", qc=PASSED, complete=False)
-    return target, study
-
-
-def test_crowd_payments_dry_run_json_contract(campaign):
+def test_crowd_payments_dry_run_json_contract(toy_campaign):
     document = json.loads(
         run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--dry-run", "--format", "json")
     )
@@ -71,7 +49,7 @@ def test_crowd_payments_dry_run_json_contract(campaign):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_crowd_payments_records_then_sends_once(campaign, celery_worker):
+def test_crowd_payments_records_then_sends_once(toy_campaign, celery_worker):
     run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing")
     assert LedgerEntry.objects.filter(state="planned").count() == 3  # approve, reject, bonus
     run("crowd_payments", "--campaign", "camp-7", "--policy", "approve-passing", "--send", "--format", "json")
@@ -101,8 +79,8 @@ def test_crowd_study_create_links_and_verify_code(toy):
         run("crowd_study", "create", "--target", "camp-8", "--provider", "link", "--name", "c8")
 
 
-def test_api_studies_payments_and_codes(client, staff_user, campaign):
-    target, study = campaign
+def test_api_studies_payments_and_codes(client, staff_user, toy_campaign):
+    target, study = toy_campaign
     assert client.get(reverse("api-crowd-studies")).status_code in (401, 403)
     client.force_login(staff_user)
     listed = client.get(reverse("api-crowd-studies")).json()
@@ -144,7 +122,7 @@ def test_api_studies_payments_and_codes(client, staff_user, campaign):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_pages_for_researchers(client, staff_user, campaign, celery_worker):
+def test_pages_for_researchers(client, staff_user, toy_campaign, celery_worker):
     client.force_login(staff_user)
     assert b"camp-7-panel" in client.get(reverse("crowd-studies")).content
     page = client.get(reverse("crowd-study", args=["camp-7-panel"]))

@@ -12,7 +12,6 @@ from django.urls import reverse
 from annotation_site.crowd.models import LedgerEntry, Study
 from annotation_site.strict_numbers import amount, form_integer
 
-from .conftest import FAILED, PASSED, worked
 from .test_commands_api import run
 
 pytestmark = pytest.mark.django_db
@@ -37,28 +36,10 @@ def test_form_integers(text):
     assert form_integer(" 12 ", low=1, high=3650, what="Days") == 12
 
 
-@pytest.fixture
-def campaign(toy):
-    target = toy.add("camp-9", [(str(i), 1) for i in range(1, 4)])
-    study = Study.objects.create(
-        name="camp-9-panel",
-        provider="link",
-        protocol="toy",
-        object_id=target.object_id,
-        target_name="camp-9",
-        status="published",
-        bonus_scope="per-passing-hit",
-        bonus_amount=Decimal("0.40"),
-    )
-    worked(toy, target, study, None, "w-pass", qc=PASSED)
-    worked(toy, target, study, None, "w-fail", qc=FAILED)
-    return target
-
-
 @pytest.mark.parametrize("bonus", ["NaN", "Infinity", "1e9", "-5", "\u0665"])
-def test_payment_page_refuses_a_bad_bonus_and_records_nothing(client, staff_user, campaign, bonus):
+def test_payment_page_refuses_a_bad_bonus_and_records_nothing(client, staff_user, toy_campaign, bonus):
     client.force_login(staff_user)
-    url = reverse("crowd-payments", args=["toy", "camp-9"])
+    url = reverse("crowd-payments", args=["toy", "camp-7"])
     page = client.get(url, {"policy": "approve-all", "bonus_scope": "per-hit", "bonus_amount": bonus})
     assert page.status_code == 200 and b"Bonus must be an amount of money" in page.content
     answer = client.post(
@@ -70,57 +51,57 @@ def test_payment_page_refuses_a_bad_bonus_and_records_nothing(client, staff_user
 
 
 @pytest.mark.parametrize("bonus", ["NaN", "Infinity", "1e9", "\u0665"])
-def test_payment_api_refuses_a_bad_bonus(client, staff_user, campaign, bonus):
+def test_payment_api_refuses_a_bad_bonus(client, staff_user, toy_campaign, bonus):
     client.force_login(staff_user)
-    params = {"campaign": "camp-9", "policy": "approve-all", "bonus_scope": "per-hit", "bonus_amount": bonus}
+    params = {"campaign": "camp-7", "policy": "approve-all", "bonus_scope": "per-hit", "bonus_amount": bonus}
     answer = client.get(reverse("api-crowd-payments"), params)
     assert answer.status_code == 400 and "amount of money" in str(answer.json()["bonus_amount"])
     answer = client.post(reverse("api-crowd-payments"), params, content_type="application/json")
     assert answer.status_code == 400 and not LedgerEntry.objects.exists()
 
 
-def test_payment_command_refuses_a_bad_bonus(campaign):
+def test_payment_command_refuses_a_bad_bonus(toy_campaign):
     with pytest.raises(CommandError, match="--bonus-amount must be an amount of money"):
-        run("crowd_payments", "--campaign", "camp-9", "--bonus-scope", "per-hit", "--bonus-amount", "1e2")
+        run("crowd_payments", "--campaign", "camp-7", "--bonus-scope", "per-hit", "--bonus-amount", "1e2")
     assert not LedgerEntry.objects.exists()
 
 
-def test_study_create_refuses_a_bad_reward(client, staff_user, campaign):
+def test_study_create_refuses_a_bad_reward(client, staff_user, toy_campaign):
     client.force_login(staff_user)
     answer = client.post(
         reverse("crowd-study-create"),
-        {"protocol": "toy", "target": "camp-9", "name": "bad-reward", "provider": "link", "reward": "1e2"},
+        {"protocol": "toy", "target": "camp-7", "name": "bad-reward", "provider": "link", "reward": "1e2"},
         follow=True,
     )
     assert answer.status_code == 200 and b"Reward must be an amount of money" in answer.content
     assert not Study.objects.filter(name="bad-reward").exists()
     answer = client.post(
         reverse("api-crowd-studies"),
-        {"target": "camp-9", "name": "bad-reward", "provider": "link", "reward": "\u0661.50"},
+        {"target": "camp-7", "name": "bad-reward", "provider": "link", "reward": "\u0661.50"},
         content_type="application/json",
     )
     assert answer.status_code == 400 and "amount of money" in str(answer.json()["reward"])
     with pytest.raises(CommandError, match="amount of money"):
-        run("crowd_study", "create", "--target", "camp-9", "--provider", "link", "--name", "bad", "--reward", "NaN")
+        run("crowd_study", "create", "--target", "camp-7", "--provider", "link", "--name", "bad", "--reward", "NaN")
     assert not Study.objects.filter(name__startswith="bad").exists()
 
 
 @pytest.mark.parametrize("field,value", [("days", "x"), ("days", "99999999999"), ("max_hits", "0"), ("days", "\u0663")])
-def test_participant_links_refuse_bad_numbers(client, staff_user, campaign, field, value):
+def test_participant_links_refuse_bad_numbers(client, staff_user, toy_campaign, field, value):
     client.force_login(staff_user)
     data = {"ids": "p-one", "days": "7", "max_hits": "1", field: value}
-    answer = client.post(reverse("crowd-study-links", args=["camp-9-panel"]), data, follow=True)
+    answer = client.post(reverse("crowd-study-links", args=["camp-7-panel"]), data, follow=True)
     assert answer.status_code == 200 and b"must be a whole number from 1 to" in answer.content
     from annotation_site.crowd.models import ParticipantLink
 
     assert not ParticipantLink.objects.exists()
 
 
-def test_adding_places_refuses_other_digits(client, staff_user, campaign):
+def test_adding_places_refuses_other_digits(client, staff_user, toy_campaign):
     client.force_login(staff_user)
-    before = Study.objects.get(name="camp-9-panel").places
+    before = Study.objects.get(name="camp-7-panel").places
     answer = client.post(
-        reverse("crowd-study-action", args=["camp-9-panel"]), {"action": "add-places", "places": "\uff15"}, follow=True
+        reverse("crowd-study-action", args=["camp-7-panel"]), {"action": "add-places", "places": "\uff15"}, follow=True
     )
     assert b"Places must be a whole number from 1 to" in answer.content
-    assert Study.objects.get(name="camp-9-panel").places == before
+    assert Study.objects.get(name="camp-7-panel").places == before
