@@ -26,7 +26,9 @@ def ascii_int(text):
 
 def form_integer(text, *, low, high, what):
     """A whole number typed into a form field, from ``low`` to ``high``: ASCII digits with an optional leading
-    minus (surrounding spaces ignored); else ValueError saying which field and what it takes."""
+    minus (surrounding spaces ignored), or a JSON integer; else ValueError saying which field and what it takes."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)
     text = text.strip() if isinstance(text, str) else ""
     if not _FORM_INTEGER.match(text) or not low <= int(text) <= high:
         shown = text if len(text) <= 20 else text[:20] + "..."

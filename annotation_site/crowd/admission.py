@@ -163,6 +163,10 @@ def participant_for_link(link, now=None):
     return link.participant
 
 
+MAX_LINK_DAYS = 3650  # ten years
+MAX_LINK_HITS = 32767  # ParticipantLink.max_hits (PositiveSmallIntegerField)
+
+
 def create_participant_links(study, platform_ids, *, expires_at, max_hits=1):
     """Per-participant links (one per id; an existing link of that id is renewed). Returns [(id, token)]."""
     from annotation_site import identities
@@ -378,10 +382,18 @@ def open_participations(study):
 def block(study, platform_ids, reason):
     """Never admit these participants again (any study); on MTurk the worker is also blocked on the platform.
     Returns how many were blocked."""
+    from annotation_site import identities
+
+    normalised = []
+    for raw in platform_ids:
+        try:
+            normalised.append(identities.normalise(raw, what="participant id"))
+        except identities.IdentityError as exc:
+            raise ValueError(f"{str(raw)[:40]!r}: {exc}") from None
     provider = provider_for(study)
     namespace = provider.namespace()
     blocked = 0
-    for platform_id in platform_ids:
+    for platform_id in dict.fromkeys(normalised):
         participant, _ = Participant.objects.get_or_create(namespace=namespace, platform_id=platform_id)
         if not participant.blocked:
             Participant.objects.filter(pk=participant.pk).update(blocked=True)

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation_site import uploads
-from annotation_site.strict_numbers import amount
+from annotation_site.strict_numbers import amount, form_integer
 
 from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, studies
 from .models import BonusScope, Dispatch, Participation, Policy, Study
@@ -143,6 +143,8 @@ class StudyActionView(APIView):
     def post(self, request, name, action):
         study = get_object_or_404(Study, name=name)
         data = request.data
+        if not isinstance(data, dict):
+            return Response({"detail": "send a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
         try:
             if action == "publish":
                 return Response(_detail(studies.publish(study)))
@@ -151,25 +153,27 @@ class StudyActionView(APIView):
             if action == "close":
                 return Response(_detail(studies.close(study)))
             if action == "places":
-                return Response(_detail(studies.add_places(study, int(data.get("add", 0)))))
+                extra = form_integer(data.get("add"), low=1, high=studies.MAX_PLACES_ADDED, what="add")
+                return Response(_detail(studies.add_places(study, extra)))
             if action == "sync":
                 return Response({"outcomes": admission.sync_submissions(study)})
             if action == "release-idle":
                 return Response({"released": admission.release_idle()})
             if action == "links":
-                ids = data.get("participant_ids") or []
+                days = form_integer(data.get("days", 7), low=1, high=admission.MAX_LINK_DAYS, what="days")
+                max_hits = form_integer(data.get("max_hits", 1), low=1, high=admission.MAX_LINK_HITS, what="max_hits")
                 made = admission.create_participant_links(
                     study,
-                    [str(i) for i in ids],
-                    max_hits=int(data.get("max_hits", 1)),
-                    expires_at=timezone.now() + timedelta(days=int(data.get("days", 7))),
+                    _participant_ids(data),
+                    max_hits=max_hits,
+                    expires_at=timezone.now() + timedelta(days=days),
                 )
                 return Response(
                     {"links": [{"participant_id": i, "url": studies.participant_link_url(t)} for i, t in made]},
                     status=status.HTTP_201_CREATED,
                 )
             if action == "block":
-                ids = [str(i) for i in data.get("participant_ids") or []]
+                ids = _participant_ids(data)
                 return Response({"blocked": admission.block(study, ids, str(data.get("reason") or "blocked"))})
             if action == "apply-payments":
                 from .staff_views import start_payments_job
@@ -204,6 +208,16 @@ class StudyActionView(APIView):
         except TransientError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response({"detail": f"unknown action {action!r}"}, status=status.HTTP_404_NOT_FOUND)
+
+
+def _participant_ids(data):
+    """``participant_ids``: a list of ids (text, or whole numbers as some panels' ids are); else ValueError."""
+    ids = data.get("participant_ids")
+    if ids is None:
+        return []
+    if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, (str, int)) for i in ids):
+        raise ValueError('participant_ids must be a list of ids, e.g. ["5f1a...", "p-17"]')
+    return [str(i) for i in ids]
 
 
 class PaymentsView(APIView):

@@ -111,9 +111,6 @@ def study_detail(request, name):
     )
 
 
-MAX_PLACES_ADDED = 100_000
-MAX_LINK_DAYS = 3650  # ten years
-MAX_LINK_HITS = 32767  # the column (PositiveSmallIntegerField)
 ACTIONS = ("publish", "pause", "close", "sync", "release-idle", "apply-payments", "add-places")
 
 
@@ -133,7 +130,7 @@ def study_action(request, name):
             studies.close(study)
             messages.success(request, "The study is closed.")
         elif action == "add-places":
-            places = form_integer(request.POST.get("places"), low=1, high=MAX_PLACES_ADDED, what="Places")
+            places = form_integer(request.POST.get("places"), low=1, high=studies.MAX_PLACES_ADDED, what="Places")
             studies.add_places(study, places)
             messages.success(request, "Places added.")
         elif action == "sync":
@@ -174,8 +171,12 @@ def study_links(request, name):
     study = get_object_or_404(Study, name=name)
     ids = [i.strip() for i in request.POST.get("ids", "").replace(",", "\n").splitlines() if i.strip()]
     try:
-        days = form_integer(request.POST.get("days") or "7", low=1, high=MAX_LINK_DAYS, what="Valid for (days)")
-        max_hits = form_integer(request.POST.get("max_hits") or "1", low=1, high=MAX_LINK_HITS, what="HITs per link")
+        days = form_integer(
+            request.POST.get("days") or "7", low=1, high=admission.MAX_LINK_DAYS, what="Valid for (days)"
+        )
+        max_hits = form_integer(
+            request.POST.get("max_hits") or "1", low=1, high=admission.MAX_LINK_HITS, what="HITs per link"
+        )
         made = admission.create_participant_links(
             study, ids, expires_at=timezone.now() + timedelta(days=days), max_hits=max_hits
         )

@@ -84,10 +84,15 @@ def close(study):
     return study
 
 
+MAX_PLACES_ADDED = 100_000  # at once: a typing slip, not a study, beyond that
+
+
 def add_places(study, extra):
     """Open ``extra`` more places (Prolific: total_available_places grows too), e.g. to replace rejected work."""
     if extra <= 0:
         raise StudyError("add at least one place")
+    if extra > MAX_PLACES_ADDED:
+        raise StudyError(f"add at most {MAX_PLACES_ADDED} places at once")
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         current = study.places or planned_places(study)

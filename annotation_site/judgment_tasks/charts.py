@@ -8,6 +8,7 @@ by subset; Table 3 model accuracy by model and subset; VC-Inspector alpha by mod
 """
 
 from annotation_site import figure_style as fs
+from annotation_site.strict_numbers import ascii_int
 
 COLUMN_INCHES = fs.COLUMN_INCHES
 FONT_PT = fs.FONT_PT
@@ -177,8 +178,9 @@ def chart(report, name):
         return agreement_chart(report)
     if name == "answers":
         return answers_chart(report)
-    if name.startswith("figure-") and name[7:].isdigit() and int(name[7:]) < len(report["figures"]):
-        return figure_chart(report["figures"][int(name[7:])])
+    number = ascii_int(name.removeprefix("figure-")) if name.startswith("figure-") else None
+    if number is not None and number < len(report["figures"]) and name == f"figure-{number}":
+        return figure_chart(report["figures"][number])
     raise KeyError(name)
 
 

@@ -20,7 +20,19 @@ from annotation_site.crowd import admission, studies
 from annotation_site.crowd.models import PracticeItem, Study
 from annotation_site.crowd.providers.base import AdmissionRefused
 from annotation_site.crowd.providers.prolific_client import ProlificError, TransientError
-from annotation_site.strict_numbers import amount
+from annotation_site.strict_numbers import amount, form_integer
+
+
+def count(low, high):
+    """An argparse type: a whole number from ``low`` to ``high`` (strict_numbers.form_integer)."""
+
+    def read(text):
+        try:
+            return form_integer(text, low=low, high=high, what="the number")
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return read
 
 
 def money(text):
@@ -66,10 +78,10 @@ class Command(BaseCommand):
         parser.add_argument("--policy")
         parser.add_argument("--bonus-scope")
         parser.add_argument("--bonus-amount", type=money)
-        parser.add_argument("--add", type=int, help="places: how many to add.")
+        parser.add_argument("--add", type=count(1, studies.MAX_PLACES_ADDED), help="places: how many to add.")
         parser.add_argument("--participants", nargs="*", default=[])
-        parser.add_argument("--days", type=int, default=7)
-        parser.add_argument("--max-hits", type=int, default=1)
+        parser.add_argument("--days", type=count(1, admission.MAX_LINK_DAYS), default=7)
+        parser.add_argument("--max-hits", type=count(1, admission.MAX_LINK_HITS), default=1)
         parser.add_argument("--text", help="practice: the caption.")
         parser.add_argument("--accept", nargs=2, type=int, help="practice: the range of right answers.")
         parser.add_argument("--scale", nargs=2, type=int, default=[0, 100])
