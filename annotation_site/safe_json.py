@@ -183,7 +183,8 @@ def describe(exc):
 
 
 class SafeJSONParser(JSONParser):
-    """DRF's JSON parser, reading through :func:`loads` (a clear 400 for everything it refuses)."""
+    """DRF's JSON parser, reading through :func:`loads` (a clear 400 for everything it refuses); the body must be
+    a JSON object, as every request body of the API is."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
@@ -193,8 +194,15 @@ class SafeJSONParser(JSONParser):
         except (UnicodeDecodeError, LookupError) as exc:
             raise ParseError(f"JSON parse error - the body is not {encoding} text ({exc})") from None
         try:
-            return loads(text)
+            value = loads(text)
         except JSONInputError as exc:
             raise ParseError(f"JSON parse error - {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
         except json.JSONDecodeError as exc:
             raise ParseError(f"JSON parse error - {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        if not isinstance(value, dict):
+            # every request body of the API is an object (the schema says so); views read it with .get()
+            kind = {list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(
+                type(value), "a number"
+            )
+            raise ParseError(f"JSON parse error - the body must be a JSON object ({{...}}), not {kind}")
+        return value

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 import schemathesis
+from django.db import transaction
 from django.test import Client
 from django.urls import resolve
 from hypothesis import HealthCheck, given, settings
@@ -188,3 +189,41 @@ def test_no_generated_request_makes_a_participant_endpoint_fail(settings):
     assert len(statuses) == 7, statuses  # DA assignment and judgments, factuality draft and submit, task next,
     # draft and submit
     assert any(200 <= c < 300 for codes in statuses.values() for c in codes), statuses
+
+
+# JSON bodies of every kind but an object: a schema that says "object" leads schemathesis to send objects only,
+# while a client (or an attacker) may send anything; DRF hands a view a list or a bare value as request.data.
+NOT_OBJECTS = ["[]", "[1, 2]", '"text"', "7", "null", "true", '[{"a": 1}]']
+
+
+def test_every_write_operation_answers_a_body_that_is_not_an_object(settings):
+    without_rate_limits(settings)
+    world = World()
+    staff = Client(raise_request_exception=False)
+    staff.force_login(world.users["staff"])
+    participant = Client(raise_request_exception=False)
+    errors, tried = [], 0
+    for result in api_schema().get_all_operations():
+        operation = result.ok()
+        if operation.method.upper() not in ("POST", "PUT", "PATCH"):
+            continue
+        name, params = route_of(operation.path)
+        kwargs = world.kwargs(name, ["pk" if p == "id" else p for p in params])
+        path = operation.path
+        for param, value in zip(params, kwargs.values()):
+            path = path.replace("{" + param + "}", str(value))
+        client, headers = staff, {}
+        if name in PARTICIPANT_ROUTES:
+            client = participant
+            headers = {"X-Participant-Token": world.ids["task_token"]} if name.startswith("api-tasks-") else {}
+        for body in NOT_OBJECTS:
+            with transaction.atomic():
+                response = client.generic(
+                    operation.method.upper(), path, data=body, content_type="application/json", headers=headers
+                )
+                transaction.set_rollback(True)
+            tried += 1
+            if response.status_code >= 500:
+                errors.append(f"{operation.method.upper()} {path} ({name}) with {body} -> {response.status_code}")
+    assert tried > 100
+    assert not errors, "\n".join(errors)
