@@ -87,7 +87,9 @@ def decide(record, policy, rejection_message):
 
 def bonus_for(action, qc, scope, amount):
     amount = Decimal(amount or 0)
-    if action != "approve" or amount <= 0 or scope == BonusScope.NONE:
+    if action != "approve" or not amount.is_finite() or amount <= 0:
+        return None
+    if scope not in (BonusScope.PER_HIT, BonusScope.PER_PASSING_HIT):  # none, or a scope nobody defined: no money
         return None
     if scope == BonusScope.PER_PASSING_HIT and qc.status != QCStatus.PASSED:
         return None

@@ -209,6 +209,13 @@ def payments_preview(request, protocol, target):
     if policy not in Policy.values:
         policy = Policy.APPROVE_PASSING
     scope = data.get("bonus_scope") or (study.bonus_scope if study else BonusScope.NONE)
+    if scope not in BonusScope.values:
+        refusal = f"Bonus scope must be one of {', '.join(BonusScope.values)}"
+        if request.method == "POST":
+            messages.error(request, f"{refusal}; nothing was recorded.")
+            return redirect(request.path)
+        messages.error(request, f"{refusal}; the preview plans no bonus.")
+        scope = BonusScope.NONE
     default = study.bonus_amount if study else Decimal("0")
     try:
         bonus = default if data.get("bonus_amount") in (None, "") else amount(data["bonus_amount"], what="Bonus")

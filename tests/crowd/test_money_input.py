@@ -105,3 +105,21 @@ def test_adding_places_refuses_other_digits(client, staff_user, toy_campaign):
     )
     assert b"Places must be a whole number from 1 to" in answer.content
     assert Study.objects.get(name="camp-7-panel").places == before
+
+
+def test_an_unknown_bonus_scope_pays_no_bonus(client, staff_user, toy_campaign):
+    """A bonus scope that is not one of the three (a typo in a link: per_hit) never pays: the service gives no
+    bonus for it; the page says so, previews without a bonus and records nothing."""
+    from annotation_site.crowd import adapters, payments
+
+    adapter, target = adapters.resolve("toy", "camp-7")
+    decisions = payments.preview(adapter, target, policy="approve-all", bonus_scope="per_hit", bonus_amount="1.00")
+    assert decisions and all(d.bonus is None for d in decisions)
+    client.force_login(staff_user)
+    url = reverse("crowd-payments", args=["toy", "camp-7"])
+    page = client.get(url, {"policy": "approve-all", "bonus_scope": "per_hit", "bonus_amount": "1.00"})
+    assert page.status_code == 200 and b"Bonus scope must be one of" in page.content
+    answer = client.post(
+        url, {"policy": "approve-all", "bonus_scope": "per_hit", "bonus_amount": "1.00", "confirm": "yes"}, follow=True
+    )
+    assert b"nothing was recorded" in answer.content and not LedgerEntry.objects.exists()
