@@ -24,6 +24,11 @@ def ascii_int(text):
     return None
 
 
+def _shown(text):
+    """The refused text as a message quotes it: at most 20 characters."""
+    return text if len(text) <= 20 else text[:20] + "..."
+
+
 def form_integer(text, *, low, high, what):
     """A whole number typed into a form field, from ``low`` to ``high``: ASCII digits with an optional leading
     minus (surrounding spaces ignored), or a JSON integer; else ValueError saying which field and what it takes."""
@@ -31,8 +36,7 @@ def form_integer(text, *, low, high, what):
         text = str(text)
     text = text.strip() if isinstance(text, str) else ""
     if not _FORM_INTEGER.match(text) or not low <= int(text) <= high:
-        shown = text if len(text) <= 20 else text[:20] + "..."
-        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {shown!r}")
+        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {_shown(text)!r}")
     return int(text)
 
 
@@ -47,10 +51,9 @@ def amount(value, *, what):
         value = repr(value)
     text = value.strip() if isinstance(value, str) else ""
     if not _AMOUNT.match(text):
-        shown = text if len(text) <= 20 else text[:20] + "..."
         raise ValueError(
             f"{what} must be an amount of money such as 1.50 (digits 0-9, at most two after the point, "
-            f"less than 1,000,000), not {shown!r}"
+            f"less than 1,000,000), not {_shown(text)!r}"
         )
     return Decimal(text)
 

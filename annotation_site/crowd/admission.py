@@ -163,23 +163,30 @@ def participant_for_link(link, now=None):
     return link.participant
 
 
+def _normalised_ids(platform_ids):
+    """The ids as ``identities.normalise`` makes them, each once, in order (an id it refuses kept as given), and
+    the ids it refused."""
+    from annotation_site import identities
+
+    normalised, refused = [], []
+    for raw in platform_ids:
+        try:
+            normalised.append(identities.normalise(raw, what="participant id"))
+        except identities.IdentityError:
+            normalised.append(raw)
+            refused.append(raw)
+    return list(dict.fromkeys(normalised)), refused
+
+
 MAX_LINK_DAYS = 3650  # ten years
 MAX_LINK_HITS = 32767  # ParticipantLink.max_hits (PositiveSmallIntegerField)
 
 
 def create_participant_links(study, platform_ids, *, expires_at, max_hits=1):
     """Per-participant links (one per id; an existing link of that id is renewed). Returns [(id, token)]."""
-    from annotation_site import identities
-
     from .providers.link import PLATFORM_ID
 
-    normalised = []
-    for raw in platform_ids:
-        try:
-            normalised.append(identities.normalise(raw, what="participant id"))
-        except identities.IdentityError:
-            normalised.append(raw)  # reported as not valid below
-    platform_ids = list(dict.fromkeys(normalised))
+    platform_ids, _ = _normalised_ids(platform_ids)  # a refused id is kept as given: PLATFORM_ID reports it
     bad = [i for i in platform_ids if not PLATFORM_ID.match(i)]
     if bad:
         raise ValueError(f"not valid participant ids: {', '.join(bad[:5])}")
@@ -382,18 +389,13 @@ def open_participations(study):
 def block(study, platform_ids, reason):
     """Never admit these participants again (any study); on MTurk the worker is also blocked on the platform.
     Returns how many were blocked."""
-    from annotation_site import identities
-
-    normalised = []
-    for raw in platform_ids:
-        try:
-            normalised.append(identities.normalise(raw, what="participant id"))
-        except identities.IdentityError as exc:
-            raise ValueError(f"{str(raw)[:40]!r}: {exc}") from None
+    platform_ids, refused = _normalised_ids(platform_ids)
+    if refused:
+        raise ValueError(f"not valid participant ids: {', '.join(str(i)[:40] for i in refused[:5])}")
     provider = provider_for(study)
     namespace = provider.namespace()
     blocked = 0
-    for platform_id in dict.fromkeys(normalised):
+    for platform_id in platform_ids:
         participant, _ = Participant.objects.get_or_create(namespace=namespace, platform_id=platform_id)
         if not participant.blocked:
             Participant.objects.filter(pk=participant.pk).update(blocked=True)

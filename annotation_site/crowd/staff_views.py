@@ -209,22 +209,21 @@ def payments_preview(request, protocol, target):
     if policy not in Policy.values:
         policy = Policy.APPROVE_PASSING
     scope = data.get("bonus_scope") or (study.bonus_scope if study else BonusScope.NONE)
+    refused = {}  # what was refused -> what the preview does instead
     if scope not in BonusScope.values:
-        refusal = f"Bonus scope must be one of {', '.join(BonusScope.values)}"
-        if request.method == "POST":
-            messages.error(request, f"{refusal}; nothing was recorded.")
-            return redirect(request.path)
-        messages.error(request, f"{refusal}; the preview plans no bonus.")
+        refused[f"Bonus scope must be one of {', '.join(BonusScope.values)}"] = "the preview plans no bonus"
         scope = BonusScope.NONE
     default = study.bonus_amount if study else Decimal("0")
     try:
         bonus = default if data.get("bonus_amount") in (None, "") else amount(data["bonus_amount"], what="Bonus")
     except ValueError as exc:
-        if request.method == "POST":
-            messages.error(request, f"{exc}; nothing was recorded.")
-            return redirect(request.path)
-        messages.error(request, f"{exc}; the preview uses {default}.")
+        refused[str(exc)] = f"the preview uses {default}"
         bonus = default
+    if refused and request.method == "POST":
+        messages.error(request, f"{'; '.join(refused)}; nothing was recorded.")
+        return redirect(request.path)
+    for refusal, instead in refused.items():
+        messages.error(request, f"{refusal}; {instead}.")
     decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import time
-import zipfile
 
 import pytest
 from django.apps import apps
@@ -24,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation_site.problems import FormatError
+from tests.hardening.test_uploads import zipped
 
 from .world import World, without_rate_limits
 
@@ -289,14 +289,6 @@ def _import_factvc(content, filename):
     import_upload({"file": SimpleUploadedFile(filename, content), "format": "factvc", "name": "fuzz-factvc"})
 
 
-def _zipped(files):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
 def test_factvc_annotation_files(world):
     """An uploaded factuality_annotation.json (the FactVC release's format) on its own."""
     from annotation_site.interchange.services import ImportRefused
@@ -323,7 +315,7 @@ def test_factvc_folders_in_zips(world):
             "release/factuality_annotation.json": text.encode("utf-8", "surrogatepass"),
             "release/vids.txt": videos,
         }
-        _import_factvc(_zipped(files), "release.zip")
+        _import_factvc(zipped(files), "release.zip")
 
     failures = check_importer(
         annotation, run, refusals=REFUSALS + (ImportRefused,), filename="factuality_annotation.json"
@@ -351,7 +343,7 @@ def test_corrupt_zip_archives(world):
 
     annotation = _factvc_annotation()
     videos = "".join(f"{video}\n" for video in json.loads(annotation))
-    archive = _zipped({"factuality_annotation.json": annotation, "vids.txt": videos})
+    archive = zipped({"factuality_annotation.json": annotation, "vids.txt": videos})
     failures = check_importer(
         archive,
         lambda data: _import_factvc(data, "release.zip"),
