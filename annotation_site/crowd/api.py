@@ -193,7 +193,7 @@ class StudyActionView(APIView):
                 except uploads.UploadRefused as exc:
                     return Response(exc.as_json(), status=status.HTTP_400_BAD_REQUEST)
                 if action == "approve-reject":
-                    return Response({"csv": mturk_import.approve_reject_file(study, text)})
+                    return Response({"csv": mturk_import.approve_reject_file(study, text, filename=upload.name)})
                 return Response(mturk_import.import_results(study, text, filename=upload.name))
             if action == "export":
                 return Response(exports.export_ledger(study), status=status.HTTP_201_CREATED)

@@ -194,9 +194,15 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
     return rows
 
 
-def approve_reject_csv(text, decisions):
+def approve_reject_csv(text, decisions, *, filename="results.csv"):
     """The results file with its Approve / Reject columns filled from ``decisions`` ({AssignmentId: ("approve",
-    "") | ("reject", reason)}); other rows are left empty (reviewed by a person). Columns are kept in order."""
+    "") | ("reject", reason)}); other rows are left empty (reviewed by a person). Columns are kept in order.
+
+    The file is checked whole first, as an import would check it (``parse_results`` without the protocol's
+    answers): a file that is not a results file, or has a row whose values do not match its columns, raises
+    FormatError naming the file, line and field, rather than coming back with rows shifted under the wrong
+    columns for MTurk."""
+    parse_results(text, filename=filename)
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     header = next(reader)
     for column in ("Approve", "Reject"):

@@ -75,13 +75,14 @@ def import_results(study, text, *, filename="results.csv"):
     return {"rows": len(rows), "created": len(created), "unchanged": len(rows) - len(created)}
 
 
-def approve_reject_file(study, text):
+def approve_reject_file(study, text, *, filename="results.csv"):
     """The results file with Approve / Reject filled from the study's decisions in the ledger (rows without a
-    decision stay empty: a person decides them)."""
+    decision stay empty: a person decides them). A file that is not a well-formed results file raises
+    ``mturk_formats.FormatError`` (file, line, field)."""
     decisions = {}
     for entry in LedgerEntry.objects.filter(study=study, kind=LedgerEntry.Kind.DECISION):
         decisions[entry.submission_id] = (entry.action, entry.reason if entry.action == "reject" else "")
-    return mturk_formats.approve_reject_csv(text, decisions)
+    return mturk_formats.approve_reject_csv(text, decisions, filename=filename)
 
 
 def _line_of(problem):

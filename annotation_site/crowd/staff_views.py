@@ -75,14 +75,21 @@ def mturk_file(request, name):
     except uploads.UploadRefused as exc:
         messages.error(request, f"{exc}; nothing was imported.")
         return redirect("crowd-study", name=name)
-    if request.POST.get("action") == "approve-reject":
-        response = HttpResponse(mturk_import.approve_reject_file(study, text), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{name}-approve-reject.csv"'
-        return response
     try:
+        if request.POST.get("action") == "approve-reject":
+            written = mturk_import.approve_reject_file(study, text, filename=upload.name)
+            response = HttpResponse(written, content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = f'attachment; filename="{name}-approve-reject.csv"'
+            return response
         result = mturk_import.import_results(study, text, filename=upload.name)
     except mturk_formats.FormatError as exc:
-        return render(request, "crowd/import_problems.html", {"study": study, "problems": exc.problems}, status=400)
+        heading = "No approve / reject file was written" if request.POST.get("action") == "approve-reject" else ""
+        return render(
+            request,
+            "crowd/import_problems.html",
+            {"study": study, "problems": exc.problems, "heading": heading},
+            status=400,
+        )
     messages.success(
         request, f"{result['rows']} assignments read: {result['created']} new, {result['unchanged']} already imported."
     )

@@ -79,6 +79,30 @@ def test_crowd_study_create_links_and_verify_code(toy):
         run("crowd_study", "create", "--target", "camp-8", "--provider", "link", "--name", "c8")
 
 
+def test_crowd_study_consent_from_a_file_or_a_clear_error(toy, tmp_path):
+    """--consent takes the text or a file's path. The file is read as the command line's files are (UTF-8,
+    size, NUL); one that cannot be read, or a file name that names no file, is an error, never the consent text
+    participants are shown (a file not in UTF-8 was a traceback; an unreadable one set its path as the text)."""
+    toy.add("camp-9", [("1", 2)])
+    create = ["crowd_study", "create", "--target", "camp-9", "--provider", "link"]
+    good = tmp_path / "consent.txt"
+    good.write_text("Ihre Bewertungen dienen der Forschung. Einverstanden?\n", encoding="utf-8")
+    run(*create, "--name", "c9-file", "--consent", str(good))
+    assert Study.objects.get(name="c9-file").consent_text == "Ihre Bewertungen dienen der Forschung. Einverstanden?\n"
+    run(*create, "--name", "c9-text", "--consent", "Do you agree to take part?")
+    assert Study.objects.get(name="c9-text").consent_text == "Do you agree to take part?"
+
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Einverständnis".encode("latin-1"))
+    with pytest.raises(CommandError, match=r"--consent: .*latin1.txt.*UTF-8"):
+        run(*create, "--name", "c9-latin1", "--consent", str(latin1))
+    with pytest.raises(CommandError, match="--consent: .*cannot read the file"):
+        run(*create, "--name", "c9-folder", "--consent", str(tmp_path))
+    with pytest.raises(CommandError, match="--consent: no file consent-v2.txt"):
+        run(*create, "--name", "c9-typo", "--consent", "consent-v2.txt")
+    assert not Study.objects.filter(name__in=["c9-latin1", "c9-folder", "c9-typo"]).exists()
+
+
 def test_api_studies_payments_and_codes(client, staff_user, toy_campaign):
     target, study = toy_campaign
     assert client.get(reverse("api-crowd-studies")).status_code in (401, 403)

@@ -206,3 +206,60 @@ def test_the_crowd_mturk_command(toy, tmp_path):
     )
     with pytest.raises(CommandError, match="results.csv, line 2, field 'Answer.score'"):
         call_command("crowd_mturk", "import", str(results_file), "--study", "mtc", stdout=StringIO())
+
+
+def test_approve_reject_refuses_what_is_not_a_well_formed_results_file():
+    """The Approve / Reject file is written from an uploaded results file: a file that is not one, or a row whose
+    values do not match its columns, is refused whole with file and line, not written back with a crash (an empty
+    file, no AssignmentId column) or with values shifted under the wrong columns (a row with extra values)."""
+    extra = results("H1,T,t,A1,W1,Submitted,x,y,120,u,73,,,surplus")
+    cases = {
+        "": "results.csv, line 1: the file is empty",
+        "worker_id,score\nW1,3\n": "results.csv, line 1: missing columns HITId, AssignmentId, WorkerId, AssignmentStatus",
+        extra: "results.csv, line 2: 14 values for 13 columns",
+        'HITId,AssignmentId,WorkerId,AssignmentStatus\n"H1,A1,W1,Submitted\n': "results.csv, line 2",
+    }
+    for text, problem in cases.items():
+        with pytest.raises(fmt.FormatError) as refused:
+            fmt.approve_reject_csv(text, {"A1": ("approve", "")})
+        assert refused.value.problems[0].startswith(problem), (text, refused.value.problems)
+
+
+@pytest.mark.django_db
+def test_a_malformed_file_for_approve_reject_is_refused_by_the_page_the_api_and_the_command(
+    toy, staff_client, tmp_path
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.core.management import CommandError, call_command
+    from django.urls import reverse
+
+    from annotation_site.crowd.models import Study
+
+    target = toy.add("mtr", [("1", 1)])
+    Study.objects.create(
+        name="mtr", provider="mturk", protocol="toy", object_id=target.object_id, target_name="mtr", status="published"
+    )
+    broken = "HITId,WorkerId\n3H,W1\n"  # no AssignmentId: nothing to put a decision on
+
+    page = staff_client.post(
+        reverse("crowd-mturk-file", args=["mtr"]),
+        {"action": "approve-reject", "file": SimpleUploadedFile("batch.csv", broken.encode())},
+    )
+    assert page.status_code == 400
+    assert "No approve / reject file was written" in page.content.decode()
+    assert "batch.csv, line 1: missing columns AssignmentId, AssignmentStatus" in page.content.decode()
+
+    api = staff_client.post(
+        reverse("api-crowd-study-action", args=["mtr", "approve-reject"]),
+        {"file": SimpleUploadedFile("batch.csv", broken.encode())},
+    )
+    assert api.status_code == 400
+    assert api.json()["problems"] == [
+        "batch.csv, line 1: missing columns AssignmentId, AssignmentStatus (is this an MTurk batch results file?)"
+    ]
+
+    path = tmp_path / "batch.csv"
+    path.write_text(broken)
+    with pytest.raises(CommandError, match="batch.csv, line 1: missing columns AssignmentId"):
+        call_command("crowd_mturk", "approve-reject", str(path), "--study", "mtr", "--out", str(tmp_path / "o.csv"))
+    assert not (tmp_path / "o.csv").exists()

@@ -247,8 +247,8 @@ def test_mturk_files():
     assert_no_formula(batch, must_contain=['=HYPERLINK("x")'])
     assert "-7" in batch  # a plain number stays a number
     results = (
-        "HITId,AssignmentId,WorkerId,Input.hit_label,Answer.comment\n"
-        'H1,A1,W1,=HYPERLINK("x"),@SUM(1)\nH1,A2,W2,+1+1,-1+2\n'
+        "HITId,AssignmentId,WorkerId,AssignmentStatus,Input.hit_label,Answer.comment\n"
+        'H1,A1,W1,Submitted,=HYPERLINK("x"),@SUM(1)\nH1,A2,W2,Submitted,+1+1,-1+2\n'
     )
     upload = mturk_formats.approve_reject_csv(results, {"A1": ("approve", ""), "A2": ("reject", "=too fast")})
     assert_no_formula(upload, must_contain=["=too fast", "@SUM(1)", "-1+2"])

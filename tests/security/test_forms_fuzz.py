@@ -16,6 +16,7 @@ Each example runs in a transaction rolled back afterwards, so examples do not se
 
 import os
 from dataclasses import dataclass, field
+from datetime import timedelta
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
@@ -24,6 +25,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import Client
 from django.urls import resolve, reverse
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -159,15 +161,54 @@ def login(client, user):
         client.force_login(user)
 
 
-def collect_forms(world, clients):
-    """(persona, form, page path) of every form on every page a persona of ``clients`` can open, once each."""
+def pages_beyond_the_routes(world):
+    """(persona, path) of pages whose forms the routes' own values do not show. The world's study asks neither
+    for consent nor for practice; here it asks for both, and one participant stands at each step: consent,
+    practice, Start (the world's own participant now stands at consent). And the page of an MTurk study (the
+    world's study is a link study), with its results-file form. Participants' pages are opened anonymously,
+    the study's as staff."""
+    from annotation_site.crowd import admission, links
+    from annotation_site.crowd.models import PracticeItem, Study
+
+    study = Study.objects.get(name="perm-study")
+    study.consent_text = "Your ratings are used for research. Do you agree to take part?"
+    study.save(update_fields=["consent_text"])
+    PracticeItem.objects.create(
+        study=study, text="a man rides a bike", accept_min=40, accept_max=100, feedback="The caption is right."
+    )
+    pages = []
+    for step, done in (
+        ("consent", ()),
+        ("practice", ("consented_at",)),
+        ("start", ("consented_at", "practice_done_at")),
+    ):
+        [(_, token)] = admission.create_participant_links(
+            study, [f"perm-{step}"], expires_at=timezone.now() + timedelta(days=1)
+        )
+        participation = admission.admit(
+            study, {}, participant=admission.participant_for_link(admission.link_for_token(token))
+        )
+        for moment in done:
+            setattr(participation, moment, timezone.now())
+        participation.save(update_fields=list(done))
+        pages.append(("anonymous", reverse("crowd-participant", args=[links.participation_token(participation)])))
+    world.mturk_study("perm-mturk")
+    pages.append(("staff", reverse("crowd-study", args=["perm-mturk"])))
+    return pages
+
+
+def collect_forms(world, clients, extra_pages=()):
+    """(persona, form, page path) of every form on every page a persona of ``clients`` can open, once each;
+    ``extra_pages``: (persona, path) of pages no route's own values reach."""
     found = {}
     for persona, (client, user) in clients.items():
         login(client, user)
-        for name, _, params in routes():
-            if name.startswith("admin:") or name.endswith("logout"):
-                continue
-            path = reverse(name, kwargs=world.kwargs(name, params))
+        paths = [
+            reverse(name, kwargs=world.kwargs(name, params))
+            for name, _, params in routes()
+            if not name.startswith("admin:") and not name.endswith("logout")
+        ]
+        for path in paths + [path for who, path in extra_pages if who == persona]:
             response = client.get(path)
             if response.status_code != 200 or "text/html" not in response.get("Content-Type", ""):
                 continue
@@ -213,9 +254,11 @@ def test_every_form_refuses_generated_input_cleanly(settings):
     without_rate_limits(settings)
     world = World()
     clients = personas(world)
-    forms = collect_forms(world, clients)
+    forms = collect_forms(world, clients, pages_beyond_the_routes(world))
     # the crawl found the platform's forms: the researcher's, the annotator's and a participant's
     assert {persona for persona, _, _ in forms} == {"staff", "annotator", "anonymous"}, forms
+    reached = {resolve(urlsplit(form.action).path).url_name for _, form, _ in forms}
+    assert {"crowd-consent", "crowd-practice", "crowd-start", "crowd-mturk-file"} <= reached, sorted(reached)
     assert len(forms) > 30, [(p, f.action) for p, f, _ in forms]
     failures = []
     for persona, form, page in forms:

@@ -354,20 +354,13 @@ def test_corrupt_zip_archives(world):
     assert not failures, "\n".join(failures)
 
 
-def test_mturk_batch_results_files(world):
-    """An MTurk batch results CSV of a Direct Assessment study (one Answer.item_N column per item of the HIT)."""
-    from annotation_site.crowd import mturk_import, studies
-    from annotation_site.crowd.models import Study
+def mturk_study_and_results(world):
+    """An MTurk study of the world's DA campaign and a batch results CSV for two of its HITs (one Answer.item_N
+    column per item of the HIT)."""
+    from annotation_site.crowd import studies
     from assessment.models import Item
 
-    study = Study.objects.create(
-        name="fuzz-mturk",
-        provider="mturk",
-        protocol="da",
-        object_id=world.campaign.pk,
-        target_name=world.campaign.name,
-        status=Study.Status.PUBLISHED,
-    )
+    study = world.mturk_study("fuzz-mturk")
     batch, _ = studies.mturk_batch(study)
     hit_ids = [row["hit_id"] for row in csv.DictReader(io.StringIO(batch))]
     hits = list(world.campaign.hits.order_by("number")[:2])
@@ -383,12 +376,41 @@ def test_mturk_batch_results_files(world):
             count = Item.objects.filter(hit=hit).count()
             scores = [str((17 * (n + 1) + 7 * i) % 101) for i in range(count)] + [""] * (len(positions) - count)
             writer.writerow([f"3HIT{hit.number}", f"AS{n}{worker}", worker, "Submitted", "300", hit_ids[n]] + scores)
+    return study, out.getvalue()
+
+
+def test_mturk_batch_results_files(world):
+    """An MTurk batch results CSV of a Direct Assessment study, imported."""
+    from annotation_site.crowd import mturk_import
+
+    study, sample = mturk_study_and_results(world)
     failures = check_importer(
-        out.getvalue(),
+        sample,
         lambda text: mturk_import.import_results(study, text, filename="batch.csv"),
         refusals=REFUSALS + (mturk_import.mturk_formats.FormatError,),
         filename="batch.csv",
     )
+    assert not failures, "\n".join(failures)
+
+
+def test_mturk_approve_reject_files(world):
+    """The same results files uploaded to be written back with Approve / Reject filled: each comes back with
+    every assignment on its own row (the same AssignmentIds in the same order, its decision in its columns) or
+    is refused naming the file."""
+    from annotation_site.crowd import mturk_formats, mturk_import
+
+    study, sample = mturk_study_and_results(world)
+
+    def written(text):
+        out = mturk_import.approve_reject_file(study, text, filename="batch.csv")
+        given = [row.assignment_id for row in mturk_formats.parse_results(text)]
+        try:
+            back = [row.assignment_id for row in mturk_formats.parse_results(out, filename="the written file")]
+        except mturk_formats.FormatError as exc:  # not a refusal of the input: a broken output
+            raise AssertionError(f"the written file does not read back: {exc}") from None
+        assert back == given, f"the assignments came back as {back}, not {given}"
+
+    failures = check_importer(sample, written, refusals=REFUSALS + (mturk_formats.FormatError,), filename="batch.csv")
     assert not failures, "\n".join(failures)
 
 

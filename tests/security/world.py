@@ -108,6 +108,19 @@ class World:
             "video": self.video.pk,
         }
 
+    def mturk_study(self, name):
+        """A published MTurk study of the world's DA campaign (the world's own study is a link study)."""
+        from annotation_site.crowd.models import Study
+
+        return Study.objects.create(
+            name=name,
+            provider="mturk",
+            protocol="da",
+            object_id=self.campaign.pk,
+            target_name=self.campaign.name,
+            status=Study.Status.PUBLISHED,
+        )
+
     def kwargs(self, name, params):
         """The URL parameters of a route, with real objects behind them."""
         return {param: self.value(name, param) for param in params}

@@ -63,11 +63,11 @@ class Command(BaseCommand):
             text = uploads.path_text(o["file"])
         except uploads.UploadRefused as exc:
             raise CommandError(f"{exc}; nothing was imported") from None
-        if action == "import":
-            try:
-                result = mturk_import.import_results(study, text, filename=Path(o["file"]).name)
-            except mturk_formats.FormatError as exc:
-                raise CommandError(str(exc)) from None
-            self.stdout.write(json.dumps(result))
-        else:
-            self._write(mturk_import.approve_reject_file(study, text), o["out"])
+        filename = Path(o["file"]).name
+        try:
+            if action == "import":
+                self.stdout.write(json.dumps(mturk_import.import_results(study, text, filename=filename)))
+            else:
+                self._write(mturk_import.approve_reject_file(study, text, filename=filename), o["out"])
+        except mturk_formats.FormatError as exc:
+            raise CommandError(str(exc)) from None

@@ -12,10 +12,12 @@ python manage.py crowd_study practice --name STUDY --text "..." --accept 0 30 --
 import argparse
 import json
 from datetime import timedelta
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from annotation_site import uploads
 from annotation_site.crowd import admission, studies
 from annotation_site.crowd.models import PracticeItem, Study
 from annotation_site.crowd.providers.base import AdmissionRefused
@@ -40,6 +42,27 @@ def money(text):
         return amount(text, what="the amount")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+FILE_SUFFIXES = (".txt", ".md", ".html", ".htm")
+
+
+def consent_text(value):
+    """``--consent``: the text itself, or the path of a file holding it, read like any file named on the
+    command line (size, UTF-8, NUL: ``uploads.path_text``). A file that cannot be read, or a name that looks
+    like a file's (one word ending in .txt, .md, .html) but names none, is an error: participants would
+    otherwise be shown the path as the consent text."""
+    if not value:
+        return value
+    path = Path(value)
+    if path.exists():
+        try:
+            return uploads.path_text(path)
+        except uploads.UploadRefused as exc:
+            raise CommandError(f"--consent: {exc}") from None
+    if not any(c.isspace() for c in value) and path.suffix.lower() in FILE_SUFFIXES:
+        raise CommandError(f"--consent: no file {value} (give the consent text itself, or the path of a file)")
+    return value
 
 
 class Command(BaseCommand):
@@ -95,13 +118,7 @@ class Command(BaseCommand):
             if action == "create":
                 if not (o["target"] and o["name"] and o["provider"]):
                     raise CommandError("create needs --target, --name and --provider")
-                consent = o["consent"]
-                if consent:
-                    try:
-                        with open(consent, encoding="utf-8") as handle:
-                            consent = handle.read()
-                    except OSError:
-                        pass
+                consent = consent_text(o["consent"])
                 fields = {
                     "reward": o["reward"],
                     "currency": o["currency"],
