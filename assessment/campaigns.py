@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation_site.corpus.models import DATASET_NAME, Caption, Reference, Sentence, System
 from annotation_site.corpus.tokens import tokenize
+from annotation_site.db_statistics import refresh_after_bulk_load
 
 from . import planning
 from .models import HIT, WATCH_FRACTION, WATCH_MAX_SECONDS, Campaign, Item, ItemType, QCTest
@@ -476,4 +477,5 @@ def write_plan(campaign, inputs=None):
     Item.objects.filter(hit__campaign=campaign, item_type=ItemType.ORIGINAL).update(control_of=Subquery(degraded))
     Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now())
     campaign.planned_at = timezone.now()
+    refresh_after_bulk_load(HIT, Item)
     return hits

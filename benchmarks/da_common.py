@@ -39,10 +39,12 @@ def setup_django():
 
 def generate_dataset(name, n_videos, n_systems, seed=0, batch=5000):
     """Dataset ``name``: ``n_videos`` videos, a caption of ``n_systems`` systems and of a human system on each
-    (2-4 sentences of 6-16 words, the shape of ActivityNet captions), written with bulk_create."""
+    (2-4 sentences of 6-16 words, the shape of ActivityNet captions), written with bulk_create (and the tables
+    analysed, as after an import)."""
     import numpy as np
 
     from annotation_site.corpus.models import Caption, Dataset, Sentence, System, Video
+    from annotation_site.db_statistics import refresh_after_bulk_load
 
     rng = np.random.default_rng(seed)
     dataset = Dataset.objects.create(name=name, description="generated for a benchmark")
@@ -67,6 +69,7 @@ def generate_dataset(name, n_videos, n_systems, seed=0, batch=5000):
             tokens = list(words[rng.integers(0, len(words), int(rng.integers(6, 17)))]) + ["."]
             sentences.append(Sentence(caption=caption, index=index, text=" ".join(tokens), tokens=tokens))
     Sentence.objects.bulk_create(sentences, batch_size=batch)
+    refresh_after_bulk_load(Video, System, Caption, Sentence)  # as an import does (interchange.services)
     return dataset, systems
 
 

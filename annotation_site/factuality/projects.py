@@ -9,6 +9,7 @@ from django.db import transaction
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import Invited, awaits_activation, invite, invite_with_link  # noqa: F401 - Invited re-exported
 from annotation_site.corpus.models import DATASET_NAME, Caption, System, Video
+from annotation_site.db_statistics import refresh_after_bulk_load
 from annotation_site.workflow import units
 
 from . import protocol
@@ -144,6 +145,7 @@ def create_project(spec, *, created_by=None):
         ProjectVideo.objects.bulk_create(
             [ProjectVideo(project=project, video=v, position=i) for i, v in enumerate(videos)], batch_size=2000
         )
+        refresh_after_bulk_load(ProjectVideo)
         if scale:
             ScaleAnchor.objects.bulk_create([ScaleAnchor(project=project, value=v, label=text) for v, text in scale[0]])
         for username in spec.usernames:

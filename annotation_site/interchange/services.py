@@ -13,6 +13,7 @@ from django.db import transaction
 
 from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, Reference, Sentence, System, Video
 from annotation_site.corpus.protection import HumanWorkAtRisk, refuse_if_human_work
+from annotation_site.db_statistics import refresh_after_bulk_load
 from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, Project, SentenceLabel
 from annotation_site.uploads import UploadRefused
 
@@ -112,6 +113,7 @@ def import_bundle(
         label_set = None
         if bundle.has_labels:
             label_set = _write_labels(dataset, bundle, captions, sentences, label_set_name, label_source)
+        refresh_after_bulk_load(System, Video, Caption, Sentence, Reference)
     return ImportResult(dataset=dataset, counts=bundle.counts(), label_set=label_set, warnings=bundle.warnings)
 
 

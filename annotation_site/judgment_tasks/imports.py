@@ -23,6 +23,7 @@ file twice leaves the same rows.
 from django.db import transaction
 
 from annotation_site import safe_json
+from annotation_site.db_statistics import refresh_after_bulk_load
 from annotation_site.problems import FormatError, ProblemList
 
 from .answers import check_answer
@@ -221,6 +222,7 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
             ],
             batch_size=2000,
         )
+        refresh_after_bulk_load(Item)
     return {"items": len(items), "elements": sum(len(v) for item in items for v in item["lists"].values())}
 
 

@@ -58,6 +58,9 @@ class Recorder:
     first: float = None
     last: float = None
     finished: bool = False  # every participant has stopped (set by drive)
+    started: float = None  # when drive started the participants (perf_counter)
+    ran_out: dict = field(default_factory=lambda: defaultdict(list))  # protocol -> seconds at which each
+    # participant that had done all its work stopped while the run still had time and requests left
 
     def acknowledged(self):
         return sum(len(v) for v in self.acked.values())
@@ -80,10 +83,14 @@ class Budget:
         self.left = max_requests
 
     def take(self):
-        if time.monotonic() >= self.deadline or self.left <= 0:
+        if not self.open():
             return False
         self.left -= 1
         return True
+
+    def open(self):
+        """Whether the run still has time and requests left."""
+        return time.monotonic() < self.deadline and self.left > 0
 
 
 class Participant:
@@ -167,6 +174,9 @@ class Participant:
                 await getattr(self, f"run_{self.protocol}")()
             except ProtocolProblem as exc:
                 self.recorder.problem(f"{self.protocol} {self.spec['key']}", str(exc))
+            else:
+                if self.budget.open():  # stopped because its work was done, not because the run ended
+                    self.recorder.ran_out[self.protocol].append(time.perf_counter() - self.recorder.started)
 
     # --- the three kinds of work ----------------------------------------------------------------------------
 
@@ -322,6 +332,7 @@ async def drive(base, specs, *, seconds, max_requests, think, ramp, retries=8, t
     recorder. Returns the Recorder and the wall time."""
     recorder = Recorder()
     budget = Budget(seconds, max_requests)
+    recorder.started = time.perf_counter()
 
     async def one(index, spec):
         await asyncio.sleep(ramp * index / max(1, len(specs)))

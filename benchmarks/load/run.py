@@ -123,12 +123,16 @@ def report(recorder, wall, checked, args, environment):
             + (f", wrong scores {len(entry['wrong_score'])}" if "wrong_score" in entry else "")
             + ("  OK" if entry["ok"] else "  FAILED")
         )
+    drifted = mix_drift(recorder, args)
+    for line in drifted:
+        print(f"  note: {line}")
     submit = figures.get("all/submit")
     target = bool(submit) and rate >= TARGET_RATE and submit["p99"] < TARGET_P99
     print(
         f"target (>= {TARGET_RATE} submissions/s, submit p99 < {TARGET_P99 * 1000:.0f} ms at "
         f"{args.participants} participants): {'met' if target else 'NOT met'} "
         f"({rate:.0f}/s, p99 {submit['p99'] * 1000:.0f} ms)"
+        + (" - the mix was not sustained (notes above): not a measurement of the target" if drifted else "")
         if submit
         else "no submission measured"
     )
@@ -145,9 +149,28 @@ def report(recorder, wall, checked, args, environment):
         "ok": ok,
         "problems": recorder.problems[:50],
         "participants": args.participants,
+        "mix_not_sustained": drifted,
         "think": args.think,
         "environment": environment,
     }
+
+
+QUOTA_OPTION = {"da": "--hit-size", "factuality": "--videos-each", "task": "--items-each"}
+
+
+def mix_drift(recorder, args):
+    """Why the run's mix was not the one asked for, as lines (none when it was): a protocol whose participants
+    (more than a tenth of them) ran out of work while the run still had time changed the mix under the figures
+    (the rest of the run has fewer of them, and throughput and CPU per submission are of another mix)."""
+    counts = work.Plan(participants=args.participants, mix=args.mix).counts()
+    lines = []
+    for protocol, times in sorted(recorder.ran_out.items()):
+        if counts.get(protocol) and len(times) > counts[protocol] / 10:
+            lines.append(
+                f"{len(times)} of {counts[protocol]} {protocol} participants ran out of work before the run's end "
+                f"(the first after {min(times):.1f} s): give them more ({QUOTA_OPTION[protocol]}) for a sustained mix"
+            )
+    return lines
 
 
 def reconnect():

@@ -68,3 +68,43 @@ def test_percentiles_are_nearest_rank():
     values = list(range(1, 101))
     assert (client.percentile(values, 50), client.percentile(values, 95), client.percentile(values, 99)) == (50, 95, 99)
     assert client.percentile([7], 99) == 7
+
+
+def test_a_run_whose_participants_ran_out_of_work_says_its_mix_was_not_sustained():
+    """A time-bounded run whose participants of one protocol finish their work early has another mix for the rest
+    of the run: its throughput and CPU per submission are not of the mix asked for, and the report says so
+    (instead of a target verdict for a mix that drifted to the cheapest protocol)."""
+    import argparse
+
+    from benchmarks.load import run
+
+    args = argparse.Namespace(participants=40, mix=(("da", 2), ("factuality", 1), ("task", 1)))
+    recorder = run.client.Recorder()
+    assert run.mix_drift(recorder, args) == []
+    recorder.ran_out["task"] = [29.5]  # 1 of 10: not more than a tenth, the end of a run
+    assert run.mix_drift(recorder, args) == []
+    recorder.ran_out["factuality"] = [21.0, 18.25]
+    [line] = run.mix_drift(recorder, args)
+    assert line.startswith("2 of 10 factuality participants ran out of work before the run's end (the first after 18.2")
+    assert "--videos-each" in line
+
+
+def test_a_participant_counts_as_out_of_work_only_while_the_run_goes_on():
+    import asyncio
+
+    from benchmarks.load import run
+
+    class Done(run.client.Participant):
+        async def run_da(self):  # its work is done at once
+            pass
+
+    def finish(budget):
+        recorder = run.client.Recorder(started=0.0)
+        spec = {"protocol": "da", "key": "da0000", "url": "/"}
+        participant = Done(spec, "http://127.0.0.1:9", recorder, budget, think=0, retries=0, timeout=1, seed=0)
+        asyncio.run(participant.run())
+        return recorder.ran_out
+
+    assert list(finish(run.client.Budget(60, 100))) == ["da"]
+    assert dict(finish(run.client.Budget(0, 100))) == {}  # the run's time was up: it did not run out of work
+    assert dict(finish(run.client.Budget(60, 0))) == {}  # nor its requests
