@@ -12,7 +12,9 @@ analysing the bulk-loaded tables once they are written brought it back to 2.4 ms
 ``refresh_after_bulk_load(Model, ...)`` analyses the tables of the given models once the transaction that wrote
 them commits (the statistics then describe committed rows, and a rolled-back load changes nothing), as
 PostgreSQL's documentation advises after loading data. ANALYZE reads a sample of each table (at most 30,000
-rows per table at the default statistics target), a fraction of a second for the largest loads here. Other
+rows per table at the default statistics target), a fraction of a second for the largest loads here. It never
+waits: a table that autovacuum (or another ANALYZE) is working on is skipped (``SKIP_LOCKED``), and an error is
+logged, not raised, since the load itself has committed and the statistics only speed up what follows. Other
 databases: nothing (SQLite plans without gathered statistics unless told to).
 """
 
@@ -27,7 +29,9 @@ def refresh_after_bulk_load(*models, using=DEFAULT_DB_ALIAS):
     tables = sorted({model._meta.db_table for model in models})
 
     def analyse():
-        with connections[using].cursor() as cursor:
-            cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(table) for table in tables))
+        # in a transaction of its own (a savepoint when the caller's block is still open, as in tests), so that
+        # a failure leaves the connection usable
+        with transaction.atomic(using=using), connections[using].cursor() as cursor:
+            cursor.execute("ANALYZE (SKIP_LOCKED) " + ", ".join(connection.ops.quote_name(t) for t in tables))
 
-    transaction.on_commit(analyse, using=using)
+    transaction.on_commit(analyse, using=using, robust=True)

@@ -82,7 +82,7 @@ def test_crowd_study_create_links_and_verify_code(toy):
 def test_crowd_study_consent_from_a_file_or_a_clear_error(toy, tmp_path):
     """--consent takes the text or a file's path. The file is read as the command line's files are (UTF-8,
     size, NUL); one that cannot be read, or a file name that names no file, is an error, never the consent text
-    participants are shown (a file not in UTF-8 was a traceback; an unreadable one set its path as the text)."""
+    participants are shown (a file not in UTF-8 was a bare codec error; an unreadable one set its path as the text)."""
     toy.add("camp-9", [("1", 2)])
     create = ["crowd_study", "create", "--target", "camp-9", "--provider", "link"]
     good = tmp_path / "consent.txt"

@@ -39,3 +39,27 @@ def test_the_tables_of_every_bulk_load_are_analysed_once_it_commits(django_captu
     assert {model.__name__: planner_rows(model) for model in loaded} == {
         model.__name__: model.objects.count() for model in loaded
     }
+
+
+def test_a_failing_analyse_does_not_fail_the_load_that_committed(django_capture_on_commit_callbacks, caplog):
+    """The load has committed when the tables are analysed: an error there (here: a table that is gone) is
+    logged, and the caller gets its result, not an exception."""
+    from django.db import transaction
+
+    from annotation_site.corpus.models import Video
+    from annotation_site.db_statistics import refresh_after_bulk_load
+
+    if connection.vendor != "postgresql":
+        with django_capture_on_commit_callbacks() as pending:
+            refresh_after_bulk_load(Video)
+        assert pending == []
+        return
+
+    class Gone:
+        class _meta:
+            db_table = "no_such_table_here"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            refresh_after_bulk_load(Gone)
+    assert "no_such_table_here" in caplog.text
