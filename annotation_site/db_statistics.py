@@ -31,7 +31,7 @@ def refresh_after_bulk_load(*models, using=DEFAULT_DB_ALIAS):
     def analyse():
         # in a transaction of its own (a savepoint when the caller's block is still open, as in tests), so that
         # a failure leaves the connection usable
-        with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        with transaction.atomic(using=using), connection.cursor() as cursor:
             cursor.execute("ANALYZE (SKIP_LOCKED) " + ", ".join(connection.ops.quote_name(t) for t in tables))
 
     transaction.on_commit(analyse, using=using, robust=True)

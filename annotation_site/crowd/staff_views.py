@@ -75,15 +75,16 @@ def mturk_file(request, name):
     except uploads.UploadRefused as exc:
         messages.error(request, f"{exc}; nothing was imported.")
         return redirect("crowd-study", name=name)
+    approving = request.POST.get("action") == "approve-reject"
     try:
-        if request.POST.get("action") == "approve-reject":
+        if approving:
             written = mturk_import.approve_reject_file(study, text, filename=upload.name)
             response = HttpResponse(written, content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="{name}-approve-reject.csv"'
             return response
         result = mturk_import.import_results(study, text, filename=upload.name)
     except mturk_formats.FormatError as exc:
-        heading = "No approve / reject file was written" if request.POST.get("action") == "approve-reject" else ""
+        heading = "No approve / reject file was written" if approving else ""
         return render(
             request,
             "crowd/import_problems.html",

@@ -330,9 +330,8 @@ async def drive(base, specs, *, seconds, max_requests, think, ramp, retries=8, t
     """Run every participant (started evenly over ``ramp`` seconds) until their work, the time or the request
     budget runs out. ``during``: an optional coroutine function run alongside (fault injection) with the
     recorder. Returns the Recorder and the wall time."""
-    recorder = Recorder()
+    recorder = Recorder(started=time.perf_counter())
     budget = Budget(seconds, max_requests)
-    recorder.started = time.perf_counter()
 
     async def one(index, spec):
         await asyncio.sleep(ramp * index / max(1, len(specs)))
