@@ -11,7 +11,8 @@ import re
 from decimal import Decimal
 
 _ASCII_INTEGER = re.compile(r"[0-9]+\Z")
-_FORM_INTEGER = re.compile(r"-?[0-9]{1,18}\Z")
+_FORM_INTEGER = re.compile(r"-?[0-9]{1,19}\Z")
+_FORM_DECIMAL = re.compile(r"-?(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})\Z")
 _AMOUNT = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,2})?\Z")  # the money columns: 8 digits, 2 after the point
 _ASCII_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z")
 
@@ -38,6 +39,17 @@ def form_integer(text, *, low, high, what):
     if not _FORM_INTEGER.match(text) or not low <= int(text) <= high:
         raise ValueError(f"{what} must be a whole number from {low} to {high}, not {_shown(text)!r}")
     return int(text)
+
+
+def form_decimal(text, *, low, high, what):
+    """A decimal number typed into a form field or given to a command, from ``low`` to ``high`` (inclusive):
+    ASCII digits with an optional leading minus and one optional point (``0.05``, ``.05``, ``30``; surrounding
+    spaces ignored), returned as a float; else ValueError saying which field and what it takes. ``float`` alone
+    would take "nan", "inf", "1e2" and digits of other scripts."""
+    text = text.strip() if isinstance(text, str) else ""
+    if not _FORM_DECIMAL.match(text) or not low <= float(text) <= high:
+        raise ValueError(f"{what} must be a number from {low:g} to {high:g} such as 0.5, not {_shown(text)!r}")
+    return float(text)
 
 
 def amount(value, *, what):

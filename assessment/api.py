@@ -70,8 +70,8 @@ class CampaignCreateSerializer(serializers.Serializer):
     reference_set = serializers.CharField(required=False, help_text="Or: a reference set made into a human system.")
     hit_size = serializers.IntegerField(
         required=False,
-        min_value=4,
-        max_value=1000,
+        min_value=campaigns.HIT_SIZE_RANGE[0],
+        max_value=campaigns.HIT_SIZE_RANGE[1],
         help_text="Default: suggested for the dataset (100 when it is large enough).",
     )
     pairs_per_hit = serializers.IntegerField(required=False, min_value=1, help_text="Default: suggested.")
@@ -80,12 +80,13 @@ class CampaignCreateSerializer(serializers.Serializer):
     workers_per_hit = serializers.IntegerField(
         required=False,
         min_value=1,
+        max_value=campaigns.MAX_WORKERS_PER_HIT,
         help_text="Default: suggested (at least 3, a multiple of the HITs a worker needs to reach the QC minimum).",
     )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
     qc_test = serializers.ChoiceField(choices=QCTest.values, default=QCTest.WILCOXON)
     qc_threshold = serializers.FloatField(default=0.05)
-    qc_min_pairs = serializers.IntegerField(default=10, min_value=1)
+    qc_min_pairs = serializers.IntegerField(default=10, min_value=1, max_value=campaigns.MAX_QC_MIN_PAIRS)
     watch_fraction = serializers.FloatField(
         required=False, min_value=0, max_value=1, help_text="Share of a clip that must really play (default 0.9)."
     )

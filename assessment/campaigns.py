@@ -40,6 +40,10 @@ class CampaignError(ValueError):
 
 
 LAYOUT_FIELDS = ("hit_size", "pairs_per_hit", "repeats_per_hit", "min_control_distance", "workers_per_hit")
+HIT_SIZE_RANGE = (4, 1000)
+MAX_WORKERS_PER_HIT = 1000  # judgments of every caption: a typing slip, not a design, beyond that
+MAX_QC_MIN_PAIRS = 32767  # Campaign.qc_min_pairs (PositiveSmallIntegerField)
+MAX_SEED = 2**63 - 1  # Campaign.seed (BigIntegerField)
 
 
 @dataclass
@@ -205,6 +209,48 @@ def check_reach(layout, inputs, *, qc_test=QCTest.WILCOXON, qc_threshold=0.05, q
     )
 
 
+def _check_qc(qc_test, qc_threshold, qc_min_pairs):
+    """Refuse (CampaignError) quality-control parameters no campaign can use."""
+    if qc_test not in QCTest.values:
+        raise CampaignError(f"unknown QC test {qc_test!r}; choose one of {', '.join(QCTest.values)}")
+    if not 0 < qc_threshold < 1:
+        raise CampaignError("thresholds must lie between 0 and 1")
+    if not 1 <= qc_min_pairs <= MAX_QC_MIN_PAIRS:
+        raise CampaignError(f"the QC minimum of pairs must be from 1 to {MAX_QC_MIN_PAIRS}, not {qc_min_pairs}")
+
+
+def change_qc(campaign, *, qc_test=None, qc_threshold=None, qc_min_pairs=None):
+    """Change a campaign's quality-control parameters (None: unchanged), checked as when it was created: for a
+    planned campaign the QC minimum must stay within reach (a worker does each HIT at most once, so rates at most
+    ``pairs_per_hit x HITs`` pairs) and the test must be able to pass with it; else CampaignError, nothing
+    changed. Returns the campaign as stored."""
+    values = {
+        "qc_test": campaign.qc_test if qc_test is None else qc_test,
+        "qc_threshold": campaign.qc_threshold if qc_threshold is None else qc_threshold,
+        "qc_min_pairs": campaign.qc_min_pairs if qc_min_pairs is None else qc_min_pairs,
+    }
+    _check_qc(**values)
+    if campaign.source == Campaign.Source.PLANNED:
+        needed, test_minimum = _needed_pairs(values["qc_test"], values["qc_threshold"], values["qc_min_pairs"])
+        n_hits = campaign.hits.count()
+        reachable = campaign.pairs_per_hit * n_hits
+        if needed > reachable:
+            why = (
+                f"the {values['qc_test']} test cannot reach p < {values['qc_threshold']:g} with fewer than "
+                f"{test_minimum} pairs"
+                if test_minimum > values["qc_min_pairs"]
+                else f"the QC minimum would be {values['qc_min_pairs']} pairs"
+            )
+            raise CampaignError(
+                f"No worker could pass quality control: {why}, and a worker who does all {n_hits} HITs of "
+                f"{campaign.name} rates at most {reachable} original/degraded pairs ({campaign.pairs_per_hit} per "
+                "HIT). Nothing was changed."
+            )
+    Campaign.objects.filter(pk=campaign.pk).update(**values)
+    campaign.refresh_from_db()
+    return campaign
+
+
 def plan_summary(campaign):
     """One sentence on what a campaign's layout asks of its workers (shown after planning and on its page)."""
     n_hits = campaign.hits.count()
@@ -287,12 +333,13 @@ def create_campaign(
             raise CampaignError(f"system {system.name} is not part of dataset {dataset.name}")
         if system.pk == human_system.pk:
             raise CampaignError(f"{system.name} is the human caption set; it is added to the campaign hidden")
-    if qc_test not in QCTest.values:
-        raise CampaignError(f"unknown QC test {qc_test!r}; choose one of {', '.join(QCTest.values)}")
-    if not 0 < qc_threshold < 1 or not 0 < significance_threshold < 1:
+    _check_qc(qc_test, qc_threshold, qc_min_pairs)
+    if not 0 < significance_threshold < 1:
         raise CampaignError("thresholds must lie between 0 and 1")
-    if qc_min_pairs < 1:
-        raise CampaignError("the QC minimum of pairs must be at least 1")
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise CampaignError(f"the seed must be a whole number from 0 to {MAX_SEED}")
+    if hit_size is not None and not HIT_SIZE_RANGE[0] <= hit_size <= HIT_SIZE_RANGE[1]:
+        raise CampaignError(f"a HIT has from {HIT_SIZE_RANGE[0]} to {HIT_SIZE_RANGE[1]} items, not {hit_size}")
     watch = {
         "watch_fraction": WATCH_FRACTION if watch_fraction is None else float(watch_fraction),
         "watch_max_seconds": WATCH_MAX_SECONDS if watch_max_seconds is None else float(watch_max_seconds),
@@ -324,8 +371,8 @@ def create_campaign(
         layout.validate()
     except ValueError as exc:
         raise CampaignError(str(exc)) from None
-    if workers_per_hit is not None and workers_per_hit < 1:
-        raise CampaignError("every HIT needs at least one worker")
+    if workers_per_hit is not None and not 1 <= workers_per_hit <= MAX_WORKERS_PER_HIT:
+        raise CampaignError(f"every HIT needs from 1 to {MAX_WORKERS_PER_HIT} workers, not {workers_per_hit}")
     reach = check_reach(layout, inputs, qc_test=qc_test, qc_threshold=qc_threshold, qc_min_pairs=qc_min_pairs)
     if workers_per_hit is None:
         workers_per_hit = planning.default_workers_per_hit(reach.hits_per_worker)

@@ -18,7 +18,12 @@ class CampaignForm(forms.Form):
     human = forms.ChoiceField(
         label="Human caption set", help_text="Hidden extra system and source of the original/degraded QC pairs."
     )
-    hit_size = forms.IntegerField(required=False, min_value=4, max_value=1000, label="Items per HIT")
+    hit_size = forms.IntegerField(
+        required=False,
+        min_value=campaigns.HIT_SIZE_RANGE[0],
+        max_value=campaigns.HIT_SIZE_RANGE[1],
+        label="Items per HIT",
+    )
     pairs_per_hit = forms.IntegerField(required=False, min_value=1, label="Original/degraded pairs per HIT")
     repeats_per_hit = forms.IntegerField(required=False, min_value=0, label="Repeats per HIT")
     min_control_distance = forms.IntegerField(
@@ -30,6 +35,7 @@ class CampaignForm(forms.Form):
     workers_per_hit = forms.IntegerField(
         required=False,
         min_value=1,
+        max_value=campaigns.MAX_WORKERS_PER_HIT,
         label="Workers per HIT",
         help_text="Judgments of every caption: at least 3, so a caption keeps "
         "scores when a worker fails QC, and a multiple of the HITs a "
@@ -43,7 +49,9 @@ class CampaignForm(forms.Form):
     )
     qc_test = forms.ChoiceField(choices=QCTest.choices, initial=QCTest.WILCOXON, label="QC test")
     qc_threshold = forms.FloatField(initial=0.05, min_value=0.0001, max_value=0.5, label="QC threshold (p <)")
-    qc_min_pairs = forms.IntegerField(initial=10, min_value=1, label="QC minimum pairs")
+    qc_min_pairs = forms.IntegerField(
+        initial=10, min_value=1, max_value=campaigns.MAX_QC_MIN_PAIRS, label="QC minimum pairs"
+    )
     watch_fraction = forms.FloatField(
         required=False,
         initial=WATCH_FRACTION,

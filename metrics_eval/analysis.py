@@ -33,6 +33,8 @@ class Parameters:
             raise ValueError(f"group_by must be one of {', '.join(correlation.GROUPINGS)}")
         if self.level == "system":
             self.group_by = "none"
+        if not 0 <= self.seed <= 2**63 - 1:
+            raise ValueError("seed must be a whole number from 0 to 2**63 - 1")
         if not 10 <= self.resamples <= 100_000:
             raise ValueError("resamples must be between 10 and 100000")
         if not 0.5 <= self.confidence < 1:

@@ -3,16 +3,32 @@ links, and the MTurk batch files of a study. Commands, the API and the pages cal
 
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.urls import reverse
 
 from . import adapters, config, links, mturk_formats
-from .models import ExternalUnit, Participation, Provider, Study
+from .models import ExternalUnit, Participation, PracticeItem, Provider, Study
 from .providers import provider_for
 
 
 class StudyError(Exception):
     pass
+
+
+def _checked(instance):
+    """``full_clean`` the model instance; its refusal as a StudyError naming each field (commands, the API and the
+    pages show StudyError's text)."""
+    try:
+        instance.full_clean()
+    except ValidationError as exc:
+        raise StudyError(
+            "; ".join(
+                message if field == "__all__" else f"{field}: {message}"
+                for field, messages in exc.message_dict.items()
+                for message in messages
+            )
+        ) from None
 
 
 def create_study(protocol, target_name, *, name, provider, **fields):
@@ -45,9 +61,39 @@ def create_study(protocol, target_name, *, name, provider, **fields):
         target_name=target.name,
         **defaults,
     )
-    study.full_clean()
+    _checked(study)
     study.save()
     return study
+
+
+def add_practice_item(study, *, text, accept, feedback, scale=(0, 100), video_url=""):
+    """Add a practice item to ``study`` (shown before the work, in the order added): the caption ``text`` rated
+    on ``scale`` (low, high), answers within ``accept`` (low, high) count as right, ``feedback`` explains why.
+    Raises StudyError saying what is wrong."""
+    (scale_min, scale_max), (accept_min, accept_max) = scale, accept
+    if not scale_min < scale_max:
+        raise StudyError(f"the scale must run from a lower to a higher number, not {scale_min} to {scale_max}")
+    if not scale_min <= accept_min <= accept_max <= scale_max:
+        raise StudyError(
+            f"the right answers ({accept_min} to {accept_max}) must be a range from low to high within the scale "
+            f"({scale_min} to {scale_max})"
+        )
+    if not (feedback or "").strip():
+        raise StudyError("a practice item needs feedback: why an answer is right or wrong")
+    item = PracticeItem(
+        study=study,
+        position=PracticeItem.objects.filter(study=study).count(),
+        text=text,
+        video_url=video_url,
+        scale_min=scale_min,
+        scale_max=scale_max,
+        accept_min=accept_min,
+        accept_max=accept_max,
+        feedback=feedback,
+    )
+    _checked(item)
+    item.save()
+    return item
 
 
 def planned_places(study):

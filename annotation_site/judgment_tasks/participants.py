@@ -64,9 +64,12 @@ def admit(task, *, provider, external_id, display_name=""):
     return annotator
 
 
+MAX_LIMIT = 1_000_000  # items one participant may take: a typing slip beyond that
+
+
 def token_for(task, annotator, *, limit=None, finish_url=""):
-    if limit is not None and (type(limit) is not int or limit < 1):
-        raise ValueError("limit must be a positive whole number")
+    if limit is not None and (type(limit) is not int or not 1 <= limit <= MAX_LIMIT):
+        raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
     return signing.dumps({"t": task.pk, "a": annotator.pk, "n": limit, "f": finish_url}, salt=SALT, compress=True)
 
 

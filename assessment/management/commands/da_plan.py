@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.command_options import column, decimal_number, whole_number
 from assessment import campaigns
-from assessment.models import QCTest
+from assessment.models import Campaign, QCTest
 
 
 class Command(BaseCommand):
@@ -24,43 +25,51 @@ class Command(BaseCommand):
         human.add_argument("--reference-set", help="A reference set, made into a human system on first use.")
         parser.add_argument(
             "--hit-size",
-            type=int,
+            type=whole_number(*campaigns.HIT_SIZE_RANGE),
             default=None,
             help="Items per HIT (default: suggested for the dataset; 100 when it is large enough).",
         )
         parser.add_argument(
-            "--pairs", type=int, default=None, help="Original/degraded pairs per HIT (default: suggested, 10 at most)."
+            "--pairs",
+            type=column(Campaign, "pairs_per_hit", low=1),
+            default=None,
+            help="Original/degraded pairs per HIT (default: suggested, 10 at most).",
         )
-        parser.add_argument("--repeats", type=int, default=None, help="Exact repeats per HIT (default: suggested).")
+        parser.add_argument(
+            "--repeats",
+            type=column(Campaign, "repeats_per_hit"),
+            default=None,
+            help="Exact repeats per HIT (default: suggested).",
+        )
         parser.add_argument(
             "--min-distance",
-            type=int,
+            type=column(Campaign, "min_control_distance", low=2),
             default=None,
             help="Minimum positions between a control item and its partner (default HIT size / 4).",
         )
         parser.add_argument(
             "--workers-per-hit",
-            type=int,
+            type=whole_number(1, campaigns.MAX_WORKERS_PER_HIT),
             default=None,
             help="Workers per HIT (default: suggested; at least 3 and a multiple of the HITs a "
             "worker needs to reach the QC minimum).",
         )
         parser.add_argument(
             "--watch-fraction",
-            type=float,
+            type=decimal_number(0, 1),
             default=None,
             help="Share of each clip that must really play before a score (default 0.9).",
         )
         parser.add_argument(
             "--watch-max-seconds",
-            type=float,
+            type=decimal_number(0, 86400),
             default=None,
             help="Cap of the required playback in seconds (default 30).",
         )
-        parser.add_argument("--seed", type=int, default=None)
+        parser.add_argument("--seed", type=whole_number(0, campaigns.MAX_SEED), default=None)
         parser.add_argument("--qc-test", choices=QCTest.values, default=QCTest.WILCOXON)
-        parser.add_argument("--qc-threshold", type=float, default=0.05)
-        parser.add_argument("--qc-min-pairs", type=int, default=10)
+        parser.add_argument("--qc-threshold", type=decimal_number(0, 1), default=0.05)
+        parser.add_argument("--qc-min-pairs", type=whole_number(1, campaigns.MAX_QC_MIN_PAIRS), default=10)
         parser.add_argument("--description", default="")
 
     def handle(self, *args, **o):

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from assessment import quality_control, services
+from annotation_site.command_options import column, decimal_number
+from assessment import campaigns, quality_control, services
 from assessment.models import Campaign, QCTest
 
 
@@ -13,23 +14,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--test", choices=QCTest.values)
-        parser.add_argument("--threshold", type=float)
-        parser.add_argument("--min-pairs", type=int)
+        parser.add_argument("--threshold", type=decimal_number(0, 1), help="A worker passes when p < this.")
+        parser.add_argument(
+            "--min-pairs", type=column(Campaign, "qc_min_pairs", low=1), help="Pairs a worker needs to be able to pass."
+        )
 
     def handle(self, *args, campaign, test, threshold, min_pairs, **options):
         found = Campaign.objects.filter(name=campaign).first()
         if found is None:
             raise CommandError(f"no campaign named {campaign!r}")
-        if threshold is not None and not 0 < threshold < 1:
-            raise CommandError("the threshold must lie between 0 and 1")
-        changes = {
-            k: v
-            for k, v in (("qc_test", test), ("qc_threshold", threshold), ("qc_min_pairs", min_pairs))
-            if v is not None
-        }
-        if changes:
-            Campaign.objects.filter(pk=found.pk).update(**changes)
-            found.refresh_from_db()
+        try:
+            found = campaigns.change_qc(found, qc_test=test, qc_threshold=threshold, qc_min_pairs=min_pairs)
+        except campaigns.CampaignError as exc:
+            raise CommandError(str(exc)) from None
         qc = services.store_qc(found)
         counts = quality_control.status_counts(qc)
         self.stdout.write(

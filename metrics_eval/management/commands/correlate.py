@@ -14,6 +14,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.command_options import decimal_number, whole_number
 from annotation_site.corpus.models import Dataset
 from metrics_eval import analysis, correlation, loaders, reports, services, text_metrics
 from metrics_eval.management.progress import progress_bar
@@ -37,10 +38,14 @@ class Command(BaseCommand):
             default="none",
             help="segment level: correlate within each video or system and average",
         )
-        parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of videos")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--confidence", type=float, default=0.95)
-        parser.add_argument("--alpha", type=float, default=0.05, help="significance level of the clusters")
+        parser.add_argument(
+            "--resamples", type=whole_number(10, 100_000), default=1000, help="bootstrap resamples of videos"
+        )
+        parser.add_argument("--seed", type=whole_number(0, 2**63 - 1), default=0)
+        parser.add_argument("--confidence", type=decimal_number(0.5, 1), default=0.95)
+        parser.add_argument(
+            "--alpha", type=decimal_number(0, 1), default=0.05, help="significance level of the clusters"
+        )
         parser.add_argument(
             "--test",
             choices=list(analysis.TESTS),

@@ -12,6 +12,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site import spreadsheet_csv
+from annotation_site.command_options import column
 from annotation_site.crowd import exports, links, payments
 from annotation_site.crowd.models import Dispatch, Participation, Study
 
@@ -22,7 +23,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("action", choices=["show", "apply", "resolve", "export", "verify"])
         parser.add_argument("--study")
-        parser.add_argument("--dispatch", type=int)
+        parser.add_argument("--dispatch", type=column(Dispatch, "id", low=1), help="resolve: the dispatch's id.")
         paid = parser.add_mutually_exclusive_group()
         paid.add_argument("--paid", action="store_true")
         paid.add_argument("--not-paid", action="store_true")

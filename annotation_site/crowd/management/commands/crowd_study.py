@@ -9,7 +9,6 @@ python manage.py crowd_study block --name STUDY --participants P1 [--reason "...
 python manage.py crowd_study practice --name STUDY --text "..." --accept 0 30 --feedback "..." [--video-url URL]
 """
 
-import argparse
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -18,31 +17,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from annotation_site import uploads
+from annotation_site.command_options import column, money, whole_number
 from annotation_site.crowd import admission, studies
 from annotation_site.crowd.models import PracticeItem, Study
 from annotation_site.crowd.providers.base import AdmissionRefused
 from annotation_site.crowd.providers.prolific_client import ProlificError, TransientError
-from annotation_site.strict_numbers import amount, form_integer
-
-
-def count(low, high):
-    """An argparse type: a whole number from ``low`` to ``high`` (strict_numbers.form_integer)."""
-
-    def read(text):
-        try:
-            return form_integer(text, low=low, high=high, what="the number")
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return read
-
-
-def money(text):
-    try:
-        return amount(text, what="the amount")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
 
 FILE_SUFFIXES = (".txt", ".md", ".html", ".htm")
 
@@ -91,23 +70,27 @@ class Command(BaseCommand):
         parser.add_argument("--provider", choices=["prolific", "link", "mturk", "none"])
         parser.add_argument("--reward", type=money)
         parser.add_argument("--currency")
-        parser.add_argument("--places", type=int)
-        parser.add_argument("--hits-per-participant", type=int)
-        parser.add_argument("--minutes", type=int, help="Estimated minutes per HIT.")
-        parser.add_argument("--idle-minutes", type=int)
+        parser.add_argument("--places", type=column(Study, "places"))
+        parser.add_argument("--hits-per-participant", type=column(Study, "hits_per_participant", low=1))
+        parser.add_argument(
+            "--minutes", type=column(Study, "estimated_minutes", low=1), help="Estimated minutes per HIT."
+        )
+        parser.add_argument("--idle-minutes", type=column(Study, "idle_minutes", low=1))
         parser.add_argument("--id-parameter")
         parser.add_argument("--completion-code")
         parser.add_argument("--consent", help="Consent text (a file path, or the text).")
         parser.add_argument("--policy")
         parser.add_argument("--bonus-scope")
         parser.add_argument("--bonus-amount", type=money)
-        parser.add_argument("--add", type=count(1, studies.MAX_PLACES_ADDED), help="places: how many to add.")
+        parser.add_argument("--add", type=whole_number(1, studies.MAX_PLACES_ADDED), help="places: how many to add.")
         parser.add_argument("--participants", nargs="*", default=[])
-        parser.add_argument("--days", type=count(1, admission.MAX_LINK_DAYS), default=7)
-        parser.add_argument("--max-hits", type=count(1, admission.MAX_LINK_HITS), default=1)
+        parser.add_argument("--days", type=whole_number(1, admission.MAX_LINK_DAYS), default=7)
+        parser.add_argument("--max-hits", type=whole_number(1, admission.MAX_LINK_HITS), default=1)
         parser.add_argument("--text", help="practice: the caption.")
-        parser.add_argument("--accept", nargs=2, type=int, help="practice: the range of right answers.")
-        parser.add_argument("--scale", nargs=2, type=int, default=[0, 100])
+        parser.add_argument(
+            "--accept", nargs=2, type=column(PracticeItem, "accept_min"), help="practice: the range of right answers."
+        )
+        parser.add_argument("--scale", nargs=2, type=column(PracticeItem, "scale_min"), default=[0, 100])
         parser.add_argument("--feedback", default="")
         parser.add_argument("--video-url", default="")
         parser.add_argument("--reason", default="did not follow the instructions")
@@ -174,19 +157,14 @@ class Command(BaseCommand):
             elif action == "practice":
                 if not o["text"] or not o["accept"]:
                     raise CommandError("practice needs --text and --accept LOW HIGH")
-                item = PracticeItem(
-                    study=study,
-                    position=PracticeItem.objects.filter(study=study).count(),
+                studies.add_practice_item(
+                    study,
                     text=o["text"],
                     video_url=o["video_url"],
-                    scale_min=o["scale"][0],
-                    scale_max=o["scale"][1],
-                    accept_min=o["accept"][0],
-                    accept_max=o["accept"][1],
+                    scale=o["scale"],
+                    accept=o["accept"],
                     feedback=o["feedback"],
                 )
-                item.full_clean()
-                item.save()
             study.refresh_from_db()
             self.stdout.write(
                 json.dumps(

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.command_options import whole_number
 from annotation_site.demo import services as demo
 from annotation_site.interchange.services import ImportRefused
 
@@ -16,13 +17,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--replace", action="store_true", help="Delete and recreate an existing demo dataset.")
-        parser.add_argument("--videos", type=int, default=4, help="Number of videos (1 to 50; default 4).")
+        parser.add_argument(
+            "--videos", type=whole_number(1, 50), default=4, help="Number of videos (1 to 50; default 4)."
+        )
         parser.add_argument("--user", help="Also create (or update) this staff superuser, to log in with.")
         parser.add_argument("--password", help="Password of --user.")
 
     def handle(self, *args, replace, videos, user, password, **options):
-        if not 1 <= videos <= 50:
-            raise CommandError("--videos must be between 1 and 50")
         if bool(user) != bool(password):
             raise CommandError("--user and --password go together")
 

@@ -1,6 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.command_options import column
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality import aggregation, projects, protocol
 from annotation_site.factuality.models import Project
@@ -27,7 +28,12 @@ class Command(BaseCommand):
             "set is judged only when named here).",
         )
         parser.add_argument("--videos", nargs="*", help="create: video ids (default: all with captions).")
-        parser.add_argument("--per-video", type=int, default=3, help="create: annotators per video (default 3).")
+        parser.add_argument(
+            "--per-video",
+            type=column(Project, "annotators_per_video"),
+            default=3,
+            help="create: annotators per video (default 3).",
+        )
         parser.add_argument("--no-shuffle", action="store_true", help="create: keep the system order.")
         parser.add_argument(
             "--preset", choices=list(protocol.RATING_PRESETS), default="", help="create, rating: the scale."

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site import safe_json
 from annotation_site.annotators.services import invitation_path
+from annotation_site.command_options import column, whole_number
 from annotation_site.corpus.models import Dataset
 from annotation_site.judgment_tasks import participants, presets, services
 from annotation_site.judgment_tasks.models import Task
@@ -27,11 +28,18 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", help="create: the dataset whose videos the items show.")
         parser.add_argument("--preset", choices=list(presets.PRESETS), help="create: start from this preset.")
         parser.add_argument("--definition", help="create / define: a JSON definition file (see docs/tasks.md).")
-        parser.add_argument("--per-item", type=int, default=3, help="create: annotators per item (default 3).")
+        parser.add_argument(
+            "--per-item",
+            type=column(Task, "annotators_per_item"),
+            default=3,
+            help="create: annotators per item (default 3).",
+        )
         parser.add_argument("--annotators", nargs="*", default=[], help="create / invite: user names.")
         parser.add_argument("--provider", default="link", help="participant: where the participant comes from.")
         parser.add_argument("--participant", help="participant: the participant's id at the provider.")
-        parser.add_argument("--limit", type=int, help="participant: items they may take.")
+        parser.add_argument(
+            "--limit", type=whole_number(1, participants.MAX_LIMIT), help="participant: items they may take."
+        )
         parser.add_argument("--finish-url", default="", help="participant: where they go when done.")
         parser.add_argument("--base-url", default="", help="Prefix for printed links (e.g. https://host).")
 
