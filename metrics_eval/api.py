@@ -182,7 +182,7 @@ class CorrelateSerializer(serializers.Serializer):
     level = serializers.ChoiceField(choices=list(correlation.LEVELS), default="segment")
     group_by = serializers.ChoiceField(choices=list(correlation.GROUPINGS), default="none")
     resamples = serializers.IntegerField(default=1000, min_value=10, max_value=100_000)
-    seed = serializers.IntegerField(default=0, min_value=0)
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=2**63 - 1)
     confidence = serializers.FloatField(default=0.95)
     alpha = serializers.FloatField(default=0.05)
     test = serializers.ChoiceField(choices=[""] + list(analysis.TESTS), default="", allow_blank=True)

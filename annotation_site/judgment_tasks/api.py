@@ -159,6 +159,7 @@ class ParticipantView(APIView):
         data = request.data
         limit = data.get("limit")
         try:
+            participants.check_limit(limit)  # before anything is written
             annotator = participants.admit(
                 task, provider=data.get("provider") or "link", external_id=data.get("external_id") or ""
             )

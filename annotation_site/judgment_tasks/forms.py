@@ -8,7 +8,7 @@ from annotation_site import safe_json
 from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.forms import InviteForm  # noqa: F401 - the same form on both protocols' pages
 
-from . import presets
+from . import participants, presets
 
 
 class TaskCreateForm(forms.Form):
@@ -67,7 +67,12 @@ class ImportForm(forms.Form):
 class ParticipantForm(forms.Form):
     provider = forms.CharField(max_length=30, initial="link", help_text="Where the participant comes from.")
     external_id = forms.CharField(max_length=200, label="Participant id")
-    limit = forms.IntegerField(required=False, min_value=1, help_text="Items they may take (empty: no cap).")
+    limit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=participants.MAX_LIMIT,
+        help_text="Items they may take (empty: no cap).",
+    )
     finish_url = forms.URLField(
         required=False,
         label="Finish address",

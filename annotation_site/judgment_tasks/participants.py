@@ -67,9 +67,14 @@ def admit(task, *, provider, external_id, display_name=""):
 MAX_LIMIT = 1_000_000  # items one participant may take: a typing slip beyond that
 
 
-def token_for(task, annotator, *, limit=None, finish_url=""):
+def check_limit(limit):
+    """Raise ValueError unless ``limit`` is None (no cap) or a whole number from 1 to MAX_LIMIT."""
     if limit is not None and (type(limit) is not int or not 1 <= limit <= MAX_LIMIT):
         raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+
+
+def token_for(task, annotator, *, limit=None, finish_url=""):
+    check_limit(limit)
     return signing.dumps({"t": task.pk, "a": annotator.pk, "n": limit, "f": finish_url}, salt=SALT, compress=True)
 
 

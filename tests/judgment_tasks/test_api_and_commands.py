@@ -162,3 +162,26 @@ def test_the_commands(videos, annotator_accounts, tmp_path):
         call_command("judgment_task", "define", "--name", "vqa", "--definition", str(definition))
     call_command("judgment_task", "close", "--name", "vqa", stdout=StringIO())
     assert Task.objects.get(name="vqa").status == "closed"
+
+
+@pytest.mark.parametrize("limit", [0, -1, 10**7, "3", 2.5, True])
+def test_a_participant_link_with_a_bad_limit_admits_nobody(staff_client, videos, limit):
+    from annotation_site.annotators.models import Annotator
+
+    assert (
+        staff_client.post(
+            reverse("api-tasks"),
+            {"name": "lim", "dataset": "clips", "preset": "fifa-dependency"},
+            content_type="application/json",
+        ).status_code
+        == 201
+    )
+    before = Annotator.objects.count()
+    refused = staff_client.post(
+        reverse("api-tasks-participants", args=["lim"]),
+        {"external_id": "p-limit", "limit": limit},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400
+    assert refused.json()["detail"] == "limit must be a whole number from 1 to 1000000"
+    assert Annotator.objects.count() == before
