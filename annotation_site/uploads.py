@@ -38,9 +38,10 @@ class UploadRefused(ValueError):
         self.file, self.reason, self.line = file, reason, line
         super().__init__(f"{file}{f', line {line}' if line else ''}: {reason}")
 
-    def as_json(self):
-        """The API's 400 body for it (every upload endpoint answers a refused file with this one shape)."""
-        return {"detail": f"{self}; nothing was imported", "problems": [str(self)]}
+    def as_json(self, outcome="nothing was imported"):
+        """The API's 400 body for it (every upload endpoint answers a refused file with this one shape);
+        ``outcome``: what the refusal means for the user when the upload is not an import."""
+        return {"detail": f"{self}; {outcome}", "problems": [str(self)]}
 
 
 def limit(name):

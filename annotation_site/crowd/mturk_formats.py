@@ -24,15 +24,19 @@ ASSIGNMENT_STATUSES = ("Submitted", "Approved", "Rejected")
 MAX_FRAME_HEIGHT = 0  # 0: MTurk gives the page the whole window
 
 
+NO_APPROVE_REJECT_FILE = "no approve / reject file was written"
+
+
 class FormatError(Exception):
     """The file is refused whole; ``problems`` lists every one as 'FILE, line N, field F: message'."""
 
-    def __init__(self, problems, rows=None):
+    def __init__(self, problems, rows=None, *, outcome="nothing was imported"):
         self.problems = list(problems)
         self.rows = rows or []  # the rows that were read without a problem (so later checks can add theirs)
+        self.outcome = outcome  # what the refusal means for the user: nothing imported, no file written
         super().__init__(
-            f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} found, nothing was "
-            "imported:\n" + "\n".join(self.problems)
+            f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} found, {outcome}:\n"
+            + "\n".join(self.problems)
         )
 
 
@@ -202,7 +206,10 @@ def approve_reject_csv(text, decisions, *, filename="results.csv"):
     answers): a file that is not a results file, or has a row whose values do not match its columns, raises
     FormatError naming the file, line and field, rather than coming back with rows shifted under the wrong
     columns for MTurk."""
-    parse_results(text, filename=filename)
+    try:
+        parse_results(text, filename=filename)
+    except FormatError as exc:
+        raise FormatError(exc.problems, outcome=NO_APPROVE_REJECT_FILE) from None
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     header = next(reader)
     for column in ("Approve", "Reject"):

@@ -70,12 +70,13 @@ def mturk_file(request, name):
     if upload is None:
         messages.error(request, "Choose the batch results CSV first.")
         return redirect("crowd-study", name=name)
+    approving = request.POST.get("action") == "approve-reject"
     try:
         text = uploads.upload_text(upload)
     except uploads.UploadRefused as exc:
-        messages.error(request, f"{exc}; nothing was imported.")
+        outcome = mturk_formats.NO_APPROVE_REJECT_FILE if approving else "nothing was imported"
+        messages.error(request, f"{exc}; {outcome}.")
         return redirect("crowd-study", name=name)
-    approving = request.POST.get("action") == "approve-reject"
     try:
         if approving:
             written = mturk_import.approve_reject_file(study, text, filename=upload.name)

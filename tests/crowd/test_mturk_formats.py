@@ -254,12 +254,33 @@ def test_a_malformed_file_for_approve_reject_is_refused_by_the_page_the_api_and_
         {"file": SimpleUploadedFile("batch.csv", broken.encode())},
     )
     assert api.status_code == 400
+    assert api.json()["detail"] == "1 problem found, no approve / reject file was written:"
     assert api.json()["problems"] == [
         "batch.csv, line 1: missing columns AssignmentId, AssignmentStatus (is this an MTurk batch results file?)"
     ]
 
     path = tmp_path / "batch.csv"
     path.write_text(broken)
-    with pytest.raises(CommandError, match="batch.csv, line 1: missing columns AssignmentId"):
+    with pytest.raises(CommandError, match="batch.csv, line 1: missing columns AssignmentId") as refused:
         call_command("crowd_mturk", "approve-reject", str(path), "--study", "mtr", "--out", str(tmp_path / "o.csv"))
+    assert "no approve / reject file was written" in str(refused.value)
+    assert "imported" not in str(refused.value)
+
+    latin1 = "HITId,AssignmentId\n3H,caf\u00e9\n".encode("latin-1")  # not UTF-8: refused before it is read
+    api = staff_client.post(
+        reverse("api-crowd-study-action", args=["mtr", "approve-reject"]),
+        {"file": SimpleUploadedFile("batch.csv", latin1)},
+    )
+    assert api.status_code == 400 and api.json()["detail"].endswith("; no approve / reject file was written")
+    page = staff_client.post(
+        reverse("crowd-mturk-file", args=["mtr"]),
+        {"action": "approve-reject", "file": SimpleUploadedFile("batch.csv", latin1)},
+        follow=True,
+    )
+    shown = [str(m) for m in page.context["messages"]]
+    assert len(shown) == 1 and shown[0].endswith("; no approve / reject file was written.")
+    path.write_bytes(latin1)
+    with pytest.raises(CommandError, match="; no approve / reject file was written$"):
+        call_command("crowd_mturk", "approve-reject", str(path), "--study", "mtr", "--out", str(tmp_path / "o.csv"))
+    assert not (tmp_path / "o.csv").exists()
     assert not (tmp_path / "o.csv").exists()

@@ -62,7 +62,8 @@ class Command(BaseCommand):
         try:
             text = uploads.path_text(o["file"])
         except uploads.UploadRefused as exc:
-            raise CommandError(f"{exc}; nothing was imported") from None
+            outcome = "nothing was imported" if action == "import" else mturk_formats.NO_APPROVE_REJECT_FILE
+            raise CommandError(f"{exc}; {outcome}") from None
         filename = Path(o["file"]).name
         try:
             if action == "import":
