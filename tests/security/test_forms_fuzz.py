@@ -164,16 +164,17 @@ def login(client, user):
 def pages_beyond_the_routes(world):
     """(persona, path) of pages whose forms the routes' own values do not show. The world's study asks neither
     for consent nor for practice; here it asks for both, and one participant stands at each step: consent,
-    practice, Start (the world's own participant now stands at consent). And the page of an MTurk study (the
-    world's study is a link study), with its results-file form. Participants' pages are opened anonymously,
-    the study's as staff."""
+    practice, Start (the world's own participant now stands at consent); the practice participant's page is
+    also opened after an answer (a POST: the page with the feedback and its form to go on). And the page of an
+    MTurk study (the world's study is a link study), with its results-file form. Participants' pages are opened
+    anonymously, the study's as staff. Each entry is (persona, path) or (persona, path, data to POST)."""
     from annotation_site.crowd import admission, links
     from annotation_site.crowd.models import PracticeItem, Study
 
     study = Study.objects.get(name="perm-study")
     study.consent_text = "Your ratings are used for research. Do you agree to take part?"
     study.save(update_fields=["consent_text"])
-    PracticeItem.objects.create(
+    item = PracticeItem.objects.create(
         study=study, text="a man rides a bike", accept_min=40, accept_max=100, feedback="The caption is right."
     )
     pages = []
@@ -191,7 +192,10 @@ def pages_beyond_the_routes(world):
         for moment in done:
             setattr(participation, moment, timezone.now())
         participation.save(update_fields=list(done))
-        pages.append(("anonymous", reverse("crowd-participant", args=[links.participation_token(participation)])))
+        token = links.participation_token(participation)
+        pages.append(("anonymous", reverse("crowd-participant", args=[token])))
+        if step == "practice":
+            pages.append(("anonymous", reverse("crowd-practice", args=[token]), {"item": item.pk, "value": "50"}))
     world.mturk_study("perm-mturk")
     pages.append(("staff", reverse("crowd-study", args=["perm-mturk"])))
     return pages
@@ -199,7 +203,7 @@ def pages_beyond_the_routes(world):
 
 def collect_forms(world, clients, extra_pages=()):
     """(persona, form, page path) of every form on every page a persona of ``clients`` can open, once each;
-    ``extra_pages``: (persona, path) of pages no route's own values reach."""
+    ``extra_pages``: (persona, path) or (persona, path, data to POST) of pages no route's own values reach."""
     found = {}
     for persona, (client, user) in clients.items():
         login(client, user)
@@ -208,8 +212,10 @@ def collect_forms(world, clients, extra_pages=()):
             for name, _, params in routes()
             if not name.startswith("admin:") and not name.endswith("logout")
         ]
-        for path in paths + [path for who, path in extra_pages if who == persona]:
-            response = client.get(path)
+        visits = [(path, None) for path in paths]
+        visits += [(path, data[0] if data else None) for who, path, *data in extra_pages if who == persona]
+        for path, data in visits:
+            response = client.get(path) if data is None else client.post(path, data)
             if response.status_code != 200 or "text/html" not in response.get("Content-Type", ""):
                 continue
             reader = FormReader(path)
@@ -259,6 +265,12 @@ def test_every_form_refuses_generated_input_cleanly(settings):
     assert {persona for persona, _, _ in forms} == {"staff", "annotator", "anonymous"}, forms
     reached = {resolve(urlsplit(form.action).path).url_name for _, form, _ in forms}
     assert {"crowd-consent", "crowd-practice", "crowd-start", "crowd-mturk-file"} <= reached, sorted(reached)
+    practice_fields = {
+        tuple(sorted(name for name, *_ in form.fields))
+        for _, form, _ in forms
+        if resolve(urlsplit(form.action).path).url_name == "crowd-practice"
+    }
+    assert ("item", "next", "value") in practice_fields, practice_fields  # the form after an answer
     assert len(forms) > 30, [(p, f.action) for p, f, _ in forms]
     failures = []
     for persona, form, page in forms:
