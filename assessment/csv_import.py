@@ -39,6 +39,7 @@ from annotation_site.strict_numbers import integer_score
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
 HEADER = ("worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score")
+MAX_ITEMS_PER_HIT = 32767  # HIT.n_items and Item.position (PositiveSmallIntegerField)
 DEFAULT_HUMAN = "human"
 PARTNER_TYPE = {"degraded": "original", "original": "degraded", "repeat": "system"}
 _BATCH = 5000
@@ -333,8 +334,31 @@ def validate(stream, filename, campaign_name):
                 where="field 'system'",
             )
         _check_existing(campaign, items, rows, filename, problems)
+    _check_hit_sizes(campaign, items, filename, problems)
     problems.raise_if_any()
     return rows, items, human, campaign
+
+
+def _check_hit_sizes(campaign, items, filename, problems):
+    """A HIT holds at most MAX_ITEMS_PER_HIT items, those already stored included: the first item of the file
+    beyond that is a problem (on PostgreSQL it failed the import's transaction with a database error)."""
+    stored = defaultdict(set)
+    if campaign is not None:
+        for hit, item in Item.objects.filter(hit__campaign=campaign).values_list("hit__external_id", "external_id"):
+            stored[hit].add(item)
+    count = {hit: len(found) for hit, found in stored.items()}
+    for (hit, item), row in sorted(items.items(), key=lambda entry: entry[1].line):
+        if item in stored[hit]:
+            continue
+        count[hit] = count.get(hit, 0) + 1
+        if count[hit] == MAX_ITEMS_PER_HIT + 1:
+            problems.add(
+                filename,
+                f"HIT {hit!r} would hold more than {MAX_ITEMS_PER_HIT} items with item {item!r}: split it into "
+                "several HITs",
+                line=row.line,
+                where="field 'hit_id'",
+            )
 
 
 def import_judgments(campaign_name, source, filename=None):

@@ -261,3 +261,35 @@ def test_an_original_without_control_of_is_refused_when_ambiguous_or_missing(db,
     )
     assert any(f"tv.csv, line {wanted}, field 'control_of'" in p and message in p for p in problems), problems
     assert counts() == before
+
+
+def test_a_hit_beyond_what_its_columns_hold_is_refused_before_anything_is_written(db, tmp_path):
+    """An item's place in its HIT is a small integer column: a HIT of 32768 items failed the import's transaction
+    on PostgreSQL with a database error (and was stored on SQLite)."""
+    from assessment.csv_import import MAX_ITEMS_PER_HIT
+
+    rows = [f"w1,h1,s{i},ModelA,vid{i % 40},system,,50\n" for i in range(MAX_ITEMS_PER_HIT + 1)]
+    rows.append("w1,h2,s0,ModelA,vid1,system,,50\n")  # another HIT is not counted with it
+    with pytest.raises(FormatError) as refused:
+        import_judgments("huge", write(tmp_path, HEADER + "".join(rows), "huge.csv"))
+    assert refused.value.problems == [refused.value.problems[0]]  # one problem, on the first item too many
+    assert str(refused.value.problems[0]).endswith(
+        f"huge.csv, line {MAX_ITEMS_PER_HIT + 2}, field 'hit_id': HIT 'h1' would hold more than {MAX_ITEMS_PER_HIT} "
+        f"items with item 's{MAX_ITEMS_PER_HIT}': split it into several HITs"
+    )
+    assert not Campaign.objects.exists()
+
+
+def test_the_items_a_hit_holds_already_count_towards_its_size(db, tmp_path, monkeypatch):
+    from assessment import csv_import
+
+    import_judgments("grow", write(tmp_path, valid_csv()))  # h1: 24 items
+    monkeypatch.setattr(csv_import, "MAX_ITEMS_PER_HIT", 25)
+    before = counts()
+    again = "w3,h1,s1,ModelA,vid1,system,,70\n"  # an item stored already: not a new one
+    new = ["w3,h1,n1,ModelA,vid1,system,,70\n", "w3,h1,n2,ModelA,vid2,system,,70\n"]
+    with pytest.raises(FormatError, match=r"more.csv, line 4, field 'hit_id': HIT 'h1' would hold more than 25"):
+        import_judgments("grow", write(tmp_path, HEADER + again + "".join(new), "more.csv"))
+    assert counts() == before
+    import_judgments("grow", write(tmp_path, HEADER + again + new[0], "fits.csv"))
+    assert HIT.objects.get(campaign__name="grow", external_id="h1").n_items == 25
