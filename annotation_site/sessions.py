@@ -6,6 +6,8 @@ the same row, the same table, the same expiry rule (a session whose ``expire_dat
 switching ``SESSION_ENGINE`` to this store or back keeps everyone signed in.
 """
 
+import re
+
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.contrib.sessions.models import Session
 from django.utils import timezone
@@ -18,7 +20,17 @@ _BY_KEY = Prepared(
 )
 
 
+# what Django's keys are made of (``get_random_string(32, VALID_KEY_CHARS)``), within the column's 40 characters
+_KEY = re.compile(r"[a-z0-9]{8,40}\Z")
+
+
 class SessionStore(DatabaseSessionStore):
+    def _validate_session_key(self, key):
+        """Only a key Django could have made is looked up: a cookie is the client's to write, and one holding a
+        NUL character (``"\\000"`` in a quoted cookie value decodes to it) made every page a 500 on PostgreSQL,
+        whose text cannot hold it. Any other key is a new, empty session, as an unknown key is."""
+        return isinstance(key, str) and _KEY.match(key) is not None
+
     def _get_session_from_db(self):
         key = self.session_key
         found = _BY_KEY.run(session_key=key) if isinstance(key, str) else []

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "annotation_site.security_headers.SvgContentSecurityPolicyMiddleware",  # first: sees static files too
     "django.middleware.security.SecurityMiddleware",
+    "annotation_site.address_check.NulInAddressMiddleware",  # %00 in a path or query: 400 before any view
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "annotation_site.corpus.media.MediaFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
