@@ -306,7 +306,7 @@ REST_FRAMEWORK = {
         "annotation_site.api_errors.ErrorShapeJSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotation_site.api_pagination.LimitOffsetPagination",  # limit capped
     "PAGE_SIZE": 100,
     # "?format=" names a dataset format in our export endpoints, not a DRF renderer.
     "URL_FORMAT_OVERRIDE": None,
