@@ -18,16 +18,22 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from .strict_numbers import amount, form_decimal, form_integer
 
 
-def whole_number(low, high):
-    """An argparse type: a whole number from ``low`` to ``high``."""
+def _argument_type(read):
+    """An argparse type from a reader that raises ValueError with its message (argparse shows it with the
+    option's name)."""
 
-    def read(text):
+    def parse(text):
         try:
-            return form_integer(text, low=low, high=high, what="the number")
+            return read(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
-    return read
+    return parse
+
+
+def whole_number(low, high):
+    """An argparse type: a whole number from ``low`` to ``high``."""
+    return _argument_type(lambda text: form_integer(text, low=low, high=high, what="the number"))
 
 
 def column_range(model, field_name):
@@ -46,19 +52,8 @@ def column(model, field_name, *, low=None, high=None):
 
 def decimal_number(low, high):
     """An argparse type: a decimal number (``0.05``, ``.05``, ``30``) from ``low`` to ``high``, as a float."""
-
-    def read(text):
-        try:
-            return form_decimal(text, low=low, high=high, what="the number")
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return read
+    return _argument_type(lambda text: form_decimal(text, low=low, high=high, what="the number"))
 
 
-def money(text):
-    """An argparse type: an amount of money (``strict_numbers.amount``)."""
-    try:
-        return amount(text, what="the amount")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+#: An argparse type: an amount of money (``strict_numbers.amount``).
+money = _argument_type(lambda text: amount(text, what="the amount"))
