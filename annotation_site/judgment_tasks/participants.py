@@ -24,6 +24,7 @@ from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
+from annotation_site import identities
 from annotation_site.annotators.models import Annotator
 from annotation_site.prepared_queries import Prepared
 
@@ -52,11 +53,23 @@ class Participant:
     token: str
 
 
+RESERVED_PROVIDER = "crowd"  # crowd studies' participants (workflow.crowd_units): never named directly
+
+
 def admit(task, *, provider, external_id, display_name=""):
-    """The crowd Annotator for (provider, external id), created once, made a member of the task."""
-    external_id = str(external_id).strip()
-    if not provider or not external_id:
-        raise ValueError("a participant needs a provider and an external id")
+    """The crowd Annotator for (provider, external id), created once, made a member of the task. Both are read
+    like every id from outside (``identities``: NFKC, no invisible or control characters, within their columns,
+    outside the platform's reserved namespaces), so one person is one participant and nobody is admitted as a
+    crowd study's participant; else ValueError saying what is wrong."""
+    if isinstance(external_id, int) and not isinstance(external_id, bool):
+        external_id = str(external_id)  # some panels' ids are numbers
+    provider = identities.normalise(provider, what="provider", max_length=30)
+    if provider.casefold() == RESERVED_PROVIDER:
+        raise ValueError(
+            f"the provider {RESERVED_PROVIDER!r} is the platform's own (participants of crowd studies); name the "
+            "panel the participant comes from"
+        )
+    external_id = identities.external_id(external_id, what="participant id")
     annotator, _ = Annotator.objects.get_or_create(
         kind=Annotator.Kind.CROWD, provider=provider, external_id=external_id, defaults={"display_name": display_name}
     )

@@ -114,11 +114,15 @@ def task_participant(request, name):
     form = ParticipantForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data
-        annotator = participants.admit(task, provider=data["provider"], external_id=data["external_id"])
+        try:
+            annotator = participants.admit(task, provider=data["provider"], external_id=data["external_id"])
+        except ValueError as exc:
+            messages.error(request, f"No link was made: {exc}.")
+            return redirect("tasks-detail", name=name)
         link = request.build_absolute_uri(
             participants.entry_url(task, annotator, limit=data["limit"], finish_url=data["finish_url"] or "")
         )
-        messages.info(request, f"Link for participant {data['external_id']}: {link}")
+        messages.info(request, f"Link for participant {annotator.external_id}: {link}")
     else:
         messages.error(request, "Give the participant's id (and a valid finish address, if any).")
     return redirect("tasks-detail", name=name)

@@ -185,3 +185,62 @@ def test_a_participant_link_with_a_bad_limit_admits_nobody(staff_client, videos,
     assert refused.status_code == 400
     assert refused.json()["detail"] == "limit must be a whole number from 1 to 1000000"
     assert Annotator.objects.count() == before
+
+
+@pytest.mark.parametrize(
+    "provider, external_id, message",
+    [
+        ("link", "p" * 201, "the participant id has 201 characters; at most 200 are allowed"),
+        ("link", "p\u200b1", "invisible or control character"),
+        ("link", "", "the participant id is empty"),
+        ("link", ["p1"], "the participant id must be text"),
+        ("p" * 31, "p1", "the provider has 31 characters; at most 30 are allowed"),
+        ("crowd", "prolific:5f3a", "the provider 'crowd' is the platform's own"),
+        ("Crowd", "p1", "the provider 'crowd' is the platform's own"),
+        ("link", "account:7", "reserves for site accounts"),
+    ],
+)
+def test_a_participant_is_admitted_only_under_an_id_read_like_every_id(
+    staff_client, videos, provider, external_id, message
+):
+    """A 201-character id was a 500 on PostgreSQL (the column holds 200; SQLite stored it), an invisible
+    character made one person two participants, and provider 'crowd' with a crowd key admitted someone as a
+    crowd study's participant."""
+    from annotation_site.annotators.models import Annotator
+
+    staff_client.post(
+        reverse("api-tasks"),
+        {"name": "ids", "dataset": "clips", "preset": "fifa-dependency"},
+        content_type="application/json",
+    )
+    before = Annotator.objects.count()
+    refused = staff_client.post(
+        reverse("api-tasks-participants", args=["ids"]),
+        {"provider": provider, "external_id": external_id},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and message in refused.json()["detail"], refused.content
+    assert Annotator.objects.count() == before
+
+
+def test_one_person_is_one_participant_whatever_the_unicode_form(staff_client, videos):
+    from annotation_site.annotators.models import Annotator
+
+    staff_client.post(
+        reverse("api-tasks"),
+        {"name": "nfkc", "dataset": "clips", "preset": "fifa-dependency"},
+        content_type="application/json",
+    )
+    for spelling in ("alice", "\uff41lice", " alice "):  # fullwidth a, surrounding spaces
+        made = staff_client.post(
+            reverse("api-tasks-participants", args=["nfkc"]),
+            {"provider": "link", "external_id": spelling},
+            content_type="application/json",
+        )
+        assert made.status_code == 201, made.content
+    assert list(Annotator.objects.filter(kind="crowd").values_list("external_id", flat=True)) == ["alice"]
+    page = staff_client.post(
+        reverse("tasks-participant-link", args=["nfkc"]), {"provider": "link", "external_id": "a\u200bb"}, follow=True
+    )
+    assert page.status_code == 200
+    assert any("No link was made" in str(m) for m in page.context["messages"])
