@@ -32,10 +32,13 @@ def annotator_for_user(user, *, create=True):
 def invite(username, *, email="", display_name=""):
     """An Annotator for ``username``: an existing account, or a new one without a usable password (the invitee
     sets it through ``invitation_path``). Returns ``(annotator, created_account)``."""
-    username = (username or "").strip()
+    User = get_user_model()
+    username = User.normalize_username((username or "").strip())  # NFKC, as Django's own forms store names
     if not username:
         raise ValidationError({"username": "Give a user name."})
-    User = get_user_model()
+    longest = User._meta.get_field(User.USERNAME_FIELD).max_length
+    if len(username) > longest:
+        raise ValidationError({"username": f"A user name has at most {longest} characters, not {len(username)}."})
     with transaction.atomic():
         user = User.objects.filter(username=username).first()
         created = user is None

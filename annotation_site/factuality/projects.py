@@ -69,6 +69,9 @@ def _scale(spec):
     return scale, preset
 
 
+_NOT_CHECKED = ["systems", "annotators", "label_set", "created_by", "dataset"]  # set by the platform
+
+
 def create_project(spec, *, created_by=None):
     """Create a project from a ProjectSpec; raises ValidationError naming the field at fault."""
     try:
@@ -127,7 +130,7 @@ def create_project(spec, *, created_by=None):
     else:
         default_instructions, question = protocol.DEFAULT_INSTRUCTIONS, ""
     with transaction.atomic():
-        project = Project.objects.create(
+        project = Project(
             name=spec.name,
             dataset=dataset,
             kind=spec.kind,
@@ -141,6 +144,8 @@ def create_project(spec, *, created_by=None):
             rationale=spec.rationale,
             created_by=created_by,
         )
+        project.full_clean(exclude=_NOT_CHECKED, validate_unique=False)  # lengths: SQLite does not enforce them
+        project.save()
         project.systems.set(systems)
         ProjectVideo.objects.bulk_create(
             [ProjectVideo(project=project, video=v, position=i) for i, v in enumerate(videos)], batch_size=2000
@@ -217,12 +222,18 @@ def update_project(
         ):
             if value is not None:
                 setattr(project, name, value)
-        project.full_clean(exclude=["systems", "annotators", "label_set", "created_by", "dataset"])
+        project.full_clean(exclude=_NOT_CHECKED)
         project.save()
         if anchors is not None and project.is_rating:
+            longest = ScaleAnchor._meta.get_field("label").max_length
             for anchor in ScaleAnchor.objects.filter(project=project):
                 if anchor.value in anchors:
-                    anchor.label = anchors[anchor.value].strip() or anchor.label
+                    label = anchors[anchor.value].strip()
+                    if len(label) > longest:
+                        raise ValidationError(
+                            {"anchors": f"the label of {anchor.value} has more than {longest} characters"}
+                        )
+                    anchor.label = label or anchor.label
                     anchor.save(update_fields=["label"])
     return project
 

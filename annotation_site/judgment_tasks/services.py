@@ -30,6 +30,9 @@ def preset_definition(key):
     return normalise(copy.deepcopy(preset["definition"])), preset["title"], preset["instructions"]
 
 
+_NOT_CHECKED = ["dataset", "created_by"]  # set by the platform, not from input
+
+
 def create_task(
     *,
     name,
@@ -62,7 +65,7 @@ def create_task(
             raise _definition_errors(exc) from None
     elif not preset:
         raise ValidationError({"preset": "choose a preset or give a definition"})
-    return Task.objects.create(
+    task = Task(
         name=name,
         dataset=dataset,
         preset=preset,
@@ -73,6 +76,9 @@ def create_task(
         annotators_per_item=int(annotators_per_item),
         created_by=created_by,
     )
+    task.full_clean(exclude=_NOT_CHECKED, validate_unique=False)  # lengths: PostgreSQL enforces them, SQLite not
+    task.save()
+    return task
 
 
 def work_started(task):
@@ -153,6 +159,7 @@ def update_task(task, *, title=None, description=None, instructions=None, annota
     ):
         if value is not None:
             setattr(task, name, value)
+    task.full_clean(exclude=_NOT_CHECKED, validate_unique=False)
     task.save()
     return task
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -57,8 +58,9 @@ def create_and_invite(request, form, datasets, *, create, invite, serialize):
     dataset = get_object_or_404(datasets, name=values.pop("dataset"))
     usernames = values.pop("annotators")
     try:
-        unit = create(dataset, values)
-        invited = [invite(unit, name) for name in usernames]
+        with transaction.atomic():  # a refused user name leaves no unit and no account behind
+            unit = create(dataset, values)
+            invited = [invite(unit, name) for name in usernames]
     except ValidationError as exc:
         return Response(validation_errors(exc), status=400)
     body = serialize(unit)

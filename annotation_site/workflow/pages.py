@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -30,6 +31,18 @@ from .statuses import AssignmentStatus
 def _url_name(suffix):
     """A ProtocolPages URL name: ``<url_prefix>-<suffix>``."""
     return property(lambda self: f"{self.url_prefix}-{suffix}")
+
+
+def _show_refusal(form, exc):
+    """A service's ValidationError on the form: on the field it names when the form has it, else above the form
+    with the field's name (a user name refused while inviting is not a field of the form: Django's
+    ``add_error`` raised ValueError for it, a 500)."""
+    named = exc.message_dict.items() if hasattr(exc, "error_dict") else [(None, exc.messages)]
+    for field, texts in named:
+        if field in form.fields:
+            form.add_error(field, texts)
+        else:
+            form.add_error(None, [text if field in (None, "__all__") else f"{field}: {text}" for text in texts])
 
 
 @dataclass(frozen=True)
@@ -153,10 +166,11 @@ class ProtocolPages:
         """A valid creation form: ``create(cleaned_data)`` the unit and invite its ``annotators``, then say
         ``message(unit)`` and go to the unit's page. None (the form carries the refusal) when it was refused."""
         try:
-            unit = create(form.cleaned_data)
-            invited = [self.invite(unit, name) for name in form.cleaned_data["annotators"]]
+            with transaction.atomic():  # a refused user name leaves no unit and no account behind
+                unit = create(form.cleaned_data)
+                invited = [self.invite(unit, name) for name in form.cleaned_data["annotators"]]
         except ValidationError as exc:
-            form.add_error(None, exc)
+            _show_refusal(form, exc)
             return None
         messages.success(request, message(unit))
         self.announce_invitations(request, invited)

@@ -1,0 +1,89 @@
+"""Text longer than the column it goes into is refused with the field's name, on every database (issue #11:
+"field lengths matching the model columns ... checked before the work is done"). SQLite does not enforce a
+column's length, PostgreSQL does: each case below was a 500 on PostgreSQL (and stored whole on SQLite), found on
+2026-11-26 by sending the create and settings endpoints values one character longer than their columns. A unit
+and its invitations are made in one transaction, so a refused user name leaves no unit and no account behind."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from annotation_site.annotators.services import invite
+from annotation_site.factuality.models import Project
+from annotation_site.judgment_tasks.models import Task
+
+pytestmark = pytest.mark.django_db
+
+LONG_NAME = "u" * 151  # auth_user.username holds 150
+
+
+def post(client, name, body, method="post", args=()):
+    return getattr(client, method)(reverse(name, args=args), body, content_type="application/json")
+
+
+def accounts(name):
+    return get_user_model().objects.filter(username=name).exists()
+
+
+@pytest.fixture
+def captioned(db):
+    from ..assessment.conftest import make_dataset
+
+    return make_dataset("captioned", n_videos=4)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"title": "T" * 201}, "title: Ensure this value has at most 200 characters (it has 201)."),
+        ({"annotators": ["ann1", LONG_NAME]}, "username: A user name has at most 150 characters, not 151."),
+        ({"annotators": ["ann1", "not a name!"]}, "Enter a valid username."),
+    ],
+)
+def test_a_task_is_created_whole_or_not_at_all(staff_client, videos, body, message):
+    response = post(
+        staff_client, "api-tasks", {"name": "long", "dataset": "clips", "preset": "fifa-dependency", **body}
+    )
+    assert response.status_code == 400 and response.json()["detail"].startswith(message), response.content
+    assert not Task.objects.exists() and not accounts("ann1")
+
+
+def test_a_task_title_too_long_is_refused_when_changed(staff_client, videos):
+    post(staff_client, "api-tasks", {"name": "t", "dataset": "clips", "preset": "fifa-dependency"})
+    response = post(staff_client, "api-tasks-detail", {"title": "T" * 201}, method="patch", args=["t"])
+    assert response.status_code == 400 and "at most 200 characters" in response.json()["detail"]
+    assert Task.objects.get().title != "T" * 201
+
+
+def test_a_project_question_too_long_is_refused(staff_client, captioned):
+    body = {"name": "p", "dataset": "captioned", "kind": "rating", "preset": "vatex-eval", "question": "Q" * 301}
+    response = post(staff_client, "api-factuality-projects", body)
+    assert response.status_code == 400 and "at most 300 characters" in response.json()["detail"], response.content
+    assert not Project.objects.exists()
+
+
+def test_a_project_with_a_refused_annotator_is_not_made(staff_client, captioned):
+    body = {"name": "p", "dataset": "captioned", "annotators": ["ann1", LONG_NAME]}
+    response = post(staff_client, "api-factuality-projects", body)
+    assert response.status_code == 400 and "at most 150 characters" in response.json()["detail"], response.content
+    assert not Project.objects.exists() and not accounts("ann1")
+
+
+def test_the_create_page_makes_nothing_when_an_annotator_is_refused(staff_client, videos):
+    page = staff_client.post(
+        reverse("tasks-create"),
+        {
+            "name": "paged",
+            "dataset": "clips",
+            "preset": "fifa-dependency",
+            "annotators_per_item": "3",
+            "annotators": f"ann1\n{LONG_NAME}",
+        },
+    )
+    assert page.status_code == 200 and "username: A user name has at most 150 characters" in page.content.decode()
+    assert not Task.objects.exists() and not accounts("ann1")
+
+
+def test_user_names_are_read_like_django_reads_them(db):
+    assert invite("\uff41nn")[0].user.username == "ann"  # NFKC, as Django's own forms store names
+    assert invite("ann")[0].user.username == "ann" and get_user_model().objects.filter(username="ann").count() == 1
