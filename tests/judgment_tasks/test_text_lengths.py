@@ -87,3 +87,12 @@ def test_the_create_page_makes_nothing_when_an_annotator_is_refused(staff_client
 def test_user_names_are_read_like_django_reads_them(db):
     assert invite("\uff41nn")[0].user.username == "ann"  # NFKC, as Django's own forms store names
     assert invite("ann")[0].user.username == "ann" and get_user_model().objects.filter(username="ann").count() == 1
+
+
+def test_a_scale_label_too_long_is_refused(staff_client, captioned):
+    body = {"name": "r", "dataset": "captioned", "kind": "rating", "preset": "vatex-eval"}
+    assert post(staff_client, "api-factuality-projects", body).status_code == 201
+    before = list(Project.objects.get(name="r").anchors.values_list("label", flat=True))
+    response = post(staff_client, "api-factuality-project", {"anchors": {"1": "A" * 301}}, "patch", ["r"])
+    assert response.status_code == 400 and "has more than 300 characters" in response.json()["detail"]
+    assert list(Project.objects.get(name="r").anchors.values_list("label", flat=True)) == before
