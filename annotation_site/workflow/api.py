@@ -93,14 +93,16 @@ class InviteView(APIView):
 
 
 def apply_changes(unit, values, *, update, set_status, body):
-    """A PATCH of a unit: ``update(**values)`` (what the serializer validated, but ``status``), then the status;
-    ``body()`` on success, 400 with the refused fields otherwise."""
+    """A PATCH of a unit: ``update(**values)`` (what the serializer validated, but ``status``), then the status,
+    in one transaction; ``body()`` on success, 400 with the refused fields otherwise, and nothing changed."""
     status_value = values.pop("status", None)
     try:
-        update(**values)
-        if status_value:
-            set_status(unit, status_value)
+        with transaction.atomic():  # a refused status or field undoes the changes made before it
+            update(**values)
+            if status_value:
+                set_status(unit, status_value)
     except ValidationError as exc:
+        unit.refresh_from_db()
         return Response(validation_errors(exc), status=400)
     return Response(body())
 

@@ -96,3 +96,14 @@ def test_a_scale_label_too_long_is_refused(staff_client, captioned):
     response = post(staff_client, "api-factuality-project", {"anchors": {"1": "A" * 301}}, "patch", ["r"])
     assert response.status_code == 400 and "has more than 300 characters" in response.json()["detail"]
     assert list(Project.objects.get(name="r").anchors.values_list("label", flat=True)) == before
+
+
+@pytest.mark.parametrize("name, route", [("t", "api-tasks-detail"), ("r", "api-factuality-project")])
+def test_a_refused_change_changes_nothing(staff_client, videos, captioned, name, route):
+    """A PATCH applied its fields, then refused the status: 400, with the fields changed."""
+    post(staff_client, "api-tasks", {"name": "t", "dataset": "clips", "preset": "fifa-dependency"})
+    post(staff_client, "api-factuality-projects", {"name": "r", "dataset": "captioned"})
+    response = post(staff_client, route, {"description": "changed", "status": "paused"}, "patch", [name])
+    assert response.status_code == 400, response.content
+    model = Task if route == "api-tasks-detail" else Project
+    assert model.objects.get(name=name).description == ""
