@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
-from annotation_site.corpus.models import DATASET_NAME, Caption, Reference, Sentence, System
+from annotation_site.corpus.models import Caption, Reference, Sentence, System, check_unit_name
 from annotation_site.corpus.tokens import tokenize
 from annotation_site.db_statistics import refresh_after_bulk_load
 
@@ -320,7 +320,7 @@ def create_campaign(
     Layout values left as None are taken from ``suggested_layout`` (with ``min_control_distance`` a quarter of
     the HIT when the HIT size is given); the layout is refused when no worker could reach the QC minimum."""
     try:
-        DATASET_NAME(name)
+        check_unit_name(name)
     except ValidationError as exc:
         raise CampaignError(f"invalid campaign name {name!r}: {exc.messages[0]}") from None
     systems = list(systems)

@@ -32,7 +32,7 @@ from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation_site import identities, spreadsheet_csv, uploads
-from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, System, Video
+from annotation_site.corpus.models import Caption, Dataset, System, Video, check_unit_name
 from annotation_site.problems import FormatError, ProblemList
 from annotation_site.strict_numbers import integer_score
 
@@ -317,7 +317,7 @@ def validate(stream, filename, campaign_name):
     """Read and check everything; returns (rows, items, human name, existing campaign) or raises FormatError."""
     problems = ProblemList()
     try:
-        DATASET_NAME(campaign_name)
+        check_unit_name(campaign_name)
     except ValidationError as exc:
         problems.add(filename, f"invalid campaign name {campaign_name!r}: {exc.messages[0]}")
         problems.raise_if_any()

@@ -6,6 +6,7 @@ every judgment elsewhere can point at words by token index ranges (start inclusi
 
 import re
 
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
@@ -23,10 +24,22 @@ DATASET_NAME = RegexValidator(
 )
 
 
+NAME_LENGTH = 100  # unique_name_field, Campaign.name
+
+
+def check_unit_name(name):
+    """Raise ValidationError unless ``name`` is a short unique name: DATASET_NAME's characters and at most
+    NAME_LENGTH of them (the validator alone does not bound the length, which SQLite does not enforce and
+    PostgreSQL does: a longer name was a database error there)."""
+    if isinstance(name, str) and len(name) > NAME_LENGTH:
+        raise ValidationError(f"Use at most {NAME_LENGTH} characters (this name has {len(name)}).")
+    DATASET_NAME(name)
+
+
 def unique_name_field():
     """The unique short name of a dataset, a factuality project or a judgment task (the same rule for all)."""
     return models.CharField(
-        max_length=100,
+        max_length=NAME_LENGTH,
         unique=True,
         validators=[DATASET_NAME],
         help_text="Short unique name, used on the command line and in addresses.",

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import Invited, awaits_activation, invite, invite_with_link  # noqa: F401 - Invited re-exported
-from annotation_site.corpus.models import DATASET_NAME, Caption, System, Video
+from annotation_site.corpus.models import Caption, System, Video, check_unit_name
 from annotation_site.db_statistics import refresh_after_bulk_load
 from annotation_site.workflow import units
 
@@ -75,7 +75,7 @@ _NOT_CHECKED = ["systems", "annotators", "label_set", "created_by", "dataset"]  
 def create_project(spec, *, created_by=None):
     """Create a project from a ProjectSpec; raises ValidationError naming the field at fault."""
     try:
-        DATASET_NAME(spec.name)
+        check_unit_name(spec.name)
     except ValidationError as exc:
         raise ValidationError({"name": exc.messages}) from None
     if Project.objects.filter(name=spec.name).exists():

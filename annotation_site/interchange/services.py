@@ -11,7 +11,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, Reference, Sentence, System, Video
+from annotation_site.corpus.models import Caption, Dataset, Reference, Sentence, System, Video, check_unit_name
 from annotation_site.corpus.protection import HumanWorkAtRisk, refuse_if_human_work
 from annotation_site.db_statistics import refresh_after_bulk_load
 from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, Project, SentenceLabel
@@ -54,7 +54,7 @@ def import_bundle(
     """Create dataset ``name`` from a validated bundle; with ``replace`` an existing one is replaced, unless
     people's judgments are on it (refused with what would be lost; ``force_delete_judgments`` deletes them)."""
     try:
-        DATASET_NAME(name)
+        check_unit_name(name)
     except ValidationError as exc:
         raise ImportRefused(f"invalid dataset name {name!r}: {exc.messages[0]}") from None
     with transaction.atomic():

@@ -9,7 +9,7 @@ from django.db.models import Count
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import invite_with_link
-from annotation_site.corpus.models import DATASET_NAME
+from annotation_site.corpus.models import check_unit_name
 from annotation_site.workflow import units
 
 from . import presets
@@ -48,7 +48,7 @@ def create_task(
     """Create a task from a preset or a definition (a definition given wins over the preset's); raises
     ValidationError naming the field at fault."""
     try:
-        DATASET_NAME(name)
+        check_unit_name(name)
     except ValidationError as exc:
         raise ValidationError({"name": exc.messages}) from None
     if Task.objects.filter(name=name).exists():
