@@ -13,9 +13,7 @@ embedded default would fail in production).
 
 import argparse
 
-from django.db.backends.base.operations import BaseDatabaseOperations
-
-from .strict_numbers import amount, form_decimal, form_integer
+from .strict_numbers import amount, column_range, form_decimal, form_integer
 
 
 def _argument_type(read):
@@ -34,12 +32,6 @@ def _argument_type(read):
 def whole_number(low, high):
     """An argparse type: a whole number from ``low`` to ``high``."""
     return _argument_type(lambda text: form_integer(text, low=low, high=high, what="the number"))
-
-
-def column_range(model, field_name):
-    """The (lowest, highest) whole number the column of ``model.field_name`` holds on every supported database."""
-    field = model._meta.get_field(field_name)
-    return BaseDatabaseOperations.integer_field_ranges[field.get_internal_type()]
 
 
 def column(model, field_name, *, low=None, high=None):

@@ -10,6 +10,8 @@ import math
 import re
 from decimal import Decimal
 
+from django.db.backends.base.operations import BaseDatabaseOperations
+
 _ASCII_INTEGER = re.compile(r"[0-9]+\Z")
 _FORM_INTEGER = re.compile(r"-?[0-9]{1,19}\Z")
 _FORM_DECIMAL = re.compile(r"-?(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})\Z")
@@ -39,6 +41,14 @@ def form_integer(text, *, low, high, what):
     if not _FORM_INTEGER.match(text) or not low <= int(text) <= high:
         raise ValueError(f"{what} must be a whole number from {low} to {high}, not {_shown(text)!r}")
     return int(text)
+
+
+def column_range(model, field_name):
+    """The (lowest, highest) whole number the column of ``model.field_name`` holds on every supported database
+    (PostgreSQL's ranges: SQLite's columns take any 64-bit number, so a bound read from the embedded default
+    would fail in production)."""
+    field = model._meta.get_field(field_name)
+    return BaseDatabaseOperations.integer_field_ranges[field.get_internal_type()]
 
 
 def form_decimal(text, *, low, high, what):

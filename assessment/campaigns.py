@@ -21,6 +21,7 @@ from django.utils import timezone
 from annotation_site.corpus.models import Caption, Reference, Sentence, System, check_unit_name
 from annotation_site.corpus.tokens import tokenize
 from annotation_site.db_statistics import refresh_after_bulk_load
+from annotation_site.strict_numbers import column_range
 
 from . import planning
 from .models import HIT, WATCH_FRACTION, WATCH_MAX_SECONDS, Campaign, Item, ItemType, QCTest
@@ -42,7 +43,7 @@ class CampaignError(ValueError):
 LAYOUT_FIELDS = ("hit_size", "pairs_per_hit", "repeats_per_hit", "min_control_distance", "workers_per_hit")
 HIT_SIZE_RANGE = (4, 1000)
 MAX_WORKERS_PER_HIT = 1000  # judgments of every caption: a typing slip, not a design, beyond that
-MAX_QC_MIN_PAIRS = 32767  # Campaign.qc_min_pairs (PositiveSmallIntegerField)
+MAX_QC_MIN_PAIRS = column_range(Campaign, "qc_min_pairs")[1]
 MAX_SEED = 2**63 - 1  # Campaign.seed (BigIntegerField)
 
 

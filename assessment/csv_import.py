@@ -34,12 +34,12 @@ from django.utils import timezone
 from annotation_site import identities, spreadsheet_csv, uploads
 from annotation_site.corpus.models import Caption, Dataset, System, Video, check_unit_name
 from annotation_site.problems import FormatError, ProblemList
-from annotation_site.strict_numbers import integer_score
+from annotation_site.strict_numbers import column_range, integer_score
 
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
 HEADER = ("worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score")
-MAX_ITEMS_PER_HIT = 32767  # HIT.n_items and Item.position (PositiveSmallIntegerField)
+MAX_ITEMS_PER_HIT = min(column_range(Item, "position")[1], column_range(HIT, "n_items")[1])
 DEFAULT_HUMAN = "human"
 PARTNER_TYPE = {"degraded": "original", "original": "degraded", "repeat": "system"}
 _BATCH = 5000

@@ -17,6 +17,8 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation_site.strict_numbers import column_range
+
 from . import adapters, links, rows
 from .models import Participant, ParticipantLink, Participation, Study
 from .providers import provider_for
@@ -179,7 +181,7 @@ def _normalised_ids(platform_ids):
 
 
 MAX_LINK_DAYS = 3650  # ten years
-MAX_LINK_HITS = 32767  # ParticipantLink.max_hits (PositiveSmallIntegerField)
+MAX_LINK_HITS = column_range(ParticipantLink, "max_hits")[1]
 
 
 def create_participant_links(study, platform_ids, *, expires_at, max_hits=1):

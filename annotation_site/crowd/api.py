@@ -191,9 +191,9 @@ class StudyActionView(APIView):
                 try:
                     text = uploads.upload_text(upload)
                 except uploads.UploadRefused as exc:
-                    approving = action == "approve-reject"
-                    outcome = mturk_formats.NO_APPROVE_REJECT_FILE if approving else "nothing was imported"
-                    return Response(exc.as_json(outcome), status=status.HTTP_400_BAD_REQUEST)
+                    return Response(
+                        exc.as_json(mturk_formats.refusal_outcome(action)), status=status.HTTP_400_BAD_REQUEST
+                    )
                 if action == "approve-reject":
                     return Response({"csv": mturk_import.approve_reject_file(study, text, filename=upload.name)})
                 return Response(mturk_import.import_results(study, text, filename=upload.name))

@@ -24,16 +24,21 @@ ASSIGNMENT_STATUSES = ("Submitted", "Approved", "Rejected")
 MAX_FRAME_HEIGHT = 0  # 0: MTurk gives the page the whole window
 
 
+NOTHING_IMPORTED = "nothing was imported"
 NO_APPROVE_REJECT_FILE = "no approve / reject file was written"
+
+
+def refusal_outcome(action):
+    """What a refused results file means for the user of ``action`` (``import`` / ``approve-reject``)."""
+    return NO_APPROVE_REJECT_FILE if action == "approve-reject" else NOTHING_IMPORTED
 
 
 class FormatError(Exception):
     """The file is refused whole; ``problems`` lists every one as 'FILE, line N, field F: message'."""
 
-    def __init__(self, problems, rows=None, *, outcome="nothing was imported"):
+    def __init__(self, problems, rows=None, *, outcome=NOTHING_IMPORTED):
         self.problems = list(problems)
         self.rows = rows or []  # the rows that were read without a problem (so later checks can add theirs)
-        self.outcome = outcome  # what the refusal means for the user: nothing imported, no file written
         super().__init__(
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} found, {outcome}:\n"
             + "\n".join(self.problems)

@@ -74,8 +74,7 @@ def mturk_file(request, name):
     try:
         text = uploads.upload_text(upload)
     except uploads.UploadRefused as exc:
-        outcome = mturk_formats.NO_APPROVE_REJECT_FILE if approving else "nothing was imported"
-        messages.error(request, f"{exc}; {outcome}.")
+        messages.error(request, f"{exc}; {mturk_formats.refusal_outcome(request.POST.get('action'))}.")
         return redirect("crowd-study", name=name)
     try:
         if approving:

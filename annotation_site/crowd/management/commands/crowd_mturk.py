@@ -62,8 +62,7 @@ class Command(BaseCommand):
         try:
             text = uploads.path_text(o["file"])
         except uploads.UploadRefused as exc:
-            outcome = "nothing was imported" if action == "import" else mturk_formats.NO_APPROVE_REJECT_FILE
-            raise CommandError(f"{exc}; {outcome}") from None
+            raise CommandError(f"{exc}; {mturk_formats.refusal_outcome(action)}") from None
         filename = Path(o["file"]).name
         try:
             if action == "import":
