@@ -44,6 +44,44 @@ class ProtocolProblem(Exception):
     """The server answered something a browser would not have gone on from."""
 
 
+def factuality_answer(config, rng, wrong_share=0.2):
+    """An answer to a factuality page's configuration (its ``annotation-config``): per paragraph a score, and
+    each sentence marked wrong with chance ``wrong_share``, with a span over its first two tokens."""
+    paragraphs = []
+    for paragraph in config["paragraphs"]:
+        sentences = []
+        for length in paragraph["sentences"]:
+            wrong = rng.random() < wrong_share
+            sentences.append({"error": int(wrong), "spans": [[0, min(2, length)]] if wrong else []})
+        paragraphs.append({"score": rng.randint(1, 5), "sentences": sentences})
+    return {"paragraphs": paragraphs}
+
+
+def task_answer(questions, rng):
+    """An answer to a task page's questions: a random option or count, a short text where one is required, one
+    value per row of a question with rows."""
+    answer = {}
+    for question in questions:
+        rows = question.get("rows")
+
+        def one(question=question):
+            kind = question["type"]
+            if kind in ("likert", "choice"):
+                return rng.choice(question["options"])
+            if kind == "count":
+                return rng.randint(question["min"], question["max"])
+            if kind == "text":
+                return "looks right" if question.get("required") else ""
+            if kind == "pairs":
+                return []
+            raise ProtocolProblem(f"question type {kind!r} not handled by the load client")
+
+        answer[question["id"]] = (
+            [one() for _ in range(rows)] if rows is not None and question["type"] != "pairs" else one()
+        )
+    return answer
+
+
 @dataclass
 class Recorder:
     """What happened: latencies per (protocol, kind), every acknowledged submission and every UUID sent."""
@@ -240,16 +278,9 @@ class Participant:
             await self.pause()
             if not self.budget.take():
                 return
-            paragraphs = []
-            for paragraph in config["paragraphs"]:
-                sentences = []
-                for length in paragraph["sentences"]:
-                    wrong = self.random.random() < 0.2
-                    sentences.append({"error": int(wrong), "spans": [[0, min(2, length)]] if wrong else []})
-                paragraphs.append({"score": self.random.randint(1, 5), "sentences": sentences})
             body = {
                 "submission_uuid": str(uuid.uuid4()),
-                "answer": {"paragraphs": paragraphs},
+                "answer": factuality_answer(config, self.random),
                 "confirm": False,
                 "time_spent": self.random.randint(30, 200),
                 "video_played": True,
@@ -259,28 +290,6 @@ class Participant:
                 config["submitUrl"], body, self.csrf_headers(), {"assignment": config["submitUrl"]}
             )
             location = data.get("next")
-
-    def task_answer(self, questions):
-        answer = {}
-        for question in questions:
-            rows = question.get("rows")
-
-            def one(question=question):
-                kind = question["type"]
-                if kind in ("likert", "choice"):
-                    return self.random.choice(question["options"])
-                if kind == "count":
-                    return self.random.randint(question["min"], question["max"])
-                if kind == "text":
-                    return "looks right" if question.get("required") else ""
-                if kind == "pairs":
-                    return []
-                raise ProtocolProblem(f"question type {kind!r} not handled by the load client")
-
-            answer[question["id"]] = (
-                [one() for _ in range(rows)] if rows is not None and question["type"] != "pairs" else one()
-            )
-        return answer
 
     async def run_task(self):
         token = self.spec["token"]
@@ -315,7 +324,7 @@ class Participant:
                 return
             body = {
                 "submission_uuid": str(uuid.uuid4()),
-                "answer": self.task_answer(config["questions"]),
+                "answer": task_answer(config["questions"], self.random),
                 "confirm": False,
                 "time_spent": self.random.randint(20, 90),
                 "video_played": True,

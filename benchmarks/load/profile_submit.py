@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from load import work  # noqa: E402
-from load.client import json_script  # noqa: E402
+from load.client import factuality_answer, json_script, task_answer  # noqa: E402
 
 SHOW_SQL = False
 PROFILED = "submit"  # which requests --profile covers: submit, page, next
@@ -171,16 +171,9 @@ def run_factuality(participant, measured, profiler, rng):
             return
         page = timed(measured.pages, client.get, location, profiler=profiler, what="page")
         config = json_script(page.content.decode(), "annotation-config")
-        paragraphs = []
-        for paragraph in config["paragraphs"]:
-            sentences = []
-            for length in paragraph["sentences"]:
-                wrong = rng.random() < 0.2
-                sentences.append({"error": int(wrong), "spans": [[0, min(2, length)]] if wrong else []})
-            paragraphs.append({"score": rng.randint(1, 5), "sentences": sentences})
         body = {
             "submission_uuid": str(uuid.uuid4()),
-            "answer": {"paragraphs": paragraphs},
+            "answer": factuality_answer(config, rng),
             "confirm": False,
             "time_spent": rng.randint(30, 200),
             "video_played": True,
@@ -190,10 +183,6 @@ def run_factuality(participant, measured, profiler, rng):
 
 
 def run_task(participant, measured, profiler, rng):
-    from load.client import Participant
-
-    answerer = Participant.__new__(Participant)
-    answerer.random = rng
     client = new_client()
     client.get(participant["url"])
     next_path = f"/tasks/p/{participant['token']}/next/"
@@ -210,7 +199,7 @@ def run_task(participant, measured, profiler, rng):
         config = json_script(page.content.decode(), "annotation-config")
         body = {
             "submission_uuid": str(uuid.uuid4()),
-            "answer": answerer.task_answer(config["questions"]),
+            "answer": task_answer(config["questions"], rng),
             "confirm": False,
             "time_spent": rng.randint(20, 90),
             "video_played": True,

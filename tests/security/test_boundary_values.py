@@ -18,6 +18,7 @@ is listed as taking uploads only, which ``test_importers_fuzz.py`` covers).
 """
 
 import json
+import random
 import uuid
 
 import pytest
@@ -29,7 +30,7 @@ from django.urls import reverse
 from annotation_site.demo import services as demo
 from annotation_site.interchange.services import import_bundle
 from assessment.models import Campaign
-from benchmarks.load.client import json_script
+from benchmarks.load.client import factuality_answer, json_script, task_answer
 
 from .test_api_fuzz import PARTICIPANT_ROUTES, api_schema, route_of
 from .world import World, without_rate_limits
@@ -77,7 +78,7 @@ def replacements(value, lengths, integers):
     numbers = [*integers, 1e308, -1e308, 0.5]
     texts = ["x" * n for n in lengths] + ["1e20", "99999999999999999999.99", "-1"]
     if isinstance(value, bool):
-        return [*integers, texts[-4]]
+        return [*integers, "x" * max(lengths)]
     if isinstance(value, (int, float)):
         return numbers + ["9" * 400]
     if isinstance(value, str):
@@ -113,34 +114,6 @@ def replaced(document, path, new):
     return [replaced(item, rest, new) if index == head else item for index, item in enumerate(document)]
 
 
-def factuality_answer(config):
-    """An answer to the factuality page's configuration: every sentence flagged, with a span."""
-    return {
-        "paragraphs": [
-            {"score": 3, "sentences": [{"error": 1, "spans": [[0, min(2, n)]]} for n in paragraph["sentences"]]}
-            for paragraph in config["paragraphs"]
-        ]
-    }
-
-
-def task_answer(questions):
-    """An answer to a task page's questions: the first option, the lowest count, a short text."""
-    answer = {}
-    for question in questions:
-        kind = question["type"]
-        if kind in ("likert", "choice"):
-            value = question["options"][0]
-        elif kind == "count":
-            value = question["min"]
-        elif kind == "text":
-            value = "looks right"
-        else:
-            value = []
-        rows = question.get("rows")
-        answer[question["id"]] = [value] * rows if rows is not None and kind != "pairs" else value
-    return answer
-
-
 def page_config(client, path):
     page = client.get(path)
     assert page.status_code == 200, path
@@ -162,6 +135,7 @@ def base_bodies(world, clients):
     """{route name: (persona, a body the operation accepts)} for the world's objects, or a list of (persona, body,
     path parameters) for an operation whose path chooses what the body means."""
     staff, annotator, participant = clients["staff"], clients["annotator"], clients["participant"]
+    answers = random.Random(11)  # drawn as the load client draws them; every sentence marked wrong (spans tried too)
     dataset, campaign = world.dataset.name, world.campaign.name
     # Direct Assessment: a HIT of its own for a new worker (the demo's HITs are all done)
     Campaign.objects.filter(pk=world.campaign.pk).update(workers_per_hit=50)
@@ -241,10 +215,16 @@ def base_bodies(world, clients):
         ),
         "api-da-campaign-assignments": ("staff", {"worker_id": "w-1"}),
         "api-da-campaign-qc": ("staff", {}),
-        "api-factuality-submit": ("annotator", submission(factuality_answer(own_fact))),
-        "api-factuality-draft": ("annotator", {"answer": factuality_answer(own_fact)}),
-        "api-factuality-token-submit": ("participant", submission(factuality_answer(crowd_fact))),
-        "api-factuality-token-draft": ("participant", {"answer": factuality_answer(crowd_fact)}),
+        "api-factuality-submit": ("annotator", submission(factuality_answer(own_fact, answers, wrong_share=1))),
+        "api-factuality-draft": ("annotator", {"answer": factuality_answer(own_fact, answers, wrong_share=1)}),
+        "api-factuality-token-submit": (
+            "participant",
+            submission(factuality_answer(crowd_fact, answers, wrong_share=1)),
+        ),
+        "api-factuality-token-draft": (
+            "participant",
+            {"answer": factuality_answer(crowd_fact, answers, wrong_share=1)},
+        ),
         "api-factuality-projects": (
             "staff",
             {"name": "b-proj", "dataset": dataset, "annotators_per_video": 3, "instructions": "i", "description": "d"},
@@ -272,8 +252,8 @@ def base_bodies(world, clients):
             "staff",
             {"title": "t", "description": "d", "instructions": "i", "annotators_per_item": 3},
         ),
-        "api-tasks-submit": ("annotator", submission(task_answer(own_task["questions"]))),
-        "api-tasks-draft": ("annotator", {"answer": task_answer(own_task["questions"])}),
+        "api-tasks-submit": ("annotator", submission(task_answer(own_task["questions"], answers))),
+        "api-tasks-draft": ("annotator", {"answer": task_answer(own_task["questions"], answers)}),
         "api-tasks-invite": ("staff", {"usernames": ["perm-other"]}),
         "api-tasks-next": ("annotator", {}),
         "api-tasks-participants": (
