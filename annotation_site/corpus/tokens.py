@@ -47,7 +47,10 @@ def parse_bracketed(text):
 
 
 def validate_spans(spans, n_tokens):
-    """Return the spans as sorted tuples; raise ValueError unless they are in range and do not overlap."""
+    """Return the spans as sorted tuples; raise ValueError unless they are a list of pairs in range that do not
+    overlap."""
+    if not isinstance(spans, (list, tuple)):  # a number was a TypeError (a 500), text was read as its characters
+        raise ValueError(f"spans must be a list of [start, end] pairs, not {spans!r}")
     cleaned = []
     for span in spans:
         if not isinstance(span, (list, tuple)) or len(span) != 2 or not all(type(i) is int for i in span):

@@ -179,6 +179,19 @@ def test_a_bad_file_lists_every_problem_and_imports_nothing(small_dataset, tmp_p
     assert not Project.objects.exists() and not Submission.objects.exists() and not Annotator.objects.exists()
 
 
+def test_spans_that_are_not_a_list_are_a_problem_of_their_line(small_dataset, tmp_path):
+    """A number as a sentence's spans stopped the import with a TypeError (a traceback; a 500 on the page)."""
+    path = tmp_path / "spans.jsonl"
+    line = {"video_id": "v1", "system": "Beta", "annotator": "x", "paragraph_score": 2}
+    path.write_text(json.dumps({**line, "sentences": [{"error": 1, "spans": 7}]}) + "\n")
+    with pytest.raises(CommandError) as refused:
+        run("factuality_labels", "--project", "fresh", "--dataset", "small", "--import", str(path))
+    assert "spans.jsonl, line 1, sentences[0].spans: spans must be a list of [start, end] pairs, not 7" in str(
+        refused.value
+    )
+    assert not Project.objects.exists() and not Submission.objects.exists()
+
+
 def test_import_into_an_existing_project_checks_its_videos_and_dataset(make_project, small_dataset, tmp_path):
     make_project(name="only-v1", videos=["v1"], systems=["Alpha"])
     path = tmp_path / "labels.jsonl"

@@ -42,3 +42,11 @@ def test_validate_spans():
     for bad in ([[0, 6]], [[2, 2]], [[-1, 1]], [[0, 3], [2, 4]], [[0, "1"]], [[1]]):
         with pytest.raises(ValueError):
             validate_spans(bad, 5)
+
+
+@pytest.mark.parametrize("bad", [7, True, 1.5, "02", {"0": 2}])
+def test_spans_that_are_not_a_list_are_refused_with_a_clear_error(bad):
+    """A number was a TypeError (the factuality submit and the raw-label import answered 500); text and an object
+    were read item by item, with an error about their characters or keys."""
+    with pytest.raises(ValueError, match=r"^spans must be a list of \[start, end\] pairs, not "):
+        validate_spans(bad, 5)
