@@ -57,20 +57,32 @@ def receive(headers, body, now=None):
         raise WebhookRefused("the body is not JSON") from None
     if not isinstance(payload, dict):
         raise WebhookRefused("the body is not a JSON object")
-    event_id = headers.get("X-Event-ID") or payload.get("event_id") or ""
-    if not event_id:
-        raise WebhookRefused("the event has no X-Event-ID")
+    event_id = event_id_of(headers, payload)
     event_type = str(payload.get("event_type", ""))[:100]
     try:
         with transaction.atomic():
             event = WebhookEvent.objects.create(
-                provider=Provider.PROLIFIC, event_id=event_id[:200], event_type=event_type, payload=payload
+                provider=Provider.PROLIFIC, event_id=event_id, event_type=event_type, payload=payload
             )
     except IntegrityError:
         return False, "duplicate event: nothing done"
     outcome = apply(event_type, payload)
     WebhookEvent.objects.filter(pk=event.pk).update(processed_at=timezone.now(), outcome=outcome[:300])
     return True, outcome
+
+
+def event_id_of(headers, payload):
+    """The event's id (``X-Event-ID``, else the body's ``event_id``): text that fits its column, never cut (two
+    events whose ids began alike would be taken for one), else the request is refused."""
+    event_id = headers.get("X-Event-ID") or payload.get("event_id") or ""
+    if not isinstance(event_id, str):
+        raise WebhookRefused("event_id: the event's id is not text")
+    if not event_id:
+        raise WebhookRefused("the event has no X-Event-ID")
+    longest = WebhookEvent._meta.get_field("event_id").max_length
+    if len(event_id) > longest:
+        raise WebhookRefused(f"X-Event-ID: the event's id is longer than {longest} characters")
+    return event_id
 
 
 def apply(event_type, payload):

@@ -96,3 +96,30 @@ def test_without_a_secret_the_endpoint_names_the_variable(client, settings):
     settings.PROLIFIC_WEBHOOK_SECRET = ""
     response = client.post(reverse("crowd-webhook-prolific"), data="{}", content_type="application/json")
     assert response.status_code == 503 and "PROLIFIC_WEBHOOK_SECRET" in response.json()["error"]
+
+
+@pytest.mark.parametrize("event_id", [5, 1.5, True, {"id": "e"}, ["e"]])
+def test_an_event_id_that_is_not_text_is_refused_clearly(client, hooked, event_id):
+    """A signed body whose event_id is a number, an object or a list (and no X-Event-ID) was a 500 for a number or
+    an object, and a list was stored as its text."""
+    body = json.dumps({"event_type": "submission.status.change", "event_id": event_id})
+    timestamp = str(int(time.time()))
+    response = client.post(
+        reverse("crowd-webhook-prolific"),
+        data=body,
+        content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=webhook_signature(SECRET, timestamp, body),
+        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+    )
+    assert response.status_code == 400
+    assert response.json() == {"error": "event_id: the event's id is not text"}
+    assert not WebhookEvent.objects.exists()
+
+
+def test_an_event_id_longer_than_its_column_is_refused_not_cut(client, hooked):
+    """Cut to 200 characters, two events whose ids began alike were one: the second was answered "duplicate"."""
+    response = post(client, {"event_type": "x"}, event_id="e" * 201)
+    assert response.status_code == 400
+    assert response.json() == {"error": "X-Event-ID: the event's id is longer than 200 characters"}
+    assert post(client, {"event_type": "x"}, event_id="e" * 200).json()["created"] is True
+    assert WebhookEvent.objects.get().event_id == "e" * 200
