@@ -19,6 +19,7 @@ is listed as taking uploads only, which ``test_importers_fuzz.py`` covers).
 
 import json
 import random
+import time
 import uuid
 
 import pytest
@@ -86,10 +87,27 @@ def replacements(value, lengths, integers):
     return []
 
 
+# JSON values of every kind: each value of a body, containers included, is also replaced by those of other kinds
+# (a list where a number was, an object where text was, null anywhere).
+KINDS = [None, True, 7, "x", {}, [], [None]]
+
+
+def other_kinds(value):
+    return [new for new in KINDS if type(new) is not type(value)]
+
+
 def shown(value):
     if isinstance(value, str) and len(value) > 30:
         return f"{value[:3]!r}... ({len(value)} characters)"
     return repr(value)
+
+
+def nodes(value, path=()):
+    """(path, value) of every value in a JSON document at any depth, lists and objects included (not the root)."""
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in children:
+        yield (*path, key), item
+        yield from nodes(item, (*path, key))
 
 
 def leaves(value, path=()):
@@ -312,14 +330,63 @@ def test_no_value_past_a_column_bound_makes_a_json_endpoint_fail(settings):
             if not 200 <= answer.status_code < 300:
                 refused_bases.append(f"{method} {path} ({name}) -> {answer.status_code}: {answer.content[:300]!r}")
                 continue
-            for leaf, value in list(leaves(body)):
-                for new in replacements(value, lengths, integers):
-                    tried += 1
-                    answer = send(replaced(body, leaf, new))
-                    if answer.status_code >= 500:
-                        errors.append(f"{method} {path} ({name}) {'.'.join(map(str, leaf))} = {shown(new)}")
+            changes = [(leaf, new) for leaf, value in leaves(body) for new in replacements(value, lengths, integers)]
+            changes += [(node, new) for node, value in nodes(body) for new in other_kinds(value)]
+            for where, new in changes:
+                tried += 1
+                answer = send(replaced(body, where, new))
+                if answer.status_code >= 500:
+                    errors.append(f"{method} {path} ({name}) {'.'.join(map(str, where))} = {shown(new)}")
     assert not missing, "write operations without a base body here:\n" + "\n".join(missing)
     assert not refused_bases, "base bodies the operation refused:\n" + "\n".join(refused_bases)
     assert not errors, f"{len(errors)} of {tried} requests answered 5xx:\n" + "\n".join(errors)
     assert tried > 2500, tried
     assert set(PARTICIPANT_ROUTES) - set(bodies) == {"api-da-assignment"}  # a GET only
+
+
+def test_no_value_of_a_signed_webhook_makes_it_fail(client, settings):
+    """The Prolific webhook reads JSON that is not in the API schema: each value of a signed status change (one
+    that reaches a participation) is replaced as above, by values past a column's bounds and by values of every
+    other kind; each request in its own rolled-back transaction. No 5xx."""
+    from annotation_site.crowd.models import Participant, Participation
+    from annotation_site.crowd.webhooks import signature
+
+    secret = settings.PROLIFIC_WEBHOOK_SECRET = "bounds-hook-secret"
+    client.raise_request_exception = False
+    world = World()
+    study = world.mturk_study("bounds-prolific")
+    study.provider, study.external_id = "prolific", "bounds-study"
+    study.save(update_fields=["provider", "external_id"])
+    participant = Participant.objects.create(namespace="prolific", platform_id="5f" + "a" * 22)
+    Participation.objects.create(study=study, participant=participant, external_submission_id="bounds-submission")
+    event = {
+        "event_id": "bounds-event",
+        "event_type": "submission.status.change",
+        "resource_id": "bounds-submission",
+        "status": "RETURNED",
+        "study_id": "bounds-study",
+    }
+    lengths, integers = text_lengths(), integer_bounds()
+
+    def send(document):
+        body = json.dumps(document)
+        timestamp = str(int(time.time()))
+        with transaction.atomic():
+            response = client.post(
+                reverse("crowd-webhook-prolific"),
+                data=body,
+                content_type="application/json",
+                HTTP_X_PROLIFIC_REQUEST_SIGNATURE=signature(secret, timestamp, body.encode()),
+                HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+            )
+            transaction.set_rollback(True)
+        return response
+
+    assert send(event).json() == {"created": True, "outcome": "released"}  # the event reaches the participation
+    changes = [(leaf, new) for leaf, value in leaves(event) for new in replacements(value, lengths, integers)]
+    changes += [(node, new) for node, value in nodes(event) for new in other_kinds(value)]
+    errors = [
+        f"{where[0]} = {shown(new)}" for where, new in changes if send(replaced(event, where, new)).status_code >= 500
+    ]
+    assert len(changes) > 100, len(changes)
+    assert not errors, f"{len(errors)} of {len(changes)} webhooks answered 5xx:\n" + "\n".join(errors)
