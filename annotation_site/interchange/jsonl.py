@@ -73,7 +73,7 @@ class _Reader:
 
     def read_line(self, line, obj):
         kind = obj.get("type", "caption")
-        if kind not in _FIELDS:
+        if not isinstance(kind, str) or kind not in _FIELDS:  # (a list or an object cannot be looked up: a 500)
             self.problem(line, f"type must be video, reference or caption, not {kind!r}", where="type")
             return
         extra = sorted(obj.keys() - _FIELDS[kind])

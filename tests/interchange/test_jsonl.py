@@ -72,6 +72,9 @@ def test_spans_imply_error():
         ('{"video_id": "v", "sentences": ["a"]}', "line 1, system: system must be a non-empty string, not None"),
         ('{"video_id": "v", "system": "s", "sentences": ["a"], "score": 3}', "line 1, score: unknown field score"),
         ('{"type": "clip", "video_id": "v"}', "line 1, type: type must be video, reference or caption"),
+        # a list or an object as the type was a TypeError (unhashable), a 500 from the page and the API
+        ('{"type": ["video"], "video_id": "v"}', "line 1, type: type must be video, reference or caption"),
+        ('{"type": {}, "video_id": "v"}', "line 1, type: type must be video, reference or caption"),
         ('{"video_id": "v", "system": "s"', "line 1: invalid JSON"),
         ("[1, 2]", "line 1: each line must be a JSON object"),
     ],

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from annotation_site.problems import FormatError
 from tests.hardening.test_uploads import zipped
 
+from .test_boundary_values import nodes, other_kinds, replaced
 from .world import World, without_rate_limits
 
 pytestmark = pytest.mark.django_db
@@ -118,10 +119,10 @@ def table_counts():
 REFUSALS = (FormatError, ValidationError)
 
 
-def check_importer(sample, run, *, refusals=REFUSALS, filename, inputs=None):
-    """Run ``run(data)`` on ``sample`` (which must import) and on what ``inputs`` draws (default: mutations of
-    the sample's text); collect what broke the rules. A refusal must name ``filename`` (or one of several
-    names). Some inputs must be refused (else they did not reach the importer's checks)."""
+def check_importer(sample, run, *, refusals=REFUSALS, filename, inputs=None, each=()):
+    """Run ``run(data)`` on ``sample`` (which must import), on what ``inputs`` draws (default: mutations of the
+    sample's text) and on every text of ``each``; collect what broke the rules. A refusal must name ``filename``
+    (or one of several names). Some inputs must be refused (else they did not reach the importer's checks)."""
     names = (filename,) if isinstance(filename, str) else tuple(filename)
     failures = []
     outcomes = set()
@@ -132,11 +133,7 @@ def check_importer(sample, run, *, refusals=REFUSALS, filename, inputs=None):
             failures.append(f"the unmutated sample does not import: {exc}")
         transaction.set_rollback(True)
 
-    @given(data=mutated(sample) if inputs is None else inputs)
-    @settings(
-        max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
-    )
-    def one(data):
+    def attempt(data):
         with transaction.atomic():
             before = table_counts()
             try:
@@ -153,10 +150,41 @@ def check_importer(sample, run, *, refusals=REFUSALS, filename, inputs=None):
                 failures.append(f"{type(exc).__name__}: {str(exc)[:300]} for {data[:300]!r}")
             transaction.set_rollback(True)
 
+    @given(data=mutated(sample) if inputs is None else inputs)
+    @settings(
+        max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
+    def one(data):
+        attempt(data)
+
     one()
+    for data in each:
+        attempt(data)
     if "refused" not in outcomes:
         failures.append("no input was refused: the test does not reach the importer's checks")
     return failures
+
+
+def retyped(text):
+    """Texts of a JSON or JSON-lines sample with one value replaced by a value of another kind (``other_kinds``): each
+    place in the documents, lists and objects included, once (the first of the places that repeat from line to line
+    or item to item of a list), by each other kind."""
+    try:
+        documents, lines = [json.loads(text)], None
+    except ValueError:
+        lines = text.splitlines()
+        documents = [json.loads(line) if line.strip() else None for line in lines]
+    seen, texts = set(), []
+    for number, document in enumerate(documents):
+        for path, value in nodes(document):
+            shape = tuple("*" if isinstance(step, int) else step for step in path)
+            if shape in seen:
+                continue
+            seen.add(shape)
+            for new in other_kinds(value):
+                changed = json.dumps(replaced(document, path, new))
+                texts.append(changed if lines is None else "\n".join([*lines[:number], changed, *lines[number + 1 :]]))
+    return texts
 
 
 @pytest.fixture
@@ -197,7 +225,10 @@ def test_judgment_task_items(world):
         "\n".join(json.dumps({"video_id": video, "system": f"s{i}", "text": f"a caption {i}"}) for i in range(4)) + "\n"
     )
     failures = check_importer(
-        sample, lambda text: import_items(world.task, text, filename="items.jsonl"), filename="items.jsonl"
+        sample,
+        lambda text: import_items(world.task, text, filename="items.jsonl"),
+        filename="items.jsonl",
+        each=retyped(sample),
     )
     assert not failures, "\n".join(failures)
 
@@ -212,6 +243,7 @@ def test_factuality_raw_labels(world):
         sample,
         lambda text: import_lines(text, project_name="fuzz-labels", dataset=world.dataset, filename="labels.jsonl"),
         filename="labels.jsonl",
+        each=retyped(sample),
     )
     assert not failures, "\n".join(failures)
 
@@ -245,7 +277,9 @@ def test_dataset_jsonl_uploads(world):
         upload = SimpleUploadedFile("dataset.jsonl", text.encode("utf-8", "surrogatepass"))
         import_upload({"file": upload, "format": "jsonl", "name": "fuzz-dataset"})
 
-    failures = check_importer(sample, run, refusals=REFUSALS + (ImportRefused,), filename="dataset.jsonl")
+    failures = check_importer(
+        sample, run, refusals=REFUSALS + (ImportRefused,), filename="dataset.jsonl", each=retyped(sample)
+    )
     assert not failures, "\n".join(failures)
 
 
@@ -276,7 +310,7 @@ def test_prolific_webhooks(world, settings):
             body,
         )
 
-    failures = check_importer(sample, run, refusals=(webhooks.WebhookRefused,), filename="")
+    failures = check_importer(sample, run, refusals=(webhooks.WebhookRefused,), filename="", each=retyped(sample))
     assert not failures, "\n".join(failures)
 
 
@@ -298,11 +332,13 @@ def test_factvc_annotation_files(world):
     """An uploaded factuality_annotation.json (the FactVC release's format) on its own."""
     from annotation_site.interchange.services import ImportRefused
 
+    sample = _factvc_annotation()
     failures = check_importer(
-        _factvc_annotation(),
+        sample,
         lambda text: _import_factvc(text.encode("utf-8", "surrogatepass"), "factuality_annotation.json"),
         refusals=REFUSALS + (ImportRefused,),
         filename="factuality_annotation.json",
+        each=retyped(sample),
     )
     assert not failures, "\n".join(failures)
 
@@ -435,5 +471,6 @@ def test_judgment_task_model_answers(world):
         sample,
         lambda text: import_model_answers(world.task, text, filename="model-answers.jsonl"),
         filename="model-answers.jsonl",
+        each=retyped(sample),
     )
     assert not failures, "\n".join(failures)
