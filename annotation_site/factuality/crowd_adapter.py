@@ -16,12 +16,12 @@
   UUID derived from the AssignmentId.
 """
 
-import json
 import secrets
 import uuid
 
 from django.urls import reverse
 
+from annotation_site import safe_json
 from annotation_site.annotators.models import Annotator
 from annotation_site.crowd import adapters
 from annotation_site.crowd.adapters import Description, Unit, Work
@@ -138,9 +138,9 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
                 else:
                     raw = row.answers.get(f"sentences_{system}", "")
                     try:
-                        paragraph["sentences"] = json.loads(raw) if isinstance(raw, str) else raw
-                    except ValueError:
-                        row_problems.append((row.line, f"Answer.sentences_{system}", "not a JSON list"))
+                        paragraph["sentences"] = safe_json.loads(raw) if isinstance(raw, str) else raw
+                    except ValueError as exc:  # safe_json: also too deep, huge numbers, NUL, lone surrogates
+                        row_problems.append((row.line, f"Answer.sentences_{system}", f"not a JSON list: {exc.msg}"))
                         continue
                 paragraphs.append(paragraph)
                 if isinstance(paragraph["score"], str):
@@ -153,7 +153,7 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
             cleaned, hard, soft = check_answer(project, presented, {"paragraphs": paragraphs})
             for problem in hard:
                 system = presented[problem.paragraph][0].system.name if problem.paragraph is not None else ""
-                field = f"Answer.score_{system}" if system else "Answer"
+                field = f"Answer.{_COLUMN_OF_PROBLEM.get(problem.code, 'sentences')}_{system}" if system else "Answer"
                 problems.append((row.line, field, problem.message))
             if not hard:
                 plans.append((row, pv, cleaned, bool(soft)))
@@ -164,6 +164,10 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
 
     def write_imported(self, project, entries):
         write_submissions(entries, rating=project.is_rating)
+
+
+# The results column a problem of ``check_answer`` is about, by its code (the rest are about the sentences).
+_COLUMN_OF_PROBLEM = {"score": "score", "rationale": "rationale", "missing_rationale": "rationale"}
 
 
 def _number(raw):

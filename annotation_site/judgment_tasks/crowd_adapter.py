@@ -25,6 +25,7 @@ import uuid
 
 from django.urls import reverse
 
+from annotation_site import safe_json
 from annotation_site.annotators.models import Annotator
 from annotation_site.crowd import adapters, hooks
 from annotation_site.crowd.adapters import Description, Unit, Work
@@ -171,8 +172,8 @@ def _decode(raw, question):
         return None
     if question.get("per") or question["type"] == "pairs" or stripped[:1] in "[{":
         try:
-            return json.loads(stripped)
-        except ValueError:
+            return safe_json.loads(stripped)
+        except ValueError:  # (safe_json: also too deep, huge numbers, NUL, lone surrogates) the check names it
             return stripped
     if question["type"] in ("likert", "count"):
         number = ascii_int(stripped)  # ASCII digits only: "١٢", "+3" or "1e2" stay text and are refused by the check

@@ -245,3 +245,44 @@ def test_mturk_results_come_in_as_rating_project_answers(make_project):  # noqa:
         p.startswith(f"ratings.csv, line 4, field 'Answer.score_{systems[0]}'") and "four" in p for p in problems
     ), problems
     assert fact.Submission.objects.count() == 2
+
+
+DEEP = "[" * 5000 + "]" * 5000  # deeper than the interpreter's recursion limit
+
+
+@pytest.mark.parametrize("cell", [DEEP, '[["\\ud800", 0]]'])
+def test_json_in_a_task_results_cell_is_read_as_untrusted_json(task, cell):
+    """The cell was read with Python's json: a deep one was a RecursionError (a 500 from the page)."""
+    study = study_of("task", task, "quality-mturk", provider="mturk")
+    header = [c for c in RESULTS_HEADER if c != "Input.hit_id"]
+    text = _results([["3H0", "B1", "W1", "Submitted", "61", "q0", cell, "", ""]], header)
+    with pytest.raises(mturk_formats.FormatError) as refused:
+        mturk_import.import_results(study, text, filename="batch.csv")
+    problems = refused.value.problems
+    assert any(p.startswith("batch.csv, line 2, field 'Answer.matches'") for p in problems), problems
+    assert Submission.objects.count() == 0 and Participation.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        DEEP,
+        '[{"error": 1, "spans": [[0, 99999999999999999999999999999999999999999]]}]',
+        '[{"error": 1, "spans": [[0, 99]]}]',  # read, then refused by the answer's check
+    ],
+)
+def test_json_in_a_factuality_results_cell_is_read_as_untrusted_json(make_project, cell):  # noqa: F811
+    """The sentences cell was read with Python's json: a deep one was a RecursionError (a 500 from the page). A
+    problem the answer's check finds in the sentences is reported on their column (it named the score's)."""
+    project = make_project(name="fact-mturk", annotators_per_video=2)
+    study = study_of("factuality", project, "fact-mturk", provider="mturk")
+    systems = list(project.systems.order_by("position", "name").values_list("name", flat=True))
+    video = fact.ProjectVideo.objects.filter(project=project).order_by("position", "id").first()
+    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"]
+    header += [f"Answer.{kind}_{s}" for s in systems for kind in ("score", "sentences")]
+    text = _results([["3V1", "F1", "W1", "Submitted", "90", str(video.pk)] + ["3", cell] * len(systems)], header)
+    with pytest.raises(mturk_formats.FormatError) as refused:
+        mturk_import.import_results(study, text, filename="facts.csv")
+    problems = refused.value.problems
+    assert any(p.startswith(f"facts.csv, line 2, field 'Answer.sentences_{systems[0]}'") for p in problems), problems
+    assert fact.Submission.objects.count() == 0 and Participation.objects.count() == 0

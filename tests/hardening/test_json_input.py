@@ -3,6 +3,8 @@ API's parser (every API view), the webhook and the importers (issue #11, "Server
 errors")."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from django.urls import URLResolver, get_resolver
@@ -113,3 +115,25 @@ def test_jsonl_import_names_file_and_line(line, message):
         jsonl.read(text, filename="data.jsonl")
     [problem] = [str(p) for p in refused.value.problems]
     assert problem.startswith("data.jsonl, line 2") and message in problem
+
+
+# --- the source tree ----------------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+READS_JSON = re.compile(r"(?<![\w.])json\.loads?\s*\(|from json import (?:.*\b)?loads?\b")
+
+
+def test_no_code_reads_json_except_through_the_safe_reader():
+    """Two MTurk results readers (the factuality sentences cell, a task's JSON answers) used Python's json on
+    what workers sent: a deep cell was a RecursionError, a 500. JSON that comes from outside is read with
+    ``safe_json.loads``; only the reader itself calls ``json.loads``."""
+    offenders = []
+    for folder in ("annotation_site", "assessment", "metrics_eval"):
+        for path in (REPO / folder).rglob("*.py"):
+            relative = path.relative_to(REPO).as_posix()
+            if relative == "annotation_site/safe_json.py" or "/migrations/" in relative:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if READS_JSON.search(line):
+                    offenders.append(f"{relative}:{number}: {line.strip()}")
+    assert not offenders, "read JSON through annotation_site.safe_json.loads:\n" + "\n".join(offenders)
