@@ -434,6 +434,114 @@ def test_mturk_batch_results_files(world):
     assert not failures, "\n".join(failures)
 
 
+def retyped_cells(sample):
+    """Texts of a CSV sample whose JSON cells (those of its first row that hold a list or an object) are
+    ``retyped`` in turn."""
+    rows = list(csv.reader(io.StringIO(sample)))
+    texts = []
+    for column, cell in enumerate(rows[1]):
+        if not cell.startswith(("[", "{")):
+            continue
+        for changed in retyped(cell):
+            out = io.StringIO()
+            csv.writer(out, lineterminator="\n").writerows(
+                [rows[0], [*rows[1][:column], changed, *rows[1][column + 1 :]]]
+            )
+            texts.append(out.getvalue() + sample.split("\n", 2)[2])
+    return texts
+
+
+def results_csv(header, rows):
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *rows])
+    return out.getvalue()
+
+
+RESULTS_COLUMNS = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds"]
+
+
+def test_mturk_results_of_a_factuality_project(world):
+    """An MTurk batch results CSV of a factuality project: per system a score and the sentences as a JSON list."""
+    from annotation_site.corpus.models import Sentence
+    from annotation_site.crowd import mturk_formats, mturk_import
+    from annotation_site.crowd.models import Study
+    from annotation_site.factuality.models import ProjectVideo
+
+    project = world.project
+    study = Study.objects.create(
+        name="fuzz-fact-mturk",
+        provider="mturk",
+        protocol="factuality",
+        object_id=project.pk,
+        target_name=project.name,
+        status=Study.Status.PUBLISHED,
+    )
+    systems = list(project.systems.order_by("position", "name"))
+    rows = []
+    for n, unit in enumerate(ProjectVideo.objects.filter(project=project).order_by("position", "id")[:2]):
+        cells = []
+        for system in systems:
+            count = Sentence.objects.filter(caption__video=unit.video, caption__system=system).count()
+            sentences = [{"error": i % 2, "spans": [[0, 1]] if i % 2 else []} for i in range(count)]
+            cells += [str(n + 2), json.dumps(sentences)]
+        rows.append([f"3V{n}", f"AF{n}", f"WFACT{n}", "Submitted", "90", str(unit.pk), *cells])
+    header = [*RESULTS_COLUMNS, "Input.hit_id"] + [
+        f"Answer.{kind}_{system.name}" for system in systems for kind in ("score", "sentences")
+    ]
+    sample = results_csv(header, rows)
+    variants = retyped_cells(sample)
+    assert len(variants) > 20, variants  # every system's sentences cell, each place of it
+    failures = check_importer(
+        sample,
+        lambda text: mturk_import.import_results(study, text, filename="facts.csv"),
+        refusals=REFUSALS + (mturk_formats.FormatError,),
+        filename="facts.csv",
+        each=variants,
+    )
+    assert not failures, "\n".join(failures)
+
+
+def test_mturk_results_of_a_judgment_task(world):
+    """An MTurk batch results CSV of a judgment task whose answer is JSON (the question-quality preset's pairs)."""
+    from annotation_site.crowd import mturk_formats, mturk_import
+    from annotation_site.crowd.models import Study
+    from annotation_site.judgment_tasks import imports
+    from annotation_site.judgment_tasks import services as tasks
+
+    task = tasks.create_task(
+        name="fuzz-task-mturk", dataset=world.dataset, preset="fifa-question-quality", annotators_per_item=2
+    )
+    items = [
+        {"item_id": f"q{i}", "video_id": video, "tuples": ["a man", "a dog"], "questions": ["A man?", "A dog?"]}
+        for i, video in enumerate(world.dataset.videos.order_by("pk").values_list("external_id", flat=True))
+    ]
+    imports.import_items(task, "".join(json.dumps(item) + "\n" for item in items), filename="items.jsonl")
+    study = Study.objects.create(
+        name="fuzz-task-mturk",
+        provider="mturk",
+        protocol="task",
+        object_id=task.pk,
+        target_name=task.name,
+        status=Study.Status.PUBLISHED,
+    )
+    rows = [
+        [f"3T{i}", f"AT{i}{w}", f"WTASK{w}", "Submitted", "61", item["item_id"], "[[0, 0], [1, 1]]"]
+        for i, item in enumerate(items)
+        for w in range(2)
+    ]
+    sample = results_csv([*RESULTS_COLUMNS, "Input.item_id", "Answer.matches"], rows)
+    variants = retyped_cells(sample)
+    assert len(variants) > 10, variants  # the pairs cell, each place of it
+    failures = check_importer(
+        sample,
+        lambda text: mturk_import.import_results(study, text, filename="answers.csv"),
+        refusals=REFUSALS + (mturk_formats.FormatError,),
+        filename="answers.csv",
+        each=variants,
+    )
+    assert not failures, "\n".join(failures)
+
+
 def test_mturk_approve_reject_files(world):
     """The same results files uploaded to be written back with Approve / Reject filled: each comes back with
     every assignment on its own row (the same AssignmentIds in the same order, its decision in its columns) or
