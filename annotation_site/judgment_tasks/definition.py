@@ -118,6 +118,12 @@ _QUESTION_KEYS = {
 }
 
 
+def _one_of(value, names):
+    """Whether ``value`` is one of ``names`` (a list or an object in the definition's place of a name is not: it
+    cannot even be looked up in a set, a TypeError that was a 500)."""
+    return isinstance(value, str) and value in names
+
+
 def _question(entry, path, problems, lists):
     if not isinstance(entry, dict):
         problems.append(f"{path}: must be an object")
@@ -141,10 +147,10 @@ def _question(entry, path, problems, lists):
     }
     if "per" in _QUESTION_KEYS[kind]:
         per, partner = entry.get("per"), entry.get("with")
-        if per is not None and per not in lists:
+        if per is not None and not _one_of(per, lists):
             problems.append(f"{path}.per: no list named {per!r}")
             per = None
-        if partner is not None and (per is None or partner not in lists or partner == per):
+        if partner is not None and (per is None or not _one_of(partner, lists) or partner == per):
             problems.append(f"{path}.with: must name another list shown beside each element of 'per'")
             partner = None
         question["per"], question["with"] = per, partner
@@ -182,7 +188,7 @@ def _question(entry, path, problems, lists):
             ]
     elif kind == "pairs":
         left, right = entry.get("left"), entry.get("right")
-        if left not in lists or right not in lists or left == right:
+        if not _one_of(left, lists) or not _one_of(right, lists) or left == right:
             problems.append(f"{path}: left and right must name two different lists")
         question["left"], question["right"] = left, right
     elif kind == "text":
@@ -203,7 +209,7 @@ def _figure(entry, path, problems, questions):
         problems.append(f"{path}.kind: must be one of {', '.join(FIGURE_KINDS)}")
         return None
     kind, qid = entry["kind"], entry.get("question")
-    question = questions.get(qid)
+    question = questions.get(qid) if isinstance(qid, str) else None
     allowed = {"kind", "question", "name"} | ({"value"} if kind == "share" else set())
     for extra in sorted(set(entry) - allowed):
         problems.append(f"{path}.{extra}: unknown key for a {kind} figure")

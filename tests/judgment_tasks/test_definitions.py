@@ -72,3 +72,39 @@ def test_defaults_are_filled_in():
     note, count = definition["questions"]
     assert note["required"] is False and note["max_length"] == 2000
     assert count["required"] is True and (count["min"], count["max"]) == (0, 100) and count["per"] is None
+
+
+@pytest.mark.parametrize("value", [{}, [], ["facts"], {"facts": 1}])
+def test_a_list_or_an_object_where_a_name_belongs_is_a_problem_of_its_path(value):
+    """Names of lists (per, with, left, right) and a figure's question were looked up in a set or a dict: a list or
+    an object there was a TypeError (unhashable), a 500 from the task pages and the API."""
+    lists = [{"name": "facts"}, {"name": "questions"}]
+    with pytest.raises(DefinitionError) as caught:
+        normalise(
+            {
+                "lists": lists,
+                "questions": [
+                    {"id": "q1", "type": "choice", "prompt": "Pick", "options": [["x", "X"]], "per": value},
+                    {
+                        "id": "q2",
+                        "type": "choice",
+                        "prompt": "Pick",
+                        "options": [["x", "X"]],
+                        "per": "facts",
+                        "with": value,
+                    },
+                    {"id": "q3", "type": "pairs", "prompt": "Match", "left": value, "right": "facts"},
+                    {"id": "q4", "type": "pairs", "prompt": "Match", "left": "facts", "right": value},
+                ],
+                "figures": [{"kind": "precision_recall", "question": value}],
+            }
+        )
+    problems = caught.value.problems
+    for path in (
+        "questions[0].per",
+        "questions[1].with",
+        "questions[2]: left and right",
+        "questions[3]: left and right",
+    ):
+        assert any(p.startswith(path) for p in problems), (path, problems)
+    assert any(p.startswith("figures[0].question: no question") for p in problems), problems

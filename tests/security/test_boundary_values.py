@@ -30,6 +30,7 @@ from django.urls import reverse
 
 from annotation_site.demo import services as demo
 from annotation_site.interchange.services import import_bundle
+from annotation_site.judgment_tasks.presets import PRESETS
 from assessment.models import Campaign
 from benchmarks.load.client import factuality_answer, json_script, task_answer
 
@@ -254,18 +255,26 @@ def base_bodies(world, clients):
         "api-factuality-invite": ("staff", {"usernames": ["perm-account"]}),
         "api-factuality-aggregate": ("staff", {"ties": "error"}),
         "api-factuality-next": ("annotator", {}),
-        "api-tasks": (
-            "staff",
-            {
-                "name": "b-task",
-                "dataset": dataset,
-                "preset": "fifa-faithfulness",
-                "annotators_per_item": 3,
-                "title": "t",
-                "description": "d",
-                "instructions": "i",
-            },
-        ),
+        # a preset, and definitions written out with every kind of question and option of the presets
+        "api-tasks": [
+            (
+                "staff",
+                {
+                    "name": "b-task",
+                    "dataset": dataset,
+                    "preset": "fifa-faithfulness",
+                    "annotators_per_item": 3,
+                    "title": "t",
+                    "description": "d",
+                    "instructions": "i",
+                },
+                {},
+            )
+        ]
+        + [
+            ("staff", {"name": "b-task", "dataset": dataset, "definition": PRESETS[preset]["definition"]}, {})
+            for preset in ("fifa-question-quality", "fifa-conversion", "vc-inspector")
+        ],
         "api-tasks-detail": (
             "staff",
             {"title": "t", "description": "d", "instructions": "i", "annotators_per_item": 3},
