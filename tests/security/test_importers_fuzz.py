@@ -460,22 +460,29 @@ def results_csv(header, rows):
 RESULTS_COLUMNS = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds"]
 
 
+def check_results_file(study, sample, at_least=10):
+    """``check_importer`` for an MTurk results file of ``study``: text mutations, and each place of its JSON cells
+    retyped (at least ``at_least`` of them, else the sample has no JSON cell to speak of)."""
+    from annotation_site.crowd import mturk_formats, mturk_import
+
+    variants = retyped_cells(sample)
+    assert len(variants) > at_least, variants
+    return check_importer(
+        sample,
+        lambda text: mturk_import.import_results(study, text, filename="results.csv"),
+        refusals=REFUSALS + (mturk_formats.FormatError,),
+        filename="results.csv",
+        each=variants,
+    )
+
+
 def test_mturk_results_of_a_factuality_project(world):
     """An MTurk batch results CSV of a factuality project: per system a score and the sentences as a JSON list."""
     from annotation_site.corpus.models import Sentence
-    from annotation_site.crowd import mturk_formats, mturk_import
-    from annotation_site.crowd.models import Study
     from annotation_site.factuality.models import ProjectVideo
 
     project = world.project
-    study = Study.objects.create(
-        name="fuzz-fact-mturk",
-        provider="mturk",
-        protocol="factuality",
-        object_id=project.pk,
-        target_name=project.name,
-        status=Study.Status.PUBLISHED,
-    )
+    study = world.mturk_study("fuzz-fact-mturk", "factuality", project)
     systems = list(project.systems.order_by("position", "name"))
     rows = []
     for n, unit in enumerate(ProjectVideo.objects.filter(project=project).order_by("position", "id")[:2]):
@@ -488,23 +495,12 @@ def test_mturk_results_of_a_factuality_project(world):
     header = [*RESULTS_COLUMNS, "Input.hit_id"] + [
         f"Answer.{kind}_{system.name}" for system in systems for kind in ("score", "sentences")
     ]
-    sample = results_csv(header, rows)
-    variants = retyped_cells(sample)
-    assert len(variants) > 20, variants  # every system's sentences cell, each place of it
-    failures = check_importer(
-        sample,
-        lambda text: mturk_import.import_results(study, text, filename="facts.csv"),
-        refusals=REFUSALS + (mturk_formats.FormatError,),
-        filename="facts.csv",
-        each=variants,
-    )
+    failures = check_results_file(study, results_csv(header, rows), at_least=20)  # each system's sentences cell
     assert not failures, "\n".join(failures)
 
 
 def test_mturk_results_of_a_judgment_task(world):
     """An MTurk batch results CSV of a judgment task whose answer is JSON (the question-quality preset's pairs)."""
-    from annotation_site.crowd import mturk_formats, mturk_import
-    from annotation_site.crowd.models import Study
     from annotation_site.judgment_tasks import imports
     from annotation_site.judgment_tasks import services as tasks
 
@@ -516,29 +512,13 @@ def test_mturk_results_of_a_judgment_task(world):
         for i, video in enumerate(world.dataset.videos.order_by("pk").values_list("external_id", flat=True))
     ]
     imports.import_items(task, "".join(json.dumps(item) + "\n" for item in items), filename="items.jsonl")
-    study = Study.objects.create(
-        name="fuzz-task-mturk",
-        provider="mturk",
-        protocol="task",
-        object_id=task.pk,
-        target_name=task.name,
-        status=Study.Status.PUBLISHED,
-    )
+    study = world.mturk_study("fuzz-task-mturk", "task", task)
     rows = [
         [f"3T{i}", f"AT{i}{w}", f"WTASK{w}", "Submitted", "61", item["item_id"], "[[0, 0], [1, 1]]"]
         for i, item in enumerate(items)
         for w in range(2)
     ]
-    sample = results_csv([*RESULTS_COLUMNS, "Input.item_id", "Answer.matches"], rows)
-    variants = retyped_cells(sample)
-    assert len(variants) > 10, variants  # the pairs cell, each place of it
-    failures = check_importer(
-        sample,
-        lambda text: mturk_import.import_results(study, text, filename="answers.csv"),
-        refusals=REFUSALS + (mturk_formats.FormatError,),
-        filename="answers.csv",
-        each=variants,
-    )
+    failures = check_results_file(study, results_csv([*RESULTS_COLUMNS, "Input.item_id", "Answer.matches"], rows))
     assert not failures, "\n".join(failures)
 
 

@@ -108,16 +108,18 @@ class World:
             "video": self.video.pk,
         }
 
-    def mturk_study(self, name):
-        """A published MTurk study of the world's DA campaign (the world's own study is a link study)."""
+    def mturk_study(self, name, protocol="da", work=None):
+        """A published MTurk study of ``work`` (a campaign, project or task of ``protocol``; default: the world's
+        DA campaign). The world's own study is a link study."""
         from annotation_site.crowd.models import Study
 
+        work = work or self.campaign
         return Study.objects.create(
             name=name,
             provider="mturk",
-            protocol="da",
-            object_id=self.campaign.pk,
-            target_name=self.campaign.name,
+            protocol=protocol,
+            object_id=work.pk,
+            target_name=work.name,
             status=Study.Status.PUBLISHED,
         )
 
