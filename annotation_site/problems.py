@@ -5,6 +5,8 @@ A reader collects a ``Problem`` for everything wrong (file, line, field, message
 ``FormatError`` with all of them at the end; nothing is written while one exists.
 """
 
+import csv
+import io
 from dataclasses import dataclass
 
 
@@ -54,6 +56,15 @@ class ProblemList(list):
         if self:
             raise FormatError(self)
 
+    def csv_reader(self, source, file):
+        """A ``csv.reader`` of ``source`` (text, read with universal newlines: a lone carriage return ends a line,
+        as some spreadsheets write it; or a text stream) that never raises ``csv.Error``: a record the csv module
+        cannot read (a carriage return inside a field of a stream not opened with ``newline=""``, a field over the
+        module's size limit) is a problem of its line here, and reading stops there (what follows would be
+        misread)."""
+        stream = io.StringIO(source, newline="") if isinstance(source, str) else source
+        return _CheckedCsvReader(csv.reader(stream), file, self)
+
     def csv_records(self, reader, width, file):
         """``(line, fields)`` of each record a ``csv.reader`` gives after its header, ``line`` where the record
         ends (quoted fields may span lines): blank records are skipped, and a record with another number of
@@ -66,3 +77,24 @@ class ProblemList(list):
                 self.add(file, f"expected {width} fields, found {len(fields)}", line=line)
                 continue
             yield line, fields
+
+
+class _CheckedCsvReader:
+    """``ProblemList.csv_reader``: iterates like the ``csv.reader`` it wraps and has its ``line_num``."""
+
+    def __init__(self, reader, file, problems):
+        self.reader, self.file, self.problems = reader, file, problems
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self.reader)
+        except csv.Error as exc:
+            self.problems.add(self.file, f"not a readable CSV record ({exc})", line=self.reader.line_num)
+            raise StopIteration from None
+
+    @property
+    def line_num(self):
+        return self.reader.line_num

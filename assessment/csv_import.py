@@ -21,7 +21,6 @@ HITs and items are matched by their ids, and a judgment that is already stored i
 the campaign's workers is computed and stored.
 """
 
-import csv
 import io
 from collections import defaultdict
 from dataclasses import dataclass
@@ -67,7 +66,7 @@ def _score(text):
 
 def read_rows(stream, filename, problems):
     """Rows of a CSV text stream, checked field by field (problems go to ``problems``)."""
-    reader = csv.reader(stream)
+    reader = problems.csv_reader(stream, filename)
     header = next(reader, None)
     if header is None:
         problems.add(filename, "the file is empty; expected the header " + ",".join(HEADER), line=1)

@@ -18,8 +18,6 @@ them against a dataset (``check_scores`` / ``check_pairs``) is pure too, given t
 problem is collected with its file, line and field, and nothing is written unless there are none.
 """
 
-import csv
-import io
 import json
 import math
 import re
@@ -115,7 +113,7 @@ def _check_record(record, line, filename, problems, *, metric=None):
 
 
 def _read_csv_scores(text, filename, problems, result):
-    reader = csv.reader(io.StringIO(text))
+    reader = problems.csv_reader(text, filename)
     header = next(reader, None)
     if not header:
         problems.add(filename, "the file is empty (expected a header line)", line=1)
@@ -318,12 +316,14 @@ def read_pairs(text, filename, problems=None):
     records = []
     suffix = _suffix(filename)
     if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-        if not reader.fieldnames or not {"video_id", "correct", "foil"} <= {f.strip() for f in reader.fieldnames}:
+        reader = problems.csv_reader(text.lstrip("\ufeff"), filename)
+        header = [name.strip() for name in next(reader, None) or []]
+        if not {"video_id", "correct", "foil"} <= set(header):
             problems.add(filename, "the header needs the columns video_id, correct and foil", line=1)
         else:
-            for record in reader:
-                records.append(({k.strip(): v for k, v in record.items() if k}, reader.line_num))
+            for fields in reader:
+                if fields:  # (a line with nothing on it)
+                    records.append(({name: value for name, value in zip(header, fields) if name}, reader.line_num))
     elif suffix in (".json", ".jsonl"):
         if suffix == ".jsonl":
             records = list(_json_lines(text, filename, problems))
