@@ -140,7 +140,8 @@ class SafeZip:
         try:
             self.zip = zipfile.ZipFile(fileobj)
             members = self.zip.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+            # (NotImplementedError: a directory entry of a zip version Python cannot read, "zip file version 7.5")
             raise UploadRefused(name, f"not a readable zip archive ({exc})") from None
         files = [m for m in members if not m.is_dir()]
         if len(files) > limit("CAPTIONEVAL_ZIP_MAX_FILES"):

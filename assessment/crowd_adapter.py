@@ -198,13 +198,23 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             (h, p + 1): pk
             for h, p, pk in Item.objects.filter(hit__campaign=campaign).values_list("hit_id", "position", "pk")
         }
-        problems, plans = [], []
+        problems, plans, seen = [], [], {}
         for row in rows:
             key = row.inputs.get("hit_id", "")
             hit = hits.get(key)
             if hit is None:
                 problems.append((row.line, "Input.hit_id", f"no HIT {key!r} in campaign {campaign.name}"))
                 continue
+            if (row.worker_id, hit.pk) in seen:  # one assignment per worker and HIT (two were an IntegrityError)
+                problems.append(
+                    (
+                        row.line,
+                        "WorkerId",
+                        f"{row.worker_id} answered HIT {key} already on line {seen[row.worker_id, hit.pk]}",
+                    )
+                )
+                continue
+            seen[row.worker_id, hit.pk] = row.line
             scores = {}
             for name, value in row.answers.items():
                 if not name.startswith("item_"):

@@ -43,11 +43,13 @@ def import_results(study, text, *, filename="results.csv"):
                 study=study, external_submission_id__in=[r.assignment_id for r in rows]
             ).values_list("external_submission_id", flat=True)
         )
+        works = {row.assignment_id: adapter.work(target, keys[row.assignment_id]) for row in rows}
+        _refuse_work_done_twice(study, rows, works, known, filename)
         created = []
         for row in rows:
             if row.assignment_id in known:
                 continue
-            work = adapter.work(target, keys[row.assignment_id])
+            work = works[row.assignment_id]
             created.append(
                 Participation(
                     study=study,
@@ -73,6 +75,25 @@ def import_results(study, text, *, filename="results.csv"):
                 )
         Participation.objects.bulk_create(created)
     return {"rows": len(rows), "created": len(created), "unchanged": len(rows) - len(created)}
+
+
+def _refuse_work_done_twice(study, rows, works, known, filename):
+    """A worker's HIT (the protocol's assignment) already recorded under another AssignmentId, by an earlier file:
+    a FormatError, which rolls back the import's transaction (it was an IntegrityError, a 500)."""
+    fresh = [row for row in rows if row.assignment_id not in known]
+    taken = dict(
+        Participation.objects.filter(
+            study=study, work_key__in=[works[row.assignment_id].key for row in fresh]
+        ).values_list("work_key", "external_submission_id")
+    )
+    problems = [
+        f"{filename}, line {row.line}, field 'WorkerId': {row.worker_id} already did this HIT as assignment "
+        f"{taken[works[row.assignment_id].key]} (imported earlier)"
+        for row in fresh
+        if works[row.assignment_id].key in taken
+    ]
+    if problems:
+        raise mturk_formats.FormatError(problems)
 
 
 def approve_reject_file(study, text, *, filename="results.csv"):

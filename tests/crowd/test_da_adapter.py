@@ -222,3 +222,39 @@ def test_mturk_round_trip_into_da_judgments(campaign):
     assert "batch.csv, line 2, field 'Answer.item_" in problems and "0 to 100" in problems
     assert "item 99" in problems and "line 4" in problems
     assert Judgment.objects.count() == stored
+
+
+def test_a_worker_on_a_hit_twice_is_a_problem_of_the_line(campaign):
+    """Two AssignmentIds of one worker on one HIT, in one file or across two imports, were an IntegrityError (a
+    500): the worker's HIT is one assignment. Found by the importers' property test with 2,000 examples."""
+    from annotation_site.crowd import studies
+
+    study = study_of("da", campaign, "da-twice", provider="mturk")
+    batch, _ = studies.mturk_batch(study)
+    hit_id = next(csv.DictReader(io.StringIO(batch)))["hit_id"]
+    hit = campaign.hits.order_by("number").first()
+    positions = list(Item.objects.filter(hit=hit).order_by("position").values_list("position", flat=True))
+    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"]
+    header += [f"Answer.item_{p + 1}" for p in positions]
+
+    def results(*assignments):
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(header)
+        for assignment in assignments:
+            writer.writerow(["3HIT", assignment, "WTWICE", "Submitted", "60", hit_id] + ["50"] * len(positions))
+        return out.getvalue()
+
+    with pytest.raises(mturk_formats.FormatError) as refused:
+        mturk_import.import_results(study, results("AS1", "AS2"), filename="twice.csv")
+    assert refused.value.problems == [
+        f"twice.csv, line 3, field 'WorkerId': WTWICE answered HIT {hit_id} already on line 2"
+    ]
+    assert not Judgment.objects.exists() and not Participation.objects.exists()
+    assert mturk_import.import_results(study, results("AS1"))["created"] == 1
+    with pytest.raises(mturk_formats.FormatError) as refused:
+        mturk_import.import_results(study, results("AS2"), filename="later.csv")
+    assert refused.value.problems == [
+        "later.csv, line 2, field 'WorkerId': WTWICE already did this HIT as assignment AS1 (imported earlier)"
+    ]
+    assert list(Participation.objects.values_list("external_submission_id", flat=True)) == ["AS1"]

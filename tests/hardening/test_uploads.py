@@ -77,14 +77,18 @@ def test_compression_ratio_and_file_count(staff_client, settings, no_decompressi
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "bad member", "bad compressed stream"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "bad member", "bad compressed stream", "zip version"])
 def test_corrupt_archives_are_a_clear_400(staff_client, damage):
     good = zipped(mini_members())
+    central = good.rindex(b"PK\x01\x02")  # the last central directory entry
     data = {
         "garbage": b"PK\x03\x04" + b"\x00garbage" * 50,
         "truncated": good[: len(good) // 2],
         "bad member": good.replace(b"paragraph_score", b"paragraph_scorX", 1),
         "bad compressed stream": b"",  # below
+        # the version needed to extract, in a directory entry, past what Python reads (NotImplementedError: a
+        # 500, found by the importers' property test with 2,000 examples)
+        "zip version": good[: central + 6] + bytes([75]) + good[central + 7 :],
     }[damage]
     if damage == "bad member":  # stored uncompressed so the damage lands inside a member: the CRC fails
         data = zipped(mini_members(), zipfile.ZIP_STORED).replace(b"paragraph_score", b"paragraph_scorX", 1)
