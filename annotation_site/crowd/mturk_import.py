@@ -43,12 +43,11 @@ def import_results(study, text, *, filename="results.csv"):
                 study=study, external_submission_id__in=[r.assignment_id for r in rows]
             ).values_list("external_submission_id", flat=True)
         )
-        works = {row.assignment_id: adapter.work(target, keys[row.assignment_id]) for row in rows}
-        _refuse_work_done_twice(study, rows, works, known, filename)
+        fresh = [row for row in rows if row.assignment_id not in known]
+        works = {row.assignment_id: adapter.work(target, keys[row.assignment_id]) for row in fresh}
+        _refuse_work_done_twice(study, fresh, works, filename)
         created = []
-        for row in rows:
-            if row.assignment_id in known:
-                continue
+        for row in fresh:
             work = works[row.assignment_id]
             created.append(
                 Participation(
@@ -77,10 +76,10 @@ def import_results(study, text, *, filename="results.csv"):
     return {"rows": len(rows), "created": len(created), "unchanged": len(rows) - len(created)}
 
 
-def _refuse_work_done_twice(study, rows, works, known, filename):
-    """A worker's HIT (the protocol's assignment) already recorded under another AssignmentId, by an earlier file:
-    a FormatError, which rolls back the import's transaction (it was an IntegrityError, a 500)."""
-    fresh = [row for row in rows if row.assignment_id not in known]
+def _refuse_work_done_twice(study, fresh, works, filename):
+    """A worker's HIT (the protocol's assignment) of a row not imported before already recorded under another
+    AssignmentId, by an earlier file: a FormatError, which rolls back the import's transaction (it was an
+    IntegrityError, a 500)."""
     taken = dict(
         Participation.objects.filter(
             study=study, work_key__in=[works[row.assignment_id].key for row in fresh]
