@@ -33,10 +33,11 @@ def normalise(raw, *, what="id", max_length=200):
         raise IdentityError(f"the {what} has {len(text)} characters; at most {max_length} are allowed")
     for char in text:
         if unicodedata.category(char) in REFUSED_CATEGORIES:
-            name = unicodedata.name(char, f"U+{ord(char):04X}")
+            code = f"U+{ord(char):04X}"
+            name = unicodedata.name(char, "")
             raise IdentityError(
-                f"the {what} holds an invisible or control character ({name}, "
-                f"U+{ord(char):04X}); type it again without it"
+                f"the {what} holds an invisible or control character ({f'{name}, ' if name else ''}{code}); "
+                "type it again without it"
             )
     return text
 

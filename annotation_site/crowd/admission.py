@@ -17,9 +17,10 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation_site import identities
 from annotation_site.strict_numbers import column_range
 
-from . import adapters, links, rows
+from . import adapters, links, participant_ids, rows
 from .models import Participant, ParticipantLink, Participation, Study
 from .providers import provider_for
 from .providers.base import AdmissionRefused
@@ -70,9 +71,16 @@ def admit(study, params, *, participant=None):
         admission = provider.admit(params)
         if admission.preview:
             raise AdmissionRefused("preview", "preview")
-        namespace, platform_id = provider.namespace(), admission.platform_id
+        namespace = provider.namespace()
+        try:  # normalised and within the columns they go into, before anything is written
+            platform_id = participant_ids.platform_id(namespace, admission.platform_id)
+            submission_id = participant_ids.work_id(
+                admission.submission_id, "external_submission_id", what="submission id"
+            )
+            unit_id = participant_ids.work_id(admission.unit_id, "external_unit_id", what="HIT id")
+        except identities.IdentityError as exc:
+            raise AdmissionRefused("invalid", f"This link is not valid: {exc}.") from None
         participant = rows.participant(namespace, platform_id)
-        submission_id, unit_id = admission.submission_id, admission.unit_id
         submit_url = admission.extra.get("submit_url", "")
         requested_unit = admission.extra.get("unit", "")
     fields = {
@@ -165,15 +173,13 @@ def participant_for_link(link, now=None):
     return link.participant
 
 
-def _normalised_ids(platform_ids):
-    """The ids as ``identities.normalise`` makes them, each once, in order (an id it refuses kept as given), and
-    the ids it refused."""
-    from annotation_site import identities
-
+def _normalised_ids(namespace, platform_ids):
+    """The ids as ``participant_ids.platform_id`` makes them for ``namespace``, each once, in order (an id it
+    refuses kept as given), and the ids it refused."""
     normalised, refused = [], []
     for raw in platform_ids:
         try:
-            normalised.append(identities.normalise(raw, what="participant id"))
+            normalised.append(participant_ids.platform_id(namespace, raw))
         except identities.IdentityError:
             normalised.append(raw)
             refused.append(raw)
@@ -188,11 +194,14 @@ def create_participant_links(study, platform_ids, *, expires_at, max_hits=1):
     """Per-participant links (one per id; an existing link of that id is renewed). Returns [(id, token)]."""
     from .providers.link import PLATFORM_ID
 
-    platform_ids, _ = _normalised_ids(platform_ids)  # a refused id is kept as given: PLATFORM_ID reports it
-    bad = [i for i in platform_ids if not PLATFORM_ID.match(i)]
-    if bad:
-        raise ValueError(f"not valid participant ids: {', '.join(bad[:5])}")
     namespace = provider_for(study).namespace()
+    platform_ids, refused = _normalised_ids(namespace, platform_ids)
+    bad = refused + [i for i in platform_ids if i not in refused and not PLATFORM_ID.match(i)]
+    if bad:
+        raise ValueError(
+            f"not valid participant ids: {', '.join(str(i)[:40] for i in bad[:5])} (at most "
+            f"{participant_ids.platform_id_limit(namespace)} letters, digits and . _ - @ + : in this study)"
+        )
     out = []
     with transaction.atomic():
         for platform_id in platform_ids:
@@ -391,11 +400,11 @@ def open_participations(study):
 def block(study, platform_ids, reason):
     """Never admit these participants again (any study); on MTurk the worker is also blocked on the platform.
     Returns how many were blocked."""
-    platform_ids, refused = _normalised_ids(platform_ids)
-    if refused:
-        raise ValueError(f"not valid participant ids: {', '.join(str(i)[:40] for i in refused[:5])}")
     provider = provider_for(study)
     namespace = provider.namespace()
+    platform_ids, refused = _normalised_ids(namespace, platform_ids)
+    if refused:
+        raise ValueError(f"not valid participant ids: {', '.join(str(i)[:40] for i in refused[:5])}")
     blocked = 0
     for platform_id in platform_ids:
         participant, _ = Participant.objects.get_or_create(namespace=namespace, platform_id=platform_id)

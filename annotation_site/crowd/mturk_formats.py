@@ -13,6 +13,7 @@ Formats (MTurk requester documentation; AWS closed MTurk on 2026-09-30, the form
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
@@ -21,6 +22,12 @@ from annotation_site import safe_json, spreadsheet_csv
 EXTERNAL_QUESTION_NS = "http://mturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
 REQUIRED_RESULT_COLUMNS = ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus")
 ASSIGNMENT_STATUSES = ("Submitted", "Approved", "Rejected")
+# The ids MTurk issues for assignments and HITs (its API's EntityId: 1 to 64 capital letters and digits). The
+# written Approve / Reject file must give an AssignmentId back to MTurk exactly as it came; an id of another
+# shape cannot come from MTurk and could not go back unchanged (one beginning with a formula character or a
+# single quote is escaped in every CSV the platform writes), so it is refused when the file is read.
+ENTITY_ID = re.compile(r"[A-Z0-9]{1,64}\Z")
+ENTITY_ID_COLUMNS = ("HITId", "AssignmentId")
 MAX_FRAME_HEIGHT = 0  # 0: MTurk gives the page the whole window
 
 
@@ -134,6 +141,10 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
         for column in REQUIRED_RESULT_COLUMNS:
             if not record[column].strip():
                 problem(line, column, "empty")
+        for column in ENTITY_ID_COLUMNS:
+            value = record[column].strip()
+            if value and not ENTITY_ID.match(value):
+                problem(line, column, f"{value[:80]!r} is not an MTurk id (1 to 64 capital letters and digits)")
         status = record["AssignmentStatus"].strip()
         if status and status not in ASSIGNMENT_STATUSES:
             problem(line, "AssignmentStatus", f"{status!r} is not one of {', '.join(ASSIGNMENT_STATUSES)}")
@@ -228,7 +239,9 @@ def approve_reject_csv(text, decisions, *, filename="results.csv"):
         if not any(v.strip() for v in values):
             continue
         values = values + [""] * (len(header) - len(values))
-        action, reason = decisions.get(values[position["AssignmentId"]].strip(), ("", ""))
+        for column in ENTITY_ID_COLUMNS:  # checked MTurk ids once stripped: given back as MTurk issued them
+            values[position[column]] = values[position[column]].strip()
+        action, reason = decisions.get(values[position["AssignmentId"]], ("", ""))
         values[position["Approve"]] = "x" if action == "approve" else ""
         values[position["Reject"]] = reason if action == "reject" else ""
         writer.writerow(values)

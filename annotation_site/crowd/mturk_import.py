@@ -6,8 +6,13 @@ changes nothing. The Approve/Reject file is written from the ledger's decisions.
 from django.db import transaction
 from django.utils import timezone
 
-from . import adapters, mturk_formats
+from annotation_site import identities
+
+from . import adapters, mturk_formats, participant_ids
 from .models import ExternalUnit, LedgerEntry, Participant, Participation, Provider
+from .providers.mturk import MTurkProvider
+
+NAMESPACE = MTurkProvider.name
 
 
 def import_results(study, text, *, filename="results.csv"):
@@ -22,6 +27,8 @@ def import_results(study, text, *, filename="results.csv"):
         if not exc.rows:
             raise  # not a results file, or nothing readable: nothing more to check
         rows, problems = exc.rows, exc.problems
+    rows, refused_workers = _stored_worker_ids(rows, filename)
+    problems = problems + refused_workers
     checked = [
         (
             line,
@@ -36,7 +43,7 @@ def import_results(study, text, *, filename="results.csv"):
     with transaction.atomic():
         participants = {}
         for worker in sorted({r.worker_id for r in rows}):
-            participants[worker], _ = Participant.objects.get_or_create(namespace="mturk", platform_id=worker)
+            participants[worker], _ = Participant.objects.get_or_create(namespace=NAMESPACE, platform_id=worker)
         keys = adapter.import_results(target, rows, {w: p.worker_key for w, p in participants.items()})
         known = set(
             Participation.objects.filter(
@@ -74,6 +81,21 @@ def import_results(study, text, *, filename="results.csv"):
                 )
         Participation.objects.bulk_create(created)
     return {"rows": len(rows), "created": len(created), "unchanged": len(rows) - len(created)}
+
+
+def _stored_worker_ids(rows, filename):
+    """The rows with their WorkerId as the platform stores it (``participant_ids.platform_id``: normalised, so the
+    worker is the one who came by the HIT page, and short enough for the protocols' worker columns), and a
+    problem for each row whose id is refused (it was a database error on PostgreSQL, or a second participant)."""
+    kept, problems = [], []
+    for row in rows:
+        try:
+            row.worker_id = participant_ids.platform_id(NAMESPACE, row.worker_id, what="WorkerId")
+        except identities.IdentityError as exc:
+            problems.append(f"{filename}, line {row.line}, field 'WorkerId': {exc}")
+        else:
+            kept.append(row)
+    return kept, problems
 
 
 def _refuse_work_done_twice(study, fresh, works, filename):

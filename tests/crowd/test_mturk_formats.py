@@ -97,6 +97,39 @@ def test_not_a_results_file():
         fmt.parse_results("")
 
 
+def test_ids_mturk_cannot_issue_are_refused():
+    """An AssignmentId or HITId that is not MTurk's (1 to 64 capital letters and digits) is a problem of its line.
+    Before, one beginning with a single quote was read, and the written Approve / Reject file gave it back as
+    ''... (the formula escape of every CSV the platform writes): MTurk could not have matched that row."""
+    text = results(
+        "3HX,T,t,3AX,W1,Submitted,x,y,120,u,73,,",
+        "3HX,T,t,'3AY,W2,Submitted,x,y,120,u,73,,",  # line 3
+        "=1+1,T,t,3AZ,W3,Submitted,x,y,120,u,73,,",  # line 4
+        f"3HX,T,t,{'A' * 65},W4,Submitted,x,y,120,u,73,,",  # line 5: longer than MTurk's 64
+        "3hx,T,t,3a\u00c9,W5,Submitted,x,y,120,u,73,,",  # line 6: small letters, a letter outside A-Z
+    )
+    with pytest.raises(fmt.FormatError) as refused:
+        fmt.parse_results(text, filename="batch.csv")
+    assert refused.value.problems == [
+        "batch.csv, line 3, field 'AssignmentId': \"'3AY\" is not an MTurk id (1 to 64 capital letters and digits)",
+        "batch.csv, line 4, field 'HITId': '=1+1' is not an MTurk id (1 to 64 capital letters and digits)",
+        f"batch.csv, line 5, field 'AssignmentId': '{'A' * 65}' is not an MTurk id (1 to 64 capital letters and digits)",
+        "batch.csv, line 6, field 'HITId': '3hx' is not an MTurk id (1 to 64 capital letters and digits)",
+        "batch.csv, line 6, field 'AssignmentId': '3a\u00c9' is not an MTurk id (1 to 64 capital letters and digits)",
+    ]
+    assert [row.assignment_id for row in refused.value.rows] == ["3AX"]
+    with pytest.raises(fmt.FormatError, match="no approve / reject file was written"):
+        fmt.approve_reject_csv(text, {"'3AY": ("approve", "")})
+
+
+def test_the_written_file_gives_the_ids_back_as_mturk_issued_them():
+    """Spaces or a tab around an id are read as the id; the written file holds the id alone (a tab in front was
+    written '\\t3HX, the formula escape, which is no MTurk id)."""
+    text = results("\t3HX ,T,t, 3AX\t,W1,Submitted,x,y,120,u,73,,")
+    rows = list(csv.DictReader(io.StringIO(fmt.approve_reject_csv(text, {"3AX": ("approve", "")}))))
+    assert [(r["HITId"], r["AssignmentId"], r["Approve"]) for r in rows] == [("3HX", "3AX", "x")]
+
+
 def test_approve_reject_csv_round_trip():
     text = results(
         "H1,T,t,A1,W1,Submitted,x,y,120,u,73,,",

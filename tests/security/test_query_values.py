@@ -9,13 +9,16 @@ search alone is tried: ``ADMIN_OWN``) is first opened without a query, with
 ``in``). So a view that starts reading ``?page=`` or ``?format=`` is tried from then on, with nothing to add
 here. Then each name a view read is sent, one at a time, with each of ``query_values()``: one past the
 database's integer ranges, numbers no column holds, digits of other scripts, text past the longest column,
-markup and paths, bytes that are not UTF-8 and a lone surrogate, NUL, the name given twice.
+markup and paths, bytes that are not UTF-8 and a lone surrogate, NUL, the name given twice. The crowd's entry
+pages are also opened as participants reach them, with the query their platform adds (``entries_with_their_query``:
+the link study's participant id; MTurk's assignmentId, hitId, workerId and turkSubmitTo), and each of those names
+is replaced in turn with the others kept: alone, a value reaches only the page's refusal of an incomplete query.
 
 The rules: no answer is a server error, and an answer that refuses (4xx) leaves the database unchanged. Each
 request runs in its own rolled-back transaction, logged in inside it.
 """
 
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 import pytest
 from django.core.handlers.wsgi import WSGIRequest, get_bytes_from_wsgi
@@ -103,7 +106,43 @@ def visits(world):
         for name, _, params in routes()
         if name.startswith("admin:") and name.endswith("_changelist")
     ]
-    return [(persona, path) for persona in ("staff", "annotator", "anonymous") for path in paths] + extra + admin
+    every = [(persona, path) for persona in ("staff", "annotator", "anonymous") for path in paths]
+    return every + extra + admin + entries_with_their_query(world)
+
+
+def entries_with_their_query(world):
+    """The crowd's entry pages with the query a participant's platform adds: the world's link study with a
+    participant id, and an MTurk study's HIT page as MTurk opens it (found this way: a hitId or assignmentId
+    longer than its column was a database error on PostgreSQL)."""
+    from annotation_site.crowd import links
+    from annotation_site.crowd.models import Study
+
+    link = Study.objects.get(name="perm-study")
+    mturk = world.mturk_study("query-mturk")
+    hit_page = {
+        "assignmentId": "3AQUERY",
+        "hitId": "3HQUERY",
+        "workerId": "AQUERY",
+        "turkSubmitTo": "https://www.mturk.com",
+    }
+    return [
+        (
+            "anonymous",
+            f"{reverse('crowd-entry', args=[links.entry_token(link)])}?{urlencode({link.id_parameter: 'perm-q'})}",
+        ),
+        ("anonymous", f"{reverse('crowd-entry', args=[links.entry_token(mturk)])}?{urlencode(hit_page)}"),
+    ]
+
+
+def with_value(path, name, value):
+    """``path`` with ``name`` set to ``value`` (as written in a query string; None: the name twice), the rest of
+    its query kept."""
+    base, _, given = path.partition("?")
+    kept = [
+        f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in parse_qsl(given, keep_blank_values=True) if k != name
+    ]
+    tried = f"{quote(name)}=1&{quote(name)}=2" if value is None else f"{quote(name)}={value}"
+    return f"{base}?{'&'.join([*kept, tried])}", tried
 
 
 def test_no_query_value_makes_a_page_or_the_api_fail(settings, monkeypatch):
@@ -135,18 +174,23 @@ def test_no_query_value_makes_a_page_or_the_api_fail(settings, monkeypatch):
     found = set().union(*reads.values())
     # the noting reached the views' own parameters: pages, API filters, downloads, the participant's steps
     assert {"page", "format", "labels", "median_ties", "anonymise", "step", "preset", "q"} <= found, sorted(found)
+    assert {"participant_id", "assignmentId", "hitId", "workerId", "turkSubmitTo"} <= found, sorted(
+        found
+    )  # the entries
 
     failures, tried = [], 0
     for (persona, path), names in sorted(reads.items()):
         for name in sorted(names):
             for value in [*query_values(), None]:
-                query = f"{quote(name)}=1&{quote(name)}=2" if value is None else f"{quote(name)}={value}"
+                full, query = with_value(path, name, value)
                 tried += 1
-                response, _, changed = get(persona, f"{path}?{query}")
+                response, _, changed = get(persona, full)
                 shown = query if len(query) < 60 else f"{query[:40]}... ({len(query)} characters)"
                 if response.status_code >= 500:
-                    failures.append(f"{response.status_code}: {persona} GET {path}?{shown}")
+                    failures.append(f"{response.status_code}: {persona} GET {path.partition('?')[0]}?{shown}")
                 elif changed:
-                    failures.append(f"refused ({response.status_code}), database changed: {persona} {path}?{shown}")
+                    failures.append(
+                        f"refused ({response.status_code}), database changed: {persona} {path.partition('?')[0]}?{shown}"
+                    )
     assert tried > 2000, tried
     assert not failures, f"{len(failures)} of {tried} requests:\n" + "\n".join(failures)

@@ -18,7 +18,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .. import config, ledger
+from .. import config, ledger, mturk_formats
 from ..models import LedgerEntry
 from .base import Admission, AdmissionRefused, CrowdProvider
 
@@ -99,6 +99,10 @@ class MTurkProvider(CrowdProvider):
         if not (assignment and hit and worker):
             raise AdmissionRefused(
                 "invalid", "Open this HIT from Mechanical Turk (assignmentId, hitId and workerId are missing)."
+            )
+        if not (mturk_formats.ENTITY_ID.match(assignment) and mturk_formats.ENTITY_ID.match(hit)):
+            raise AdmissionRefused(
+                "invalid", "This HIT was opened with an assignmentId or hitId that Mechanical Turk does not issue."
             )
         target = submit_url(params.get("turkSubmitTo"))
         if target is None:
