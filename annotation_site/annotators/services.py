@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from annotation_site import identities
 from annotation_site.prepared_queries import Prepared
 
 from .models import Annotator
@@ -112,6 +113,14 @@ def invitation_path(user):
             "token": default_token_generator.make_token(user),
         },
     )
+
+
+def imported_annotator_id(raw):
+    """An annotator id named in an imported file, as it is stored: normalised like every id from outside (NFKC,
+    trimmed, no invisible or control characters: ``x`` and ``x`` with a zero-width space are one annotator) and
+    within its column. IdentityError saying what is wrong."""
+    column = Annotator._meta.get_field("external_id").max_length
+    return identities.normalise(raw, what="annotator id", max_length=column)
 
 
 def imported_annotators(provider, ids):

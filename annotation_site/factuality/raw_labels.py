@@ -23,9 +23,9 @@ from django.db import transaction
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation_site import safe_json
+from annotation_site import identities, safe_json
 from annotation_site.annotators.models import Annotator
-from annotation_site.annotators.services import imported_annotators
+from annotation_site.annotators.services import imported_annotator_id, imported_annotators
 from annotation_site.corpus.models import Caption, Sentence, System, Video
 from annotation_site.corpus.tokens import validate_spans
 from annotation_site.problems import ProblemList
@@ -132,6 +132,12 @@ def _parse(text, filename, keys, problems):
             if key in data and (not isinstance(data[key], str) or not data[key].strip()):
                 problems.add(filename, "must be a non-empty string", line=number, where=key)
                 missing.append(key)
+        if "annotator" not in missing:
+            try:  # stored as a name: one annotator whatever invisible characters or forms the file adds
+                data["annotator"] = imported_annotator_id(data["annotator"])
+            except identities.IdentityError as exc:
+                problems.add(filename, str(exc), line=number, where="annotator")
+                missing.append("annotator")
         if not missing and not unknown:
             entries.append((number, data))
     return entries

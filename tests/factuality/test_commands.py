@@ -192,6 +192,37 @@ def test_spans_that_are_not_a_list_are_a_problem_of_their_line(small_dataset, tm
     assert not Project.objects.exists() and not Submission.objects.exists()
 
 
+def test_annotator_ids_are_read_like_every_id_from_outside(small_dataset, tmp_path):
+    """An annotator id longer than its column was a database error on PostgreSQL (a traceback; a 500 from the page
+    and the API), and ``x`` with a zero-width space or a fullwidth ``x`` became annotators other than ``x``."""
+    line = {"system": "Beta", "paragraph_score": 2, "sentences": [{"error": 1, "spans": [[0, 2]]}]}
+    path = tmp_path / "ids.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({**line, "video_id": video, "annotator": who}) + "\n"
+            for video, who in (("v1", "x"), ("v1", "\uff58"), ("v2", "a" * 201), ("v2", "x\u200b"))
+        )
+    )
+    with pytest.raises(CommandError) as refused:
+        run("factuality_labels", "--project", "fresh", "--dataset", "small", "--import", str(path))
+    assert sorted(str(refused.value).splitlines()[1:]) == [
+        "ids.jsonl, line 2, annotator: annotator 'x' already labelled this caption on line 1",
+        "ids.jsonl, line 3, annotator: the annotator id has 201 characters; at most 200 are allowed",
+        "ids.jsonl, line 4, annotator: the annotator id holds an invisible or control character (ZERO WIDTH SPACE, "
+        "U+200B); type it again without it",
+    ]
+    assert not Project.objects.exists() and not Annotator.objects.exists()
+    path.write_text(
+        "".join(
+            json.dumps({**line, "video_id": video, "annotator": who}) + "\n"
+            for video, who in (("v1", " x "), ("v2", "\uff58"))
+        )
+    )
+    run("factuality_labels", "--project", "fresh", "--dataset", "small", "--import", str(path))
+    assert list(Annotator.objects.values_list("external_id", flat=True)) == ["x"]
+    assert Submission.objects.count() == 2
+
+
 def test_import_into_an_existing_project_checks_its_videos_and_dataset(make_project, small_dataset, tmp_path):
     make_project(name="only-v1", videos=["v1"], systems=["Alpha"])
     path = tmp_path / "labels.jsonl"
