@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation_site.throttling.ThrottleMiddleware",  # rate limits by URL name (docs/reliability.md)
+    "annotation_site.address_check.NulInFormMiddleware",  # NUL in a form field: 400 before the view
     # late, so it sees the views' exceptions first: an unreachable database answers 503 + Retry-After (axes
     # defines no process_exception, so being after it changes nothing for that)
     "annotation_site.database_unavailable.DatabaseUnavailableMiddleware",

@@ -27,7 +27,29 @@ from annotation_site import safe_json
 from annotation_site.problems import FormatError, ProblemList
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+# The columns a file's names and descriptions go into (Metric.name, Metric.version: asserted in
+# tests/metrics_eval/test_import_lengths.py); past them PostgreSQL refused the write (a 500), SQLite stored them.
+NAME_MAX_LENGTH = 60
+VERSION_MAX_LENGTH = 200
 KEY_FIELDS = ("video_id", "system")
+
+
+def name_problem(name, what="metric"):
+    """Why ``name`` cannot name a metric (None when it can)."""
+    if not isinstance(name, str) or not NAME.match(name):
+        return f"{what} must be a name of letters, digits, '.', '_', '+', '-', not {name!r}"
+    if len(name) > NAME_MAX_LENGTH:
+        return f"{what} must be at most {NAME_MAX_LENGTH} characters, not {len(name)}"
+    return None
+
+
+def version_problem(version):
+    """Why ``version`` cannot describe a metric's version (None when it can)."""
+    if not isinstance(version, str):
+        return "version must be a string"
+    if len(version) > VERSION_MAX_LENGTH:
+        return f"version must be at most {VERSION_MAX_LENGTH} characters, not {len(version)}"
+    return None
 
 
 @dataclass
@@ -96,15 +118,9 @@ def _check_record(record, line, filename, problems, *, metric=None):
             problems.add(filename, f"{key} is missing or empty", line=line, where=key)
             bad = True
     name = metric if metric is not None else record.get("metric")
-    if metric is None:
-        if not isinstance(name, str) or not NAME.match(name):
-            problems.add(
-                filename,
-                f"metric must be a name of letters, digits, '.', '_', '+', '-', not {name!r}",
-                line=line,
-                where="metric",
-            )
-            bad = True
+    if metric is None and name_problem(name):
+        problems.add(filename, name_problem(name), line=line, where="metric")
+        bad = True
     score = _number(record.get("score"))
     if score is None:
         problems.add(filename, f"score must be a finite number, not {record.get('score')!r}", line=line, where="score")
@@ -133,8 +149,8 @@ def _read_csv_scores(text, filename, problems, result):
         return
     metric_columns = [] if long else [h for h in header if h not in KEY_FIELDS]
     for name in metric_columns:
-        if not NAME.match(name):
-            problems.add(filename, f"column {name!r} is not a valid metric name", line=1, where=name)
+        if name_problem(name):
+            problems.add(filename, name_problem(name, what=f"column {name[:80]!r}"), line=1, where=name[:80])
     if not long and not metric_columns:
         problems.add(filename, "no metric columns: use video_id,system,metric,score or one column per metric", line=1)
     if problems:
@@ -184,17 +200,12 @@ def _read_json_scores(text, filename, problems, result):
         problems.add(filename, 'expected an array of scores or {"metric": ..., "scores": [...]}', line=1)
         return
     metric = data.get("metric")
-    if not isinstance(metric, str) or not NAME.match(metric):
-        problems.add(
-            filename,
-            f"metric must be a name of letters, digits, '.', '_', '+', '-', not {metric!r}",
-            line=1,
-            where="metric",
-        )
+    if name_problem(metric):
+        problems.add(filename, name_problem(metric), line=1, where="metric")
         return
     version, parameters = data.get("version", ""), data.get("parameters", {})
-    if not isinstance(version, str):
-        problems.add(filename, "version must be a string", line=1, where="version")
+    if version_problem(version):
+        problems.add(filename, version_problem(version), line=1, where="version")
     if not isinstance(parameters, dict):
         problems.add(filename, "parameters must be an object", line=1, where="parameters")
     if not isinstance(data["scores"], list):
@@ -203,7 +214,7 @@ def _read_json_scores(text, filename, problems, result):
     found = re.search(r'"scores"\s*:\s*\[', text)
     lines = _array_lines(text, found.end() - 1) if found else [None] * len(data["scores"])
     result.described[metric] = {
-        "version": version if isinstance(version, str) else "",
+        "version": version if not version_problem(version) else "",
         "parameters": parameters if isinstance(parameters, dict) else {},
     }
     for record, line in zip(data["scores"], lines):

@@ -185,9 +185,12 @@ class ImportResult:
 def import_scores(dataset, text, filename, *, replace=False, version=None):
     """Import a score file (validated completely first, then written in one transaction).
 
-    Raises score_import.FormatError with every problem found."""
+    Raises score_import.FormatError with every problem found; ``version`` (given for the whole file) too long
+    is one of them."""
     problems = score_import.ProblemList()
     score_file = score_import.read_scores(text, filename, problems)
+    if version and score_import.version_problem(version):
+        problems.add(filename, f"the version given with it: {score_import.version_problem(version)}")
     existing = dict(Metric.objects.filter(dataset=dataset).values_list("name", "source"))
     scores = score_import.check_scores(score_file, caption_keys(dataset), existing, replace=replace, problems=problems)
     with transaction.atomic():
@@ -207,8 +210,11 @@ def import_scores(dataset, text, filename, *, replace=False, version=None):
 
 def import_pairs(dataset, text, filename, *, pair_set, replace=False):
     """Import correct/foil pairs as pair set ``pair_set``; returns the number of pairs."""
+    longest = CaptionPair._meta.get_field("pair_set").max_length
     if not score_import.NAME.match(pair_set or ""):
         raise MetricError(f"invalid pair set name {pair_set!r}")
+    if len(pair_set) > longest:
+        raise MetricError(f"the pair set name has {len(pair_set)} characters; at most {longest} are allowed")
     problems = score_import.ProblemList()
     rows = score_import.read_pairs(text, filename, problems)
     pairs = score_import.check_pairs(rows, filename, caption_keys(dataset), problems)

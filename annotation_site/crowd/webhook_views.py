@@ -4,10 +4,13 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from annotation_site.address_check import reads_raw_body
+
 from . import webhooks
 from .config import MissingCredential
 
 
+@reads_raw_body  # the signature covers the raw bytes
 @csrf_exempt
 @require_POST
 def prolific_webhook(request):

@@ -57,6 +57,10 @@ def import_bundle(
         check_unit_name(name)
     except ValidationError as exc:
         raise ImportRefused(f"invalid dataset name {name!r}: {exc.messages[0]}") from None
+    longest = LabelSet._meta.get_field("name").max_length or 0
+    if bundle.has_labels and len(label_set_name) > longest:  # past the column: a database error on PostgreSQL
+        raise ImportRefused(f"the label set name has {len(label_set_name)} characters; at most {longest} are allowed")
+    label_source = _fitted(label_source, LabelSet._meta.get_field("source").max_length or 0)
     with transaction.atomic():
         existing = Dataset.objects.select_for_update().filter(name=name).first()
         if existing is not None:
@@ -138,6 +142,12 @@ def import_upload(data: Mapping[str, Any]) -> ImportResult:
         label_source=uploaded.name,
         force_delete_judgments=data.get("force_delete_judgments", False),
     )
+
+
+def _fitted(description, longest):
+    """A description of where something came from (a file's path), shortened to ``longest`` characters by
+    dropping the start: the file's name is at the end."""
+    return description if len(description) <= longest else "..." + description[-(longest - 3) :]
 
 
 def _write_labels(dataset, bundle, captions, sentences, name, source):

@@ -46,6 +46,11 @@ def _lines(text, filename, problems):
     return safe_json.object_lines(text, lambda line, message: problems.add(filename, message, line=line))
 
 
+def _column(field):
+    """How many characters the Item column ``field`` holds: a longer value was a database error on PostgreSQL."""
+    return Item._meta.get_field(field).max_length
+
+
 def _label(obj, key, number, filename, problems, *, required=False, limit=200):
     value = obj.get(key)
     if value is None or value == "":
@@ -82,9 +87,20 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
                 where=extra,
             )
         video_id = _label(obj, "video_id", number, filename, problems, required=True)
-        system, model, subset = (_label(obj, key, number, filename, problems) for key in ("system", "model", "subset"))
-        key = _label(obj, "item_id", number, filename, problems)
+        system, model, subset = (
+            _label(obj, key, number, filename, problems, limit=_column(key)) for key in ("system", "model", "subset")
+        )
+        key = _label(obj, "item_id", number, filename, problems, limit=_column("key"))
         if None in (video_id, system, model, subset, key) or not video_id:
+            continue
+        if not key and len(default_key(video_id, system, model)) > _column("key"):
+            problems.add(
+                filename,
+                f"without item_id the item's id is video_id:system:model, {len(default_key(video_id, system, model))} "
+                f"characters; at most {_column('key')} are allowed: give the item an item_id",
+                line=number,
+                where="item_id",
+            )
             continue
         key = key or default_key(video_id, system, model)
         if key in seen:
@@ -234,7 +250,15 @@ def read_model_answers(task, text, *, filename="model-answers.jsonl"):
     for number, obj in _lines(text, filename, problems):
         for extra in sorted(set(obj) - {"item_id", "video_id", "system", "model", "answers"}):
             problems.add(filename, "unknown field (item_id, model, answers)", line=number, where=extra)
-        model = _label(obj, "model", number, filename, problems, required=True, limit=100)
+        model = _label(
+            obj,
+            "model",
+            number,
+            filename,
+            problems,
+            required=True,
+            limit=ModelAnswer._meta.get_field("model").max_length,
+        )
         key = _label(obj, "item_id", number, filename, problems)
         if key is None:
             continue

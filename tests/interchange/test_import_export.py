@@ -166,3 +166,22 @@ def test_import_and_export_use_a_constant_number_of_queries(n_videos, django_ass
         bundle = export_bundle(result.dataset, label_set=result.label_set)
     assert len(bundle.captions) == n_videos * 3
     assert jsonl.write(bundle) == jsonl.write(synthetic_bundle(n_videos))
+
+
+def test_a_label_set_name_or_source_past_its_column(tmp_path):
+    """``import_dataset --labels`` past LabelSet.name's 100 characters, or a file whose path is longer than
+    LabelSet.source's 500, was a database error on PostgreSQL (a traceback; 2026-11-27). The name is refused
+    before anything is written; the source, a description, keeps its end (the file's name)."""
+    line = {"video_id": "v1", "system": "S", "paragraph_score": 3, "sentences": [{"text": "a b .", "error": 0}]}
+    deep = tmp_path / ("0" * 200) / ("1" * 200) / ("2" * 200)
+    deep.mkdir(parents=True)
+    path = deep / "labelled.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    with pytest.raises(CommandError, match="the label set name has 101 characters; at most 100 are allowed"):
+        run("import_dataset", str(path), "--format", "jsonl", "--name", "d1", "--labels", "l" * 101)
+    assert not Dataset.objects.exists()
+    run("import_dataset", str(path), "--format", "jsonl", "--name", "d1", "--labels", "l" * 100)
+    label_set = LabelSet.objects.get()
+    assert label_set.name == "l" * 100
+    assert len(label_set.source) == 500 and label_set.source.startswith("...")
+    assert label_set.source.endswith("/labelled.jsonl") and str(path).endswith(label_set.source[3:])

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation_site.annotators.services import invite
+from annotation_site.corpus.models import Dataset
 from annotation_site.factuality.models import Project
 from annotation_site.judgment_tasks.models import Task
 
@@ -107,3 +108,48 @@ def test_a_refused_change_changes_nothing(staff_client, videos, captioned, name,
     assert response.status_code == 400, response.content
     model = Task if route == "api-tasks-detail" else Project
     assert model.objects.get(name=name).description == ""
+
+
+def test_item_labels_and_the_ids_made_of_them_fit_their_columns(staff_client, videos):
+    """An item's system, model or subset past its 100-character column, or an item id made of video_id:system:model
+    past the key's 200 (each part within its own limit), was a database error on PostgreSQL (a 500 from the API
+    and the page, a traceback from ``task_import``; 2026-11-27). Now each is a problem of its line and field."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation_site.interchange import jsonl
+    from annotation_site.interchange.services import import_bundle
+    from annotation_site.judgment_tasks import services
+    from annotation_site.judgment_tasks.models import Item
+
+    from .conftest import lines
+
+    long_video = "v" * 190
+    import_bundle(
+        jsonl.read(lines({"type": "video", "video_id": long_video}), filename="long.jsonl"),
+        name="long",
+        source_format="jsonl",
+    )
+    services.create_task(name="vqa", dataset=videos, preset="fifa-verification", annotators_per_item=2)
+    services.create_task(
+        name="vqa-long", dataset=Dataset.objects.get(name="long"), preset="fifa-verification", annotators_per_item=2
+    )
+    text = lines(
+        {"item_id": "x", "video_id": "c1", "system": "s" * 101, "questions": ["a?"]},
+        {"item_id": "y", "video_id": "c1", "model": "m" * 101, "questions": ["a?"]},
+        {"item_id": "z", "video_id": "c1", "subset": "b" * 101, "questions": ["a?"]},
+        {"item_id": "k" * 201, "video_id": "c1", "questions": ["a?"]},
+    )
+    response = staff_client.post("/api/tasks/t/vqa/items/", {"file": SimpleUploadedFile("items.jsonl", text.encode())})
+    assert response.status_code == 400, response.content
+    shown = response.content.decode()
+    for line, field in ((1, "system"), (2, "model"), (3, "subset"), (4, "item_id")):
+        assert f"items.jsonl, line {line}, {field}: {field} must be a non-empty text of at most" in shown, field
+    made = lines({"video_id": long_video, "system": "s" * 50, "questions": ["a?"]})
+    response = staff_client.post(
+        "/api/tasks/t/vqa-long/items/", {"file": SimpleUploadedFile("made.jsonl", made.encode())}
+    )
+    assert response.status_code == 400, response.content
+    assert "made.jsonl, line 1, item_id: without item_id the item's id is video_id:system:model, 241 characters" in (
+        response.content.decode()
+    )
+    assert not Item.objects.exists()

@@ -4,12 +4,14 @@ answers 400"). PostgreSQL's text cannot hold NUL, so psycopg2 refused such a val
 path and in its query string. SQLite simply found nothing, so the assertions below also say what is answered
 instead (a 400 naming the problem; a session cookie that no key Django made is a new, empty session)."""
 
+from urllib.parse import urlencode
+
 import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 from django.urls import reverse
 
-from annotation_site.address_check import MESSAGE
+from annotation_site.address_check import FORM_MESSAGE, MESSAGE
 from annotation_site.sessions import SessionStore
 
 from .test_permission_matrix import routes
@@ -53,6 +55,49 @@ def test_every_route_answers_a_nul_in_its_address_with_400(settings):
                 )
     assert tried > 400, tried  # the resolver's routes, each with its path values
     assert not answers, "\n".join(answers)
+
+
+FORM = {"dataset": "x\x00y", "study": "x\x00y", "name": "x\x00y", "code": "c"}
+
+
+def test_every_route_answers_a_nul_in_a_form_field_with_400(settings):
+    """A NUL in a form field that a view looks a row up by (a dataset or study named in a urlencoded or multipart
+    body, read without a Django form) was a 500 on PostgreSQL (2026-11-27: the new-project and new-campaign pages,
+    the code-verification and raw-label import APIs). The signed webhook reads its raw body itself: a form sent
+    to it is refused by its own checks, not by reading the body here (which would use it up)."""
+    without_rate_limits(settings)
+    settings.PROLIFIC_WEBHOOK_SECRET = "a-secret-for-the-signature-check"
+    world = World()
+    client = Client(raise_request_exception=False)
+    client.force_login(world.users["staff"])
+    answers, tried = [], 0
+    for name, _, params in routes():
+        if name.startswith("admin:") or name.endswith("logout"):
+            continue
+        path = reverse(name, kwargs=world.kwargs(name, params))
+        for kind in ("urlencoded", "multipart"):
+            tried += 1
+            if kind == "multipart":
+                response = client.post(path, FORM)
+            else:
+                response = client.post(path, urlencode(FORM), content_type="application/x-www-form-urlencoded")
+            if name == "crowd-webhook-prolific":
+                if response.status_code not in (400, 401, 403) or FORM_MESSAGE in response.content.decode():
+                    answers.append(f"POST {kind} {path} ({name}): {response.status_code}")
+            elif response.status_code != 400 or FORM_MESSAGE not in response.content.decode():
+                answers.append(f"POST {kind} {path} ({name}): {response.status_code}")
+            elif path.startswith("/api/"):
+                assert response.json() == {"detail": FORM_MESSAGE}
+            else:
+                assert "send the form again" in response.content.decode()
+    assert tried > 200, tried
+    assert not answers, "\n".join(answers)
+
+
+def test_form_fields_without_a_nul_reach_the_view(client, db, django_user_model):
+    client.force_login(django_user_model.objects.create_user("formed", password="pw-formed-1", is_staff=True))
+    response = client.post("/da/campaigns/new/", {"dataset": "no-such-dataset"})
+    assert response.status_code != 400 or FORM_MESSAGE not in response.content.decode()
 
 
 def test_a_percent_sign_and_zeros_that_are_not_a_nul_go_through(client, db):
