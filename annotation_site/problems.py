@@ -61,7 +61,8 @@ class ProblemList(list):
         as some spreadsheets write it; or a text stream) that never raises ``csv.Error``: a record the csv module
         cannot read (a carriage return inside a field of a stream not opened with ``newline=""``, a field over the
         module's size limit) is a problem of its line here, and reading stops there (what follows would be
-        misread)."""
+        misread). So is a record holding a NUL character, which PostgreSQL's text cannot hold (a lookup by such
+        a value was a 500 there): files read through ``uploads`` never hold one, text from elsewhere may."""
         stream = io.StringIO(source, newline="") if isinstance(source, str) else source
         return _CheckedCsvReader(csv.reader(stream), file, self)
 
@@ -90,10 +91,17 @@ class _CheckedCsvReader:
 
     def __next__(self):
         try:
-            return next(self.reader)
+            fields = next(self.reader)
         except csv.Error as exc:
             self.problems.add(self.file, f"not a readable CSV record ({exc})", line=self.reader.line_num)
             raise StopIteration from None
+        nul = next((i for i, value in enumerate(fields) if "\x00" in value), None)
+        if nul is not None:
+            self.problems.add(
+                self.file, f"a NUL character (field {nul + 1}); NUL is not allowed in text", line=self.reader.line_num
+            )
+            raise StopIteration
+        return fields
 
     @property
     def line_num(self):

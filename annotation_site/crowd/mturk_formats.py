@@ -110,6 +110,8 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
         raise FormatError([f"{filename}, line 1: the file is empty"]) from None
     except csv.Error as exc:
         raise FormatError([f"{filename}, line 1: {exc}"]) from None
+    if any("\x00" in column for column in header):
+        raise FormatError([f"{filename}, line 1: a NUL character; NUL is not allowed in text"])
     missing = [c for c in REQUIRED_RESULT_COLUMNS if c not in header]
     if missing:
         raise FormatError(
@@ -136,6 +138,9 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
             continue
         if len(values) != len(header):
             problem(line, "", f"{len(values)} values for {len(header)} columns")
+            continue
+        if any("\x00" in value for value in values):  # PostgreSQL's text cannot hold it (a lookup was a 500)
+            problem(line, "", "a NUL character; NUL is not allowed in text")
             continue
         record = dict(zip(header, values))
         for column in REQUIRED_RESULT_COLUMNS:
