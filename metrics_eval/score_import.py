@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from annotation_site import safe_json
 from annotation_site.problems import FormatError, ProblemList
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")  # \Z: "bleu\n" is not a name ($ would take it)
 # The columns a file's names and descriptions go into (Metric.name, Metric.version: asserted in
 # tests/metrics_eval/test_import_lengths.py); past them PostgreSQL refused the write (a 500), SQLite stored them.
 NAME_MAX_LENGTH = 60

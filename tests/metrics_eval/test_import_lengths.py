@@ -69,3 +69,14 @@ def test_the_commands_refuse_a_version_or_a_pair_set_name_past_its_column(tiny_d
     assert not CaptionPair.objects.exists()
     call_command("caption_pairs", "--dataset", "tiny", "--import", str(pairs), "--name", "p" * 100)
     assert CaptionPair.objects.get().pair_set == "p" * 100
+
+
+def test_a_name_ending_in_a_line_break_is_no_name(staff_client, tiny_dataset):
+    """``$`` let "m\\n" through the name rule (it matches before a final line break): stored with it."""
+    text = json.dumps({"metric": "m\n", "scores": [{"video_id": "vid-a", "system": "Alpha", "score": 1}]})
+    response = upload(staff_client, "newline.json", text)
+    assert (
+        response.status_code == 400
+        and "newline.json, line 1, metric: metric must be a name" in response.content.decode()
+    )
+    assert not Metric.objects.exists()
