@@ -167,7 +167,7 @@ def check_answer(project, presented, data):
         for s_index, (sentence, raw) in enumerate(zip(sentences, raw_sentences)):
             where = f"{name}, sentence {s_index + 1}"
             spot = {"paragraph": p_index, "sentence": s_index}
-            if not isinstance(raw, dict) or raw.get("error") not in (0, 1, True, False):
+            if not isinstance(raw, dict) or type(raw.get("error")) not in (int, bool) or raw["error"] not in (0, 1):
                 problems.append(Problem(f"{where}: error must be 0 or 1", code="shape", **spot))
                 continue
             error = bool(raw["error"])

@@ -153,8 +153,8 @@ def _check_sentences(filename, number, raw, sentences, problems):
         if (
             not isinstance(entry, dict)
             or set(entry) - {"error", "spans"}
-            or entry.get("error") not in (0, 1)
-            or isinstance(entry.get("error"), bool)
+            or type(entry.get("error")) is not int  # not true / false, not 1.0
+            or entry["error"] not in (0, 1)
         ):
             problems.add(filename, 'must be {"error": 0 or 1, "spans": [[start, end], ...]}', line=number, where=where)
             continue

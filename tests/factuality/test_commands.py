@@ -223,6 +223,17 @@ def test_annotator_ids_are_read_like_every_id_from_outside(small_dataset, tmp_pa
     assert Submission.objects.count() == 2
 
 
+@pytest.mark.parametrize("error", [1.0, True, "1"])
+def test_a_sentence_flag_is_the_number_0_or_1(small_dataset, tmp_path, error):
+    """``"error": 1.0`` was read as a flag (1.0 == 1): numbers are read strictly everywhere else."""
+    path = tmp_path / "flag.jsonl"
+    line = {"video_id": "v1", "system": "Beta", "annotator": "x", "paragraph_score": 2}
+    path.write_text(json.dumps({**line, "sentences": [{"error": error, "spans": [[0, 1]]}]}) + "\n")
+    with pytest.raises(CommandError, match=r"flag.jsonl, line 1, sentences\[0\]: must be \{\"error\": 0 or 1"):
+        run("factuality_labels", "--project", "fresh", "--dataset", "small", "--import", str(path))
+    assert not Submission.objects.exists()
+
+
 def test_import_into_an_existing_project_checks_its_videos_and_dataset(make_project, small_dataset, tmp_path):
     make_project(name="only-v1", videos=["v1"], systems=["Alpha"])
     path = tmp_path / "labels.jsonl"

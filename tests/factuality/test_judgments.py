@@ -139,6 +139,8 @@ def test_missing_scores_and_bare_flags_need_confirmation(taken):
         (lambda a: a["paragraphs"][0]["sentences"][0].update(error=1, spans=[[0, 2], [1, 3]]), "overlap"),
         (lambda a: a["paragraphs"][0]["sentences"][0].update(spans=[[0, 1]]), "not flagged"),
         (lambda a: a["paragraphs"][0]["sentences"][0].update(error=2), "error must be 0 or 1"),
+        (lambda a: a["paragraphs"][0]["sentences"][0].update(error=1.0), "error must be 0 or 1"),  # was a flag
+        (lambda a: a["paragraphs"][0]["sentences"][0].update(error=0.0), "error must be 0 or 1"),
         (lambda a: a.clear(), "must list 3 paragraphs"),
     ],
 )
