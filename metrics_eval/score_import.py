@@ -118,8 +118,8 @@ def _check_record(record, line, filename, problems, *, metric=None):
             problems.add(filename, f"{key} is missing or empty", line=line, where=key)
             bad = True
     name = metric if metric is not None else record.get("metric")
-    if metric is None and name_problem(name):
-        problems.add(filename, name_problem(name), line=line, where="metric")
+    if metric is None and (problem := name_problem(name)):
+        problems.add(filename, problem, line=line, where="metric")
         bad = True
     score = _number(record.get("score"))
     if score is None:
@@ -149,8 +149,8 @@ def _read_csv_scores(text, filename, problems, result):
         return
     metric_columns = [] if long else [h for h in header if h not in KEY_FIELDS]
     for name in metric_columns:
-        if name_problem(name):
-            problems.add(filename, name_problem(name, what=f"column {name[:80]!r}"), line=1, where=name[:80])
+        if problem := name_problem(name, what=f"column {name[:80]!r}"):
+            problems.add(filename, problem, line=1, where=name[:80])
     if not long and not metric_columns:
         problems.add(filename, "no metric columns: use video_id,system,metric,score or one column per metric", line=1)
     if problems:
@@ -200,12 +200,13 @@ def _read_json_scores(text, filename, problems, result):
         problems.add(filename, 'expected an array of scores or {"metric": ..., "scores": [...]}', line=1)
         return
     metric = data.get("metric")
-    if name_problem(metric):
-        problems.add(filename, name_problem(metric), line=1, where="metric")
+    if problem := name_problem(metric):
+        problems.add(filename, problem, line=1, where="metric")
         return
     version, parameters = data.get("version", ""), data.get("parameters", {})
-    if version_problem(version):
-        problems.add(filename, version_problem(version), line=1, where="version")
+    if problem := version_problem(version):
+        problems.add(filename, problem, line=1, where="version")
+        version = ""
     if not isinstance(parameters, dict):
         problems.add(filename, "parameters must be an object", line=1, where="parameters")
     if not isinstance(data["scores"], list):
@@ -214,7 +215,7 @@ def _read_json_scores(text, filename, problems, result):
     found = re.search(r'"scores"\s*:\s*\[', text)
     lines = _array_lines(text, found.end() - 1) if found else [None] * len(data["scores"])
     result.described[metric] = {
-        "version": version if not version_problem(version) else "",
+        "version": version,
         "parameters": parameters if isinstance(parameters, dict) else {},
     }
     for record, line in zip(data["scores"], lines):

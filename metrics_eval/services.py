@@ -189,8 +189,8 @@ def import_scores(dataset, text, filename, *, replace=False, version=None):
     is one of them."""
     problems = score_import.ProblemList()
     score_file = score_import.read_scores(text, filename, problems)
-    if version and score_import.version_problem(version):
-        problems.add(filename, f"the version given with it: {score_import.version_problem(version)}")
+    if version and (problem := score_import.version_problem(version)):
+        problems.add(filename, f"the version given with it: {problem}")
     existing = dict(Metric.objects.filter(dataset=dataset).values_list("name", "source"))
     scores = score_import.check_scores(score_file, caption_keys(dataset), existing, replace=replace, problems=problems)
     with transaction.atomic():
