@@ -37,12 +37,17 @@ def _refused(request, message, page):
     return HttpResponse(page, status=400, content_type="text/html; charset=utf-8")
 
 
+def _holds_nul(query):
+    """A name or value of a QueryDict (the query string, a form's fields) holds NUL."""
+    return any("\x00" in key or any("\x00" in value for value in values) for key, values in query.lists())
+
+
 def holds_nul(request):
     if "\x00" in request.path:
         return True
     if "%00" not in request.META.get("QUERY_STRING", ""):  # the only spelling that decodes to NUL
         return False
-    return any("\x00" in key or any("\x00" in value for value in values) for key, values in request.GET.lists())
+    return _holds_nul(request.GET)
 
 
 class NulInAddressMiddleware:
@@ -65,7 +70,7 @@ def reads_raw_body(view):
 def form_holds_nul(request, view):
     if request.method != "POST" or request.content_type not in FORM_TYPES or getattr(view, "reads_raw_body", False):
         return False
-    return any("\x00" in key or any("\x00" in value for value in values) for key, values in request.POST.lists())
+    return _holds_nul(request.POST)
 
 
 class NulInFormMiddleware:
