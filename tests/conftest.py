@@ -6,6 +6,8 @@
 - ``celery_worker``: when ``CELERY_BROKER_URL`` is set, a real Celery worker consuming from that broker runs
   for the session (tests that use it need ``transactional_db`` so the worker sees their rows); on the
   embedded default tasks run eagerly and the fixture yields None.
+- ``celery_worker`` and ``live_server`` end a test only once the worker and the server have finished its work, and
+  refuse the server's later requests, so that none runs while the database is emptied (tests/quiet_teardown.py).
 - ``browser`` / ``page``: Playwright driving Debian's /usr/bin/chromium (never a downloaded browser).
 - Personas for permission tests: ``staff_researcher``, ``annotator``, ``other_annotator``, ``crowd_worker``,
   ``outsider`` (each a ``Persona`` with ``user``, a logged-in page ``client`` and ``api`` client).
@@ -22,6 +24,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.quiet_teardown import ServerGate, TaskLedger
+
 # Playwright's sync API runs an event loop in the test thread; Django would refuse ORM calls next to it.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -30,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATASETS = Path(os.environ.get("CAPTIONEVAL_SHARED_DATASETS", REPO.parent / "shared" / "datasets"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CHROMIUM = os.environ.get("CAPTIONEVAL_CHROMIUM", "/usr/bin/chromium")
+QUIET_TEARDOWN_SECONDS = 60  # how long a test's end waits for its requests and tasks to finish
 
 
 def require(available, what):
@@ -99,14 +104,15 @@ def import_factvc(folder, name):
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker):
+def _celery_worker_session(django_db_setup, django_db_blocker):
+    """The session's worker (None on the embedded default) and the ledger of the tasks it still owes."""
     from django.conf import settings
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        yield None
+        yield None, None
         return
     from celery.contrib.testing.worker import start_worker
-    from celery.signals import task_postrun
+    from celery.signals import after_task_publish, task_postrun
     from django.db import connections
 
     from annotation_site.celery import app
@@ -120,8 +126,57 @@ def celery_worker(django_db_setup, django_db_blocker):
         with start_worker(
             app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30
         ) as worker:
-            yield worker
+            consumed = app.amqp.queues.consume_from.items()
+            ledger = TaskLedger({key for name, queue in consumed for key in (name, queue.routing_key) if key})
+            after_task_publish.connect(ledger.published, weak=False)
+            task_postrun.connect(ledger.finished, weak=False)
+            yield worker, ledger
+            after_task_publish.disconnect(ledger.published)
+            task_postrun.disconnect(ledger.finished)
     task_postrun.disconnect(close_connections)
+
+
+@pytest.fixture
+def celery_worker(request, _celery_worker_session):
+    """The session's real Celery worker, or None when tasks run eagerly. The test ends only once the worker has
+    run every task sent so far (tests/quiet_teardown.py): none of them may run while the database is emptied."""
+    worker, ledger = _celery_worker_session
+    if worker is None:
+        yield None
+        return
+    request.getfixturevalue("db")  # the test's database fixture (transactional or not) is torn down after this one
+    yield worker
+    left = ledger.wait(QUIET_TEARDOWN_SECONDS)
+    if left:
+        pytest.fail(
+            f"the Celery worker had not run {len(left)} task(s) {QUIET_TEARDOWN_SECONDS} s after the test: {left}"
+        )
+
+
+@pytest.fixture(scope="session")
+def _live_server_session(request):
+    """pytest-django's live server, started the way its own ``live_server`` fixture starts it (same address rules);
+    tests/browser/conftest.py starts it with production media serving instead."""
+    from pytest_django.live_server_helper import LiveServer
+
+    server = LiveServer(
+        request.config.getvalue("liveserver") or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost"
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def live_server(_live_server_session, transactional_db):
+    """The session's live server, open to this test's requests only: at the end of the test it waits for the
+    requests in flight and answers later ones 503 until the next test opens it, so that none runs while the
+    database is emptied (tests/quiet_teardown.py)."""
+    gate = ServerGate.around(_live_server_session.thread.httpd)
+    gate.open()
+    yield _live_server_session
+    left = gate.close(QUIET_TEARDOWN_SECONDS)
+    if left:
+        pytest.fail(f"the live server still had {left} request(s) in flight {QUIET_TEARDOWN_SECONDS} s after the test")
 
 
 @pytest.fixture(scope="session")

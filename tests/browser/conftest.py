@@ -49,8 +49,9 @@ class _ProductionMediaServerThread(LiveServerThread):
 
 
 @pytest.fixture(scope="session")
-def live_server(request):
-    """pytest-django's live server (same address rules), serving media the production way (see above)."""
+def _live_server_session(request):
+    """pytest-django's live server (same address rules), serving media the production way (see above); the
+    ``live_server`` fixture of tests/conftest.py opens it to one test at a time."""
     from pytest_django.live_server_helper import LiveServer
 
     addr = request.config.getvalue("liveserver") or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost"
