@@ -14,7 +14,7 @@ from django.db.models import F, Q
 from annotation_site.corpus.models import Caption, Dataset
 
 METRIC_NAME = RegexValidator(
-    r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$",
+    r"^[A-Za-z0-9][A-Za-z0-9_.+-]*\Z",
     "Use letters, digits, '.', '_', '+' and '-' (starting with a letter or digit).",
 )
 

@@ -20,7 +20,7 @@ from django.db import models
 from django.db.models import F, Q
 
 STUDY_NAME = RegexValidator(
-    r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", "Use letters, digits, '.', '_' and '-' (starting with a letter or digit)."
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z", "Use letters, digits, '.', '_' and '-' (starting with a letter or digit)."
 )
 
 
