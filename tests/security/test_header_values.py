@@ -1,0 +1,141 @@
+"""Hostile and boundary values in the request headers of every page and API read by GET (issue #11, "Prove it" 3;
+the query string has ``test_query_values.py``, the bodies and forms their own boundary tests).
+
+Which headers are read is not listed by hand: each route is first opened (as in ``test_query_values.py``: every
+persona, the participants' steps, the admin's lists as staff, the crowd's entries with their platform's query)
+with the request's environ replaced by a dictionary that notes every ``HTTP_*`` name looked up in it, and
+``request.headers`` noting each name looked up there, by the middleware, Django, the REST framework or the view.
+On 2026-11-27 that was ``Host``, ``Cookie`` and ``User-Agent`` on every page and ``Accept`` on the API's (its
+content negotiation); a header a view starts reading is tried from then on. A header that every page reads is
+tried on one page of each kind per persona (the first of each first path segment), any other header on each page
+that reads it. Each is sent, one at a time, with each of ``header_values()``: text past what servers accept in
+one line, bytes that are not UTF-8 (a WSGI server hands headers over as Latin-1 text), markup, numbers past every
+range, malformed lists, ranges and quality values, control characters.
+
+The rules: no answer is a server error, and an answer that refuses (4xx) leaves the database unchanged. Each
+request runs in its own rolled-back transaction, logged in inside it.
+"""
+
+import pytest
+from django.core.handlers.wsgi import WSGIRequest
+from django.db import transaction
+from django.http.request import HttpHeaders
+
+from .test_forms_fuzz import login, personas
+from .test_importers_fuzz import table_counts
+from .test_query_values import visits
+from .world import World, without_rate_limits
+
+pytestmark = pytest.mark.django_db
+
+READ = set()  # the HTTP_* names looked up in the environ of the request being noted
+
+
+class NotingEnviron(dict):
+    """A request's environ (``request.META``) that notes each header name looked up."""
+
+    def _note(self, key):
+        if isinstance(key, str) and key.startswith("HTTP_"):
+            READ.add(key)
+
+    def __getitem__(self, key):
+        self._note(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self._note(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self._note(key)
+        return super().__contains__(key)
+
+
+def noting_headers(original):
+    """In place of ``HttpHeaders.__getitem__`` (``request.headers``, which ``get`` and ``in`` go through too)."""
+
+    def __getitem__(headers, key):
+        READ.add("HTTP_" + key.upper().replace("-", "_"))
+        return original(headers, key)
+
+    return __getitem__
+
+
+def header_values():
+    """Each value tried in a header, as a WSGI server hands it over (text of Latin-1 characters)."""
+    return [
+        "",
+        " ",
+        "\t",
+        "x" * 8000,  # gunicorn's limit for one header line is 8190 bytes
+        "\xff\xfe",  # not UTF-8
+        "Ã©tÃ©",  # UTF-8 read as Latin-1
+        "\x7f\x01",
+        "\x00",
+        "<script>alert(1)</script>\"'",
+        "../../../etc/passwd",
+        '=HYPERLINK("http://x")',
+        "-1",
+        "9" * 400,
+        "NaN",
+        ",,,",
+        ";;==",
+        "*/*;q=NaN, text/html;q=1e400",
+        "bytes=99999999999999999999-, -0, 5-1",
+        "gzip;q=-1, *;q=2",
+    ]
+
+
+def test_no_header_value_makes_a_page_or_the_api_fail(settings, monkeypatch):
+    without_rate_limits(settings)
+    world = World()
+    clients = personas(world)
+    original = WSGIRequest.__init__
+    monkeypatch.setattr(WSGIRequest, "__init__", lambda request, environ: original(request, NotingEnviron(environ)))
+    monkeypatch.setattr(HttpHeaders, "__getitem__", noting_headers(HttpHeaders.__getitem__))
+    pages = visits(world)
+    rows = table_counts()  # every request's transaction is rolled back, so this stays the state before each
+
+    def get(persona, path, headers=None):
+        client, user = clients[persona]
+        with transaction.atomic():
+            login(client, user)
+            READ.clear()
+            response = client.get(path, **(headers or {}))
+            changed = response.status_code >= 400 and table_counts() != rows
+            transaction.set_rollback(True)
+        return response, set(READ), changed
+
+    reads = {}  # (persona, path): the headers read on the way to its answer
+    for persona, path in pages:
+        response, names, _ = get(persona, path)
+        if response.status_code < 400:
+            reads[(persona, path)] = names
+    everywhere = set.intersection(*reads.values())
+    found = set().union(*reads.values())
+    # the noting reached the middleware's headers and the views' and libraries' own
+    assert {"HTTP_HOST", "HTTP_COOKIE"} <= everywhere, sorted(everywhere)
+    assert {"HTTP_ACCEPT"} <= found, sorted(found)
+
+    kinds = {}
+    for persona, path in sorted(reads):
+        kinds.setdefault((persona, path.strip("/").split("/")[0]), path)
+    plan = []
+    for (persona, path), names in sorted(reads.items()):
+        tried = names - everywhere
+        if kinds.get((persona, path.strip("/").split("/")[0])) == path:
+            tried |= everywhere
+        plan += [(persona, path, name) for name in sorted(tried)]
+
+    failures = []
+    for persona, path, name in plan:
+        for value in header_values():
+            response, _, changed = get(persona, path, {name: value})
+            shown = value if len(value) < 40 else f"{value[:20]}... ({len(value)} characters)"
+            if response.status_code >= 500:
+                failures.append(f"{response.status_code}: {persona} GET {path} with {name}={shown!r}")
+            elif changed:
+                failures.append(f"refused ({response.status_code}), database changed: {persona} {path} {name}")
+    tried = len(plan) * len(header_values())
+    assert tried > 1500, tried
+    assert not failures, f"{len(failures)} of {tried} requests:\n" + "\n".join(failures)
