@@ -243,6 +243,8 @@ def take_slot(participation, *, now=None):
             work = adapter.assign(
                 target, participation.participant.worker_key, unit_key=unit_key, finish_url=finish_url(participation)
             )
+            if work is None:  # nothing handed out: what the protocol wrote on the way (its worker record) goes too
+                transaction.set_rollback(True)
             updated = work is not None and rows.mark_working(participation, work, now)
     except Exception:
         Study.objects.filter(pk=study.pk, places_taken__gt=0).update(places_taken=F("places_taken") - 1)

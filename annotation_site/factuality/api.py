@@ -266,7 +266,8 @@ class NextVideoView(APIView):
     def post(self, request, name):
         project = get_object_or_404(Project, name=name)
         try:
-            found = next_assignment(project, annotator_for_user(request.user))
+            # (not created here: a refused request changes nothing; an account without one is in no project)
+            found = next_assignment(project, annotator_for_user(request.user, create=False))
         except ProjectClosed as exc:
             return Response({"detail": str(exc)}, status=409)
         except PermissionDenied as exc:

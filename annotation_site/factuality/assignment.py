@@ -16,6 +16,8 @@ import random
 import secrets
 import string
 
+from django.core.exceptions import PermissionDenied
+
 from annotation_site.corpus.models import Caption, Sentence
 from annotation_site.prepared_queries import Prepared
 from annotation_site.workflow import slots
@@ -26,6 +28,9 @@ from .models import Assignment, Project, ProjectMember, ProjectVideo
 
 class ProjectClosed(Refused):
     """The project is closed: no new videos, no new answers."""
+
+
+NOT_INVITED = "you are not invited to this project"
 
 
 def _after_lock():
@@ -39,10 +44,13 @@ def open_assignment(project, annotator):
 def next_assignment(project, annotator):
     """The annotator's assignment in progress, else a newly claimed video; None when nothing is left for them.
 
-    Raises PermissionDenied for annotators not invited to the project and ProjectClosed once it is closed.
+    Raises PermissionDenied for annotators not invited to the project (``annotator`` None: an account that has
+    no annotator record, so is in no project) and ProjectClosed once it is closed.
     A constant number of queries (5 when a video is claimed)."""
     if project.status != Project.Status.OPEN:
         raise ProjectClosed(f"project {project.name} is closed")
+    if annotator is None:
+        raise PermissionDenied(NOT_INVITED)
     capacity = project.annotators_per_video
 
     def create(pk):
@@ -52,7 +60,7 @@ def next_assignment(project, annotator):
 
     return slots.hand_out(
         lock_member=lambda: _QUERIES.lock_member(project.pk, annotator.pk),
-        refusal="you are not invited to this project",
+        refusal=NOT_INVITED,
         current=lambda: open_assignment(project, annotator),
         free=_QUERIES.free(project.pk, annotator.pk, capacity),
         take=lambda pk: _QUERIES.take(pk, capacity),

@@ -293,9 +293,7 @@ class NextItemView(APIView):
         annotator, participant = worker_of(request)
         if participant is not None and participant.task.pk != task.pk:
             return Response({"detail": "this link is for another task"}, status=403)
-        if annotator is None:
-            annotator = annotator_for_user(request.user)
-        try:
+        try:  # (an account without an annotator record is refused there, and none is created for the refusal)
             found = next_assignment(task, annotator, limit=participant.limit if participant else None)
         except TaskClosed as exc:
             return Response({"detail": str(exc)}, status=409)

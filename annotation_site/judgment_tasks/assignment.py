@@ -6,6 +6,8 @@ last slot can only go once, on PostgreSQL and SQLite alike). The unique constrai
 line of defence. ``limit`` caps how many items one annotator may take (crowd participants: a study's quota).
 """
 
+from django.core.exceptions import PermissionDenied
+
 from annotation_site.workflow import slots
 from annotation_site.workflow.answers import Refused
 
@@ -24,6 +26,9 @@ def open_assignment(task, annotator):
     return _QUERIES.open_assignment(task.pk, annotator.pk)
 
 
+NOT_A_MEMBER = "you are not a member of this task"
+
+
 def _free(task, annotator):
     return Item.objects.filter(task=task, assigned__lt=task.annotators_per_item).exclude(
         assignments__annotator=annotator
@@ -32,14 +37,17 @@ def _free(task, annotator):
 
 def next_assignment(task, annotator, *, limit=None):
     """The annotator's assignment in progress, else a newly claimed item; None when nothing is left for them
-    (or they reached ``limit`` items). Raises PermissionDenied for non-members, TaskClosed once closed.
+    (or they reached ``limit`` items). Raises PermissionDenied for non-members (``annotator`` None: an account
+    that has no annotator record, so is a member of nothing), TaskClosed once closed.
     Six queries at most, whatever the task's size."""
     if task.status != Task.Status.OPEN:
         raise TaskClosed(f"task {task.name} is closed")
+    if annotator is None:
+        raise PermissionDenied(NOT_A_MEMBER)
     capacity = task.annotators_per_item
     return slots.hand_out(
         lock_member=lambda: _QUERIES.lock_member(task.pk, annotator.pk),
-        refusal="you are not a member of this task",
+        refusal=NOT_A_MEMBER,
         current=lambda: open_assignment(task, annotator),
         free=_QUERIES.free(task.pk, annotator.pk, capacity),
         take=lambda pk: _QUERIES.take(pk, capacity),

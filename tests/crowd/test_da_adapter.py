@@ -20,7 +20,7 @@ from assessment.models import Assignment, Item, Judgment
 
 from ..assessment.conftest import make_dataset, small_campaign
 from ..assessment.test_csv_import import valid_csv, write
-from .conftest import link_study, payments_dry_run, study_of
+from .conftest import link_study, payments_dry_run, start_by_link, study_of
 
 pytestmark = pytest.mark.django_db
 
@@ -258,3 +258,19 @@ def test_a_worker_on_a_hit_twice_is_a_problem_of_the_line(campaign):
         "later.csv, line 2, field 'WorkerId': WTWICE already did this HIT as assignment AS1 (imported earlier)"
     ]
     assert list(Participation.objects.values_list("external_submission_id", flat=True)) == ["AS1"]
+
+
+def test_a_start_refused_for_a_full_study_leaves_no_worker_behind(client, campaign):
+    """The adapter makes the participant's DA worker record before it looks for a free HIT; when there is none,
+    the refusal (409, "This study is full") kept that record (found by posting every route each body type)."""
+    from assessment.models import Worker
+
+    study = link_study("da", campaign, "da-full")
+    for hit in campaign.hits.all():  # every HIT taken by someone else
+        Assignment.objects.create(hit=hit, worker=services.participant_worker(f"other:{hit.pk}"))
+    workers = Worker.objects.count()
+    _, started = start_by_link(client, study, {"pid": "late-comer"})
+    assert started.status_code == 409 and b"This study is full" in started.content
+    assert Worker.objects.count() == workers
+    study.refresh_from_db()
+    assert study.places_taken == 0

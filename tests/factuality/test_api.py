@@ -7,6 +7,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
+from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.factuality.assignment import next_assignment, presented_captions
 from annotation_site.factuality.models import Project, Submission
@@ -226,3 +227,13 @@ def test_adversarial_json_on_the_annotator_draft_is_a_clear_400(annotator_client
     assert response.json()["detail"].startswith("JSON parse error - ")
     found.refresh_from_db()
     assert not found.draft
+
+
+def test_a_refused_next_video_makes_no_annotator_record(make_project, staff_researcher):
+    """An account with no annotator record (a researcher who is no member) is refused the next video, and nothing
+    is made for it on the way: an annotator record was (found by posting every route each kind of body,
+    tests/security/test_header_values.py)."""
+    make_project("fact")
+    response = staff_researcher.api.post(reverse("api-factuality-next", args=["fact"]))
+    assert response.status_code == 403 and response.json()["detail"] == "you are not invited to this project"
+    assert not Annotator.objects.filter(user=staff_researcher.user).exists()

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from annotation_site.annotators.models import Annotator
 from annotation_site.judgment_tasks.models import ModelAnswer, Task
 
 from .conftest import lines, work_through
@@ -244,3 +245,11 @@ def test_one_person_is_one_participant_whatever_the_unicode_form(staff_client, v
     )
     assert page.status_code == 200
     assert any("No link was made" in str(m) for m in page.context["messages"])
+
+
+def test_a_refused_next_item_makes_no_annotator_record(make_task, staff_researcher):
+    """As for a project's next video (tests/factuality/test_api.py): refused, and no annotator record made."""
+    make_task("cap", "fifa-faithfulness", [{"video_id": "c1", "text": "a caption"}])
+    response = staff_researcher.api.post(reverse("api-tasks-next", args=["cap"]))
+    assert response.status_code == 403 and response.json()["detail"] == "you are not a member of this task"
+    assert not Annotator.objects.filter(user=staff_researcher.user).exists()
