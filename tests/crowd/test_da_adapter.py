@@ -16,7 +16,7 @@ from django.urls import reverse
 from annotation_site.crowd import adapters, admission, links, mturk_formats, mturk_import, payments
 from annotation_site.crowd.models import LedgerEntry, Participation, Study
 from assessment import services
-from assessment.models import Assignment, Item, Judgment
+from assessment.models import Assignment, Item, Judgment, Worker
 
 from ..assessment.conftest import make_dataset, small_campaign
 from ..assessment.test_csv_import import valid_csv, write
@@ -263,8 +263,6 @@ def test_a_worker_on_a_hit_twice_is_a_problem_of_the_line(campaign):
 def test_a_start_refused_for_a_full_study_leaves_no_worker_behind(client, campaign):
     """The adapter makes the participant's DA worker record before it looks for a free HIT; when there is none,
     the refusal (409, "This study is full") kept that record (found by posting every route each body type)."""
-    from assessment.models import Worker
-
     study = link_study("da", campaign, "da-full")
     for hit in campaign.hits.all():  # every HIT taken by someone else
         Assignment.objects.create(hit=hit, worker=services.participant_worker(f"other:{hit.pk}"))
