@@ -19,6 +19,12 @@ server error but three refusals that changed the database: a researcher who is n
 next video or a task's next item got an annotator record with the 403, and a participant pressing Start in a full
 DA study a worker record with the 409 (fixed, with tests of their own).
 
+A POST's headers are found the same way, on every route posted by staff, an annotator, a task participant and
+someone anonymous with CSRF enforced over HTTPS behind a proxy, as in production: on 2026-11-27 that added
+``Origin``, ``X-CSRFToken`` and ``X-Forwarded-Proto`` (Django's CSRF check and scheme), ``Authorization`` (the REST
+framework's authentication), ``X-Participant-Token`` (task participants) and the Prolific webhook's
+``X-Prolific-Request-Signature`` / ``-Timestamp``: 2,660 requests, no server error.
+
 The rules: no answer is a server error, and an answer that refuses (4xx) leaves the database unchanged. Each
 request runs in its own rolled-back transaction, logged in inside it.
 """
@@ -199,5 +205,93 @@ def test_no_request_body_type_makes_a_route_fail(settings):
                 failures.append(f"{response.status_code}: POST {path} ({name}) as {shown!r}: {body[:30]!r}")
             elif changed:
                 failures.append(f"refused ({response.status_code}), database changed: POST {path} as {shown!r}")
+    assert tried > 1500, tried
+    assert not failures, f"{len(failures)} of {tried} requests:\n" + "\n".join(failures)
+
+
+CSRF_SECRET = "k" * 32  # a CSRF cookie Django accepts (CSRF_SECRET_LENGTH characters), sent back as the token
+
+
+def test_no_header_value_makes_a_post_fail(settings, monkeypatch):
+    """The headers of a POST, found the way the GET test finds them: every route (but the admin's and log-out)
+    posted an empty form by staff, an annotator, a task participant (its signed token in X-Participant-Token) and
+    someone anonymous, as production receives it: CSRF enforced, over HTTPS behind the proxy production trusts
+    (``X-Forwarded-Proto``), so Django's CSRF check reads ``Origin`` and ``Referer``, and the Prolific webhook
+    its signature headers. Each header noted is then sent with each of ``header_values()``, the other headers
+    valid (a matching CSRF cookie and token, the site's own origin): a header every route reads on one route of
+    each kind per persona, any other on each route that reads it."""
+    without_rate_limits(settings)
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    settings.PROLIFIC_WEBHOOK_SECRET = "a-secret-for-the-signature-check"  # (else the webhook answers 503)
+    world = World()
+    valid = {
+        "HTTP_HOST": "testserver",
+        "HTTP_X_FORWARDED_PROTO": "https",
+        "HTTP_ORIGIN": "https://testserver",
+        "HTTP_REFERER": "https://testserver/",
+        "HTTP_X_CSRFTOKEN": CSRF_SECRET,
+    }
+    personas = {
+        "staff": (world.users["staff"], {}),
+        "annotator": (world.users["annotator"], {}),
+        "participant": (None, {"HTTP_X_PARTICIPANT_TOKEN": world.ids["task_token"]}),
+        "anonymous": (None, {}),
+    }
+    client = Client(enforce_csrf_checks=True, raise_request_exception=False)
+    original = WSGIRequest.__init__
+    monkeypatch.setattr(WSGIRequest, "__init__", lambda request, environ: original(request, NotingEnviron(environ)))
+    monkeypatch.setattr(HttpHeaders, "__getitem__", noting_headers(HttpHeaders.__getitem__))
+    rows = table_counts()
+
+    def post(persona, path, replaced=None):
+        user, own = personas[persona]
+        with transaction.atomic():
+            login(client, user)
+            client.cookies["csrftoken"] = CSRF_SECRET
+            READ.clear()
+            response = client.post(path, {}, **{**valid, **own, **(replaced or {})})
+            changed = response.status_code >= 400 and table_counts() != rows
+            transaction.set_rollback(True)
+        return response, set(READ), changed
+
+    failures, reads = [], {}
+    for name, _, params in routes():
+        if name.startswith("admin:") or name.endswith("logout"):
+            continue
+        path = reverse(name, kwargs=world.kwargs(name, params))
+        for persona in personas:
+            response, names, changed = post(persona, path)
+            reads[(persona, path)] = names
+            if response.status_code >= 500 or changed:
+                failures.append(f"{response.status_code} (database changed: {changed}): {persona} POST {path}")
+    assert not failures, "with valid headers:\n" + "\n".join(failures)
+    everywhere = set.intersection(*reads.values())
+    found = set().union(*reads.values())
+    # the noting reached Django's CSRF check, the proxy's scheme, the participant token and the webhook's signature
+    assert {"HTTP_HOST", "HTTP_COOKIE"} <= everywhere, sorted(everywhere)
+    noted = {"ORIGIN", "X_CSRFTOKEN", "X_FORWARDED_PROTO", "X_PARTICIPANT_TOKEN", "X_PROLIFIC_REQUEST_SIGNATURE"}
+    assert {f"HTTP_{name}" for name in noted} <= found, sorted(found)
+
+    # The routes that a persona's request reaches with the same headers read handle those headers alike (the
+    # middleware, the CSRF check, the authentication's): the first of each such group is tried, with each of
+    # them but the body's own (the body test's).
+    groups = {}
+    for (persona, path), names in sorted(reads.items()):
+        groups.setdefault((persona, frozenset(names)), path)
+    plan = [
+        (persona, path, name)
+        for (persona, names), path in sorted(groups.items(), key=lambda group: (group[0][0], group[1]))
+        for name in sorted(names - {"HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"})
+    ]
+
+    for persona, path, name in plan:
+        for value in header_values():
+            response, _, changed = post(persona, path, {name: value})
+            shown = value if len(value) < 40 else f"{value[:20]}... ({len(value)} characters)"
+            if response.status_code >= 500:
+                failures.append(f"{response.status_code}: {persona} POST {path} with {name}={shown!r}")
+            elif changed:
+                failures.append(f"refused ({response.status_code}), database changed: {persona} POST {path} {name}")
+    tried = len(plan) * len(header_values())
     assert tried > 1500, tried
     assert not failures, f"{len(failures)} of {tried} requests:\n" + "\n".join(failures)
