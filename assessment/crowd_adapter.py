@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation_site.crowd import adapters
 from annotation_site.crowd.adapters import AssignmentRecord, Description, QCOutcome, Target, Unit, Work
 from annotation_site.strict_numbers import ascii_int
+from annotation_site.workflow.crowd_units import answered_before
 
 from . import services
 from .models import HIT, Assignment, Campaign, Item, Judgment, QCResult
@@ -205,16 +206,10 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             if hit is None:
                 problems.append((row.line, "Input.hit_id", f"no HIT {key!r} in campaign {campaign.name}"))
                 continue
-            if (row.worker_id, hit.pk) in seen:  # one assignment per worker and HIT (two were an IntegrityError)
-                problems.append(
-                    (
-                        row.line,
-                        "WorkerId",
-                        f"{row.worker_id} answered HIT {key} already on line {seen[row.worker_id, hit.pk]}",
-                    )
-                )
+            repeated = answered_before(seen, row, hit.pk, f"HIT {key}")
+            if repeated:
+                problems.append(repeated)
                 continue
-            seen[row.worker_id, hit.pk] = row.line
             scores = {}
             for name, value in row.answers.items():
                 if not name.startswith("item_"):

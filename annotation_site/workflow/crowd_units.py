@@ -16,6 +16,17 @@ from django.db import transaction
 from django.db.models import F, Max
 
 
+def answered_before(seen, row, unit_key, unit_text):
+    """``(line, "WorkerId", message)`` when ``row``'s worker answered the unit ``unit_key`` (``unit_text`` in the
+    message: "HIT 3") on an earlier line of the results file, else None. ``seen`` maps (worker, unit) to the
+    line of its first answer and is filled here: a worker answers a unit once (two were an IntegrityError).
+    Used by every protocol's results import, Direct Assessment's included."""
+    first = seen.setdefault((row.worker_id, unit_key), row.line)
+    if first == row.line:
+        return None
+    return (row.line, "WorkerId", f"{row.worker_id} answered {unit_text} already on line {first}")
+
+
 class UnitsAdapter:
     crowd = None  # annotation_site.crowd.adapters
     annotator_model = None  # annotators.Annotator
@@ -132,18 +143,10 @@ class UnitsAdapter:
                     (row.line, named[0], f"no {self.unit_noun} {named[1]!r} in {self.target_field} {found.name}")
                 )
                 continue
-            if (row.worker_id, unit.pk) in seen:
-                problems.append(
-                    (
-                        row.line,
-                        "WorkerId",
-                        f"{row.worker_id} answered {self.unit_noun} "
-                        f"{self.unit_name(unit)} already on line "
-                        f"{seen[(row.worker_id, unit.pk)]}",
-                    )
-                )
+            repeated = answered_before(seen, row, unit.pk, f"{self.unit_noun} {self.unit_name(unit)}")
+            if repeated:
+                problems.append(repeated)
                 continue
-            seen[(row.worker_id, unit.pk)] = row.line
             yield row, unit
 
     def plan(self, found, rows):
