@@ -21,10 +21,11 @@ def answered_before(seen, row, unit_key, unit_text):
     message: "HIT 3") on an earlier line of the results file, else None. ``seen`` maps (worker, unit) to the
     line of its first answer and is filled here: a worker answers a unit once (two were an IntegrityError).
     Used by every protocol's results import, Direct Assessment's included."""
-    first = seen.setdefault((row.worker_id, unit_key), row.line)
-    if first == row.line:
+    key = (row.worker_id, unit_key)
+    if key not in seen:
+        seen[key] = row.line
         return None
-    return (row.line, "WorkerId", f"{row.worker_id} answered {unit_text} already on line {first}")
+    return (row.line, "WorkerId", f"{row.worker_id} answered {unit_text} already on line {seen[key]}")
 
 
 class UnitsAdapter:

@@ -217,9 +217,9 @@ def test_no_header_value_makes_a_post_fail(settings, monkeypatch):
     posted an empty form by staff, an annotator, a task participant (its signed token in X-Participant-Token) and
     someone anonymous, as production receives it: CSRF enforced, over HTTPS behind the proxy production trusts
     (``X-Forwarded-Proto``), so Django's CSRF check reads ``Origin`` and ``Referer``, and the Prolific webhook
-    its signature headers. Each header noted is then sent with each of ``header_values()``, the other headers
-    valid (a matching CSRF cookie and token, the site's own origin): a header every route reads on one route of
-    each kind per persona, any other on each route that reads it."""
+    its signature headers. Routes that a persona's request reaches with the same set of headers read are one
+    group; on the first route of each group each header of its set is then sent with each of
+    ``header_values()``, the other headers valid (a matching CSRF cookie and token, the site's own origin)."""
     without_rate_limits(settings)
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     settings.PROLIFIC_WEBHOOK_SECRET = "a-secret-for-the-signature-check"  # (else the webhook answers 503)
