@@ -278,9 +278,19 @@ def _rank_block(axes, comparison_of, metrics, order, names, labels):
         axes.spines[side].set_visible(False)
 
 
+def drawn_level(report, name, human=None):
+    """The human level that figure ``name`` of ``report`` draws when ``human`` is asked for: the ranking draws
+    one, the level asked for when the report has it, else its first; the other figures draw every level (None).
+    What the figure's cache is keyed by, so that a level the report does not have is not a figure of its own."""
+    if name != "ranking":
+        return None
+    humans = report.result["humans"]
+    return human if human in humans else humans[0]
+
+
 def ranking(report, human=None):
     result, labels = report.result, _labels(report)
-    human = human if human in result["humans"] else result["humans"][0]
+    human = drawn_level(report, "ranking", human)
     rankings = (result.get("systems") or {}).get("rankings", {}).get(human, {})
     metrics = [m for m in result["metrics"] if m in rankings]
     with fs.style():

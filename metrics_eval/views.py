@@ -312,11 +312,13 @@ def report_figure(request, pk, figure, fmt):
     if figure not in charts.FIGURES or fmt not in charts.FORMATS:
         raise Http404("unknown figure or format")
     report = get_object_or_404(Report.objects.select_related("dataset"), pk=pk)
-    human = request.GET.get("human") or ""
-    key = f"metrics-figure-v2:{report.pk}:{report.data_hash[:16]}:{figure}:{fmt}:{human}"
+    # (keyed by the level drawn, not by the query: any other value would be a cache entry, and a render, of its
+    # own, under a key as long as the query)
+    human = charts.drawn_level(report, figure, request.GET.get("human"))
+    key = f"metrics-figure-v2:{report.pk}:{report.data_hash[:16]}:{figure}:{fmt}:{human or ''}"
     content = cache.get(key)
     if content is None:
-        content = charts.render(report, figure, fmt, human=human or None)
+        content = charts.render(report, figure, fmt, human=human)
         cache.set(key, content, 3600)
     response = HttpResponse(content, content_type=charts.FORMATS[fmt])
     if request.GET.get("download"):

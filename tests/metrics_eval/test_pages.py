@@ -76,6 +76,32 @@ def test_figures_in_every_format(staff_client, tiny_scores, figure, fmt, magic):
     assert staff_client.get(f"/metrics/reports/{report.pk}/figures/violin.{fmt}").status_code == 404
 
 
+def test_a_figure_is_cached_by_the_level_it_draws_not_by_the_query(staff_client, tiny_scores, monkeypatch):
+    """A ``human`` level the report does not have draws its first level (the ranking) or nothing different (the
+    other figures draw every level): it is not a figure of its own, neither rendered again nor cached under a key
+    as long as the query (found by the query-value test: Django warned that such keys break memcached)."""
+    import warnings
+
+    from django.core.cache import CacheKeyWarning
+
+    from metrics_eval import charts
+
+    staff_client.get("/metrics/datasets/tiny/")
+    report = Report.objects.get()
+    first = report.result["humans"][0]
+    rendered, real = [], charts.render
+    monkeypatch.setattr(
+        charts, "render", lambda *args, **kw: rendered.append((args[1], kw["human"])) or real(*args, **kw)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheKeyWarning)
+        for figure in ("ranking", "correlations"):
+            for query in ("", "?human=nope", "?human=" + "x" * 400, f"?human={first}"):
+                response = staff_client.get(f"/metrics/reports/{report.pk}/figures/{figure}.svg{query}")
+                assert response.status_code == 200
+    assert rendered == [("ranking", first), ("correlations", None)]
+
+
 def test_csv_and_json_downloads(staff_client, tiny_scores):
     staff_client.get(
         "/metrics/datasets/tiny/?method=kendall_b&level=segment&group_by=video&resamples=100&seed=3&confidence=0.9"
