@@ -17,6 +17,7 @@ local-memory cache counts per process. Over the limit a request is answered 429 
 and a message saying when to try again (JSON for API paths, a page otherwise), before the view runs.
 """
 
+import hashlib
 import time
 
 from django.conf import settings
@@ -73,13 +74,19 @@ def client_ip(request):
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
+def _digest(token):
+    """A token of the URL as a cache key part: its digest, of fixed length and characters whatever the URL held
+    (a token may hold spaces or control characters, and be as long as the request line)."""
+    return hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def _keys(request, kinds, kwargs):
     keys = []
     for kind in kinds:
         if kind == "ip":
             keys.append((kind, client_ip(request)))
         elif kind == "token" and kwargs.get("token"):
-            keys.append((kind, kwargs["token"][:200]))
+            keys.append((kind, _digest(kwargs["token"])))
         elif kind == "pk" and kwargs.get("pk") is not None:
             keys.append((kind, kwargs["pk"]))
         elif kind == "user" and getattr(request, "user", None) is not None:

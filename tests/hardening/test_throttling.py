@@ -71,6 +71,18 @@ def test_forty_wrong_passwords_then_the_right_one_is_refused(client, monkeypatch
     assert "_auth_user_id" not in client.session
 
 
+def test_a_link_token_of_any_characters_is_counted_under_a_key_every_cache_takes(client):
+    """The token of a link is part of its counter's cache key: spaces, control characters and hundreds of
+    characters there made a key memcached refuses (Django's CacheKeyWarning, an error in the tests), and two
+    tokens alike in their first 200 characters shared a counter."""
+    from django.urls import reverse
+
+    for token in ("a b\x01c", "t" * 300, "t" * 300 + "u"):
+        assert client.get(reverse("crowd-participant-link", kwargs={"token": token})).status_code < 500
+    keys = {throttling._keys(None, ("token",), {"token": token})[0][1] for token in ("t" * 300, "t" * 300 + "u")}
+    assert len(keys) == 2
+
+
 def test_a_few_mistakes_do_not_lock_anyone_out(client):
     get_user_model().objects.create_user("careless", password="the-right-password-42")
     for n in range(3):
