@@ -143,15 +143,22 @@ def test_no_header_value_makes_a_page_or_the_api_fail(settings, monkeypatch):
             tried |= everywhere
         plan += [(persona, path, name) for name in sorted(tried)]
 
+    try_every_value(plan, get, "GET")
+
+
+def try_every_value(plan, send, method):
+    """Each ``(persona, path, header)`` of ``plan`` sent with each of ``header_values()`` through ``send`` (which
+    answers ``(response, headers read, whether a refusal changed the database)``): no server error, and no
+    refusal that changed the database."""
     failures = []
     for persona, path, name in plan:
         for value in header_values():
-            response, _, changed = get(persona, path, {name: value})
+            response, _, changed = send(persona, path, {name: value})
             shown = value if len(value) < 40 else f"{value[:20]}... ({len(value)} characters)"
             if response.status_code >= 500:
-                failures.append(f"{response.status_code}: {persona} GET {path} with {name}={shown!r}")
+                failures.append(f"{response.status_code}: {persona} {method} {path} with {name}={shown!r}")
             elif changed:
-                failures.append(f"refused ({response.status_code}), database changed: {persona} {path} {name}")
+                failures.append(f"refused ({response.status_code}), database changed: {persona} {method} {path} {name}")
     tried = len(plan) * len(header_values())
     assert tried > 1500, tried
     assert not failures, f"{len(failures)} of {tried} requests:\n" + "\n".join(failures)
@@ -283,15 +290,4 @@ def test_no_header_value_makes_a_post_fail(settings, monkeypatch):
         for (persona, names), path in sorted(groups.items(), key=lambda group: (group[0][0], group[1]))
         for name in sorted(names - {"HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"})
     ]
-
-    for persona, path, name in plan:
-        for value in header_values():
-            response, _, changed = post(persona, path, {name: value})
-            shown = value if len(value) < 40 else f"{value[:20]}... ({len(value)} characters)"
-            if response.status_code >= 500:
-                failures.append(f"{response.status_code}: {persona} POST {path} with {name}={shown!r}")
-            elif changed:
-                failures.append(f"refused ({response.status_code}), database changed: {persona} POST {path} {name}")
-    tried = len(plan) * len(header_values())
-    assert tried > 1500, tried
-    assert not failures, f"{len(failures)} of {tried} requests:\n" + "\n".join(failures)
+    try_every_value(plan, post, "POST")
