@@ -29,7 +29,9 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
-        log.warning("database unavailable during %s %s: %s", request.method, request.path, exception)
+        # the path escaped as Django's own request log does: a line break in it (%0A) would forge a log line
+        path = request.path.encode("unicode_escape").decode("ascii")
+        log.warning("database unavailable during %s %s: %s", request.method, path, exception)
         wants_json = request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
         response = (
             JsonResponse({"error": "database_unavailable", "detail": MESSAGE}, status=503)

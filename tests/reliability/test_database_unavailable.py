@@ -29,6 +29,17 @@ def test_a_page_answers_503_without_touching_the_database(db, client, monkeypatc
     assert "Try again in a moment" in response.content.decode()
 
 
+def test_the_log_line_cannot_be_forged_through_the_path(client, monkeypatch, caplog):
+    """The path is logged escaped, as Django's own request log writes it: a token holding a line break (%0A)
+    does not start a log line of its own."""
+    monkeypatch.setattr(services, "assignment_from_token", unreachable)
+    with caplog.at_level("WARNING", logger="annotation_site.database_unavailable"):
+        assert client.get("/da/a/x%0A2026-11-27 ERROR forged%0D/").status_code == 503
+    [record] = [r for r in caplog.records if r.name == "annotation_site.database_unavailable"]
+    assert "\n" not in record.getMessage() and "\r" not in record.getMessage()
+    assert "x\\n2026-11-27 ERROR forged\\r" in record.getMessage()
+
+
 def test_other_errors_are_not_hidden(client, monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("a bug")
