@@ -29,9 +29,11 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
-        # the path escaped as Django's own request log does: a line break in it (%0A) would forge a log line
-        path = request.path.encode("unicode_escape").decode("ascii")
-        log.warning("database unavailable during %s %s: %s", request.method, path, exception)
+        # every text escaped, as Django's own request log does: a line break in the path (%0A) forged a log line
+        text = (request.method, request.path, str(exception))
+        log.warning(
+            "database unavailable during %s %s: %s", *(t.encode("unicode_escape").decode("ascii") for t in text)
+        )
         wants_json = request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
         response = (
             JsonResponse({"error": "database_unavailable", "detail": MESSAGE}, status=503)
