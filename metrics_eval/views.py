@@ -171,7 +171,7 @@ def compute(request, name):
         messages.error(request, "Choose the metrics to compute.")
         return redirect("metrics-dataset", name=name)
     try:
-        job = services.start_compute_job(
+        services.start_compute_job(
             dataset, form.cleaned_data["metrics"], reference_sets=form.cleaned_data["reference_sets"], user=request.user
         )
     except services.ComputeRunning as exc:
@@ -184,13 +184,8 @@ def compute(request, name):
         return redirect("metrics-dataset", name=name)
     except services.MetricError as exc:
         messages.error(request, str(exc))
-    else:
-        if job.status == job.Status.FAILED:
-            messages.error(request, f"Computing failed: {job.error}")
-        elif job.status == job.Status.SUCCEEDED:
-            messages.success(request, job.message)
-        else:
-            messages.info(request, "Computing the metrics in the background; this page shows the progress.")
+    else:  # (the job is queued: it never runs inside the request; the page follows its progress)
+        messages.info(request, "Computing the metrics in the background; this page shows the progress.")
     return redirect("metrics-dataset", name=name)
 
 
