@@ -187,6 +187,35 @@ def test_compute_form_stores_scores(java, staff_client, tiny_dataset, eager_task
     assert 'data-metric="cider"' in response.content.decode()  # the report uses the new scores
 
 
+@pytest.mark.django_db(transaction=True)
+def test_compute_form_reads_no_job_once_its_thread_may_write(staff_client, tiny_dataset, eager_tasks, monkeypatch):
+    """On the embedded default the job's thread starts when the form's transaction commits and writes its job at
+    once. A read of ``jobs_job`` by the request after that moment met the write now and then: on the suite's
+    in-memory SQLite the write then fails at once ("database table is locked") and the job with it. Here the
+    thread is held, not started, and the request's statements after the commit are checked for the job table."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation_site.jobs import services as job_services
+
+    held = []
+    with CaptureQueriesContext(connection) as queries:
+
+        class HeldThread:  # stands for threading.Thread in enqueue_off_request: notes when it would have started
+            def __init__(self, **kwargs):
+                self.kwargs = kwargs
+
+            def start(self):
+                held.append(len(queries.captured_queries))
+
+        monkeypatch.setattr(job_services, "threading", type("threading", (), {"Thread": HeldThread}))
+        response = staff_client.post("/metrics/datasets/tiny/compute/", {"metrics": ["bleu4", "cider"]})
+    assert response.status_code == 302 and len(held) == 1  # the job's thread was due to start once
+    after_commit = [q["sql"] for q in queries.captured_queries[held[0] :]]
+    assert not [sql for sql in after_commit if "jobs_job" in sql], after_commit
+    assert Job.objects.get(kind=services.COMPUTE_KIND).status == Job.Status.QUEUED
+
+
 def finished_job():
     """The latest metric job, once it has finished (it runs off the request)."""
     return wait_until(
