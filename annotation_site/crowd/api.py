@@ -220,13 +220,27 @@ def _participant_ids(data):
     return [str(i) for i in ids]
 
 
+def _flag(data, name, default=None):
+    """A yes/no value of a request (JSON true / false, or the words DRF's BooleanField takes: "false", "0",
+    "no", ...), ``default`` when it is absent; anything else is refused (400). ``bool("false")`` is True: a
+    person's "not paid" must never be read as "paid"."""
+    if name not in data and default is not None:
+        return default
+    try:
+        return serializers.BooleanField().to_internal_value(data.get(name))
+    except serializers.ValidationError:
+        raise serializers.ValidationError({name: f"{name} must be true or false"}) from None
+
+
 class PaymentsView(APIView):
     params = [
         OpenApiParameter("campaign", str, description="Campaign or project name"),
         OpenApiParameter("protocol", str, required=False),
-        OpenApiParameter("policy", str, enum=Policy.values),
-        OpenApiParameter("bonus_scope", str, enum=BonusScope.values, required=False),
-        OpenApiParameter("bonus_amount", str, required=False),
+        OpenApiParameter("policy", str, enum=Policy.values, required=False, description="default: the study's"),
+        OpenApiParameter(
+            "bonus_scope", str, enum=BonusScope.values, required=False, description="default: the study's"
+        ),
+        OpenApiParameter("bonus_amount", str, required=False, description="default: the study's"),
     ]
 
     def _plan(self, data):
@@ -237,18 +251,19 @@ class PaymentsView(APIView):
             )
         except adapters.AdapterError as exc:
             raise serializers.ValidationError({"campaign": str(exc)}) from None
-        policy = data.get("policy") or Policy.APPROVE_PASSING
-        if policy not in Policy.values:
-            raise serializers.ValidationError({"policy": f"one of {', '.join(Policy.values)}"})
-        scope = data.get("bonus_scope") or BonusScope.NONE
-        if scope not in BonusScope.values:
-            raise serializers.ValidationError({"bonus_scope": f"one of {', '.join(BonusScope.values)}"})
-        try:
-            bonus = amount(data.get("bonus_amount") or "0", what="bonus_amount")
-        except ValueError as exc:
-            raise serializers.ValidationError({"bonus_amount": str(exc)}) from None
         study = payments.provider_study(target)
-        decisions = payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
+        chosen, problems = payments.run_settings(study, data)  # the study's own settings unless given
+        if problems:
+            raise serializers.ValidationError(problems)
+        decisions = payments.preview(
+            adapter,
+            target,
+            policy=chosen.policy,
+            bonus_scope=chosen.bonus_scope,
+            bonus_amount=chosen.bonus_amount,
+            study=study,
+        )
+        policy = chosen.policy
         return target, policy, decisions
 
     @extend_schema(parameters=params, responses={200: OpenApiTypes.OBJECT})
@@ -260,11 +275,12 @@ class PaymentsView(APIView):
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request):
         """Record the decisions as planned ledger rows (``send: true`` also starts sending them)."""
+        send = _flag(request.data, "send", default=False)  # refused before anything is recorded
         target, policy, decisions = self._plan(request.data)
         written = payments.record(target, decisions, policy=policy, user=request.user)
         body = payments.document(target, decisions, policy)
         body["recorded"] = written
-        if request.data.get("send") in (True, "true", "1", 1):
+        if send:
             from .staff_views import start_payments_job
 
             body["jobs"] = [str(start_payments_job(s, request.user).pk) for s in payments.target_studies(target)]
@@ -282,7 +298,8 @@ class ResolveDispatchView(APIView):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         try:
-            dispatch = payments.resolve_dispatch(dispatch, paid=bool(request.data["paid"]), user=request.user)
+            paid = _flag(request.data, "paid")
+            dispatch = payments.resolve_dispatch(dispatch, paid=paid, user=request.user)
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response({"dispatch": dispatch.pk, "state": dispatch.state})

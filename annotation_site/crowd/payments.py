@@ -21,6 +21,8 @@ from decimal import Decimal
 
 from django.db import transaction
 
+from annotation_site.strict_numbers import amount as parse_amount
+
 from . import adapters
 from .adapters import QCStatus
 from .models import BonusScope, Dispatch, LedgerEntry, Participation, Policy, Provider, Study
@@ -104,6 +106,48 @@ def provider_study(target):
     """The target's study on a crowd platform (not a plain ``none`` study), or None: its policy, bonus and
     rejection message are the defaults of a payment run on the target."""
     return target_studies(target).exclude(provider=Provider.NONE).first()
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The policy and bonus a payment run decides with."""
+
+    policy: str
+    bonus_scope: str
+    bonus_amount: Decimal
+
+
+RUN_FIELDS = ("policy", "bonus_scope", "bonus_amount")
+
+
+def run_settings(study, given, labels=None):
+    """``(RunSettings, problems)`` of a payment run on a target whose provider study is ``study`` (or None): each
+    value ``given`` (a mapping of RUN_FIELDS; missing or empty: not given), else the study's own setting, else
+    approve-passing and no bonus. Every entry point (the payments page, the API, ``crowd_payments``) decides
+    with these, so none plans other decisions, or drops the study's bonuses, for the same target. A value
+    refused is replaced by that default and named in ``problems`` ({label: message}; ``labels`` maps a field to
+    the name its entry point shows)."""
+    labels = {name: name for name in RUN_FIELDS} | dict(labels or {})
+    default = RunSettings(
+        policy=study.policy if study else Policy.APPROVE_PASSING,
+        bonus_scope=study.bonus_scope if study else BonusScope.NONE,
+        bonus_amount=study.bonus_amount if study else Decimal("0"),
+    )
+    chosen, problems = {}, {}
+    for name, choices in (("policy", Policy.values), ("bonus_scope", BonusScope.values)):
+        value = given.get(name)
+        if value in (None, ""):
+            continue
+        if value not in choices:
+            problems[labels[name]] = f"{labels[name]} must be one of {', '.join(choices)}, not {str(value)[:40]!r}"
+        else:
+            chosen[name] = value
+    if given.get("bonus_amount") not in (None, ""):
+        try:
+            chosen["bonus_amount"] = parse_amount(given["bonus_amount"], what=labels["bonus_amount"])
+        except ValueError as exc:
+            problems[labels["bonus_amount"]] = str(exc)
+    return RunSettings(**(default.__dict__ | chosen)), problems
 
 
 def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amount=0, rejection_message="", study=None):
@@ -396,12 +440,32 @@ def summary(study):
 
 
 @transaction.atomic
-def resolve_dispatch(dispatch, *, paid, user=None):
+def resolve_dispatch(dispatch, *, paid, user=None, provider=None):
     """A person checked an IN_DOUBT bonus dispatch on the platform: ``paid`` confirms its rows; not paid puts
-    them back to planned (a new dispatch will pay them)."""
+    them back to planned (a new dispatch will pay them). Raises ValueError, changing nothing, for a dispatch not
+    in doubt, and for "not paid" while the platform now shows any of its bonuses paid, or cannot be asked:
+    Prolific pays a batch in the minutes after the pay call, so a person who looked too early would otherwise
+    have it paid twice."""
+    from .providers import provider_for
+    from .providers.prolific_client import ProlificError, TransientError
+
     dispatch = Dispatch.objects.select_for_update().get(pk=dispatch.pk)
     if dispatch.state != Dispatch.State.IN_DOUBT:
         raise ValueError(f"dispatch {dispatch.pk} is {dispatch.state}, not in doubt")
+    if not paid:
+        platform = dispatch.study.get_provider_display()
+        try:
+            shown = (provider or provider_for(dispatch.study)).shows_any_paid(dispatch)
+        except (ProlificError, TransientError) as exc:
+            raise ValueError(
+                f"{platform} could not be asked again whether dispatch {dispatch.pk} was paid ({exc}); nothing "
+                "changed: try again in a few minutes"
+            ) from None
+        if shown:
+            raise ValueError(
+                f"{platform} now shows bonuses of dispatch {dispatch.pk} (bulk bonus payment "
+                f"{dispatch.external_id or '?'}) paid: it was paid, so resolve it as paid; nothing changed"
+            )
     entries = LedgerEntry.objects.filter(dispatch=dispatch, state=LedgerEntry.State.SENT)
     if paid:
         from . import ledger

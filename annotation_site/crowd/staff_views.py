@@ -112,7 +112,9 @@ def study_detail(request, name):
             "participations": participations,
             "entry_url": studies.entry_url(study),
             "ledger": payments.summary(study),
-            "dispatches": Dispatch.objects.filter(study=study).exclude(state=Dispatch.State.DONE),
+            "dispatches": Dispatch.objects.filter(study=study)
+            .exclude(state=Dispatch.State.DONE)
+            .annotate(rows=Count("entries")),
             "links": request.session.pop(f"crowd-links-{study.pk}", None),
             "job": jobs.latest_job(f"crowd-study:{study.pk}", "crowd-payments"),
         },
@@ -213,25 +215,15 @@ def payments_preview(request, protocol, target):
         raise Http404(str(exc)) from None
     study = payments.provider_study(resolved)
     data = request.POST if request.method == "POST" else request.GET
-    policy = data.get("policy") or (study.policy if study else Policy.APPROVE_PASSING)
-    if policy not in Policy.values:
-        policy = Policy.APPROVE_PASSING
-    scope = data.get("bonus_scope") or (study.bonus_scope if study else BonusScope.NONE)
-    refused = {}  # what was refused -> what the preview does instead
-    if scope not in BonusScope.values:
-        refused[f"Bonus scope must be one of {', '.join(BonusScope.values)}"] = "the preview plans no bonus"
-        scope = BonusScope.NONE
-    default = study.bonus_amount if study else Decimal("0")
-    try:
-        bonus = default if data.get("bonus_amount") in (None, "") else amount(data["bonus_amount"], what="Bonus")
-    except ValueError as exc:
-        refused[str(exc)] = f"the preview uses {default}"
-        bonus = default
-    if refused and request.method == "POST":
-        messages.error(request, f"{'; '.join(refused)}; nothing was recorded.")
+    chosen, problems = payments.run_settings(
+        study, data, labels={"policy": "Policy", "bonus_scope": "Bonus scope", "bonus_amount": "Bonus"}
+    )
+    if problems and request.method == "POST":
+        messages.error(request, f"{'; '.join(problems.values())}; nothing was recorded.")
         return redirect(request.path)
-    for refusal, instead in refused.items():
-        messages.error(request, f"{refusal}; {instead}.")
+    for problem in problems.values():
+        messages.error(request, f"{problem}; the preview uses the study's setting.")
+    policy, scope, bonus = chosen.policy, chosen.bonus_scope, chosen.bonus_amount
     decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":

@@ -1,6 +1,7 @@
 """Commands and REST endpoints of crowd work: the crowd_payments contract, studies, links, ledger, codes."""
 
 import json
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -116,7 +117,7 @@ def test_api_studies_payments_and_codes(client, staff_user, toy_campaign):
     recorded = client.post(
         reverse("api-crowd-payments"), {"campaign": "camp-7", "policy": "approve-all"}, content_type="application/json"
     )
-    assert recorded.status_code == 201 and recorded.json()["recorded"] == 3
+    assert recorded.status_code == 201 and recorded.json()["recorded"] == 4  # 3 approvals, the study's bonus
     assert LedgerEntry.objects.filter(action="approve").count() == 3
     created = client.post(
         reverse("api-crowd-studies"),
@@ -168,3 +169,73 @@ def test_pages_for_researchers(client, staff_user, toy_campaign, celery_worker):
     assert page.status_code == 200 and b"passed" in page.content and b"0.40" in page.content
     ledger = client.get(reverse("crowd-ledger-csv", args=["camp-7-panel"])).content.decode()
     assert ledger.splitlines()[0].startswith("worker_id,hit_id,assignment")
+
+
+def test_every_entry_point_plans_with_the_study_s_settings(client, staff_user, toy_campaign):
+    """The payments page, the API and crowd_payments, given no policy or bonus, plan the same decisions: the
+    study's (approve-passing, 0.40 per passing HIT). The API planned no bonus then, and recording through it
+    deleted the bonuses the page had planned."""
+    _, study = toy_campaign
+    study.policy = "approve-all"
+    study.save(update_fields=["policy"])
+    client.force_login(staff_user)
+
+    def planned():
+        return sorted(LedgerEntry.objects.values_list("kind", "action", "amount", "state"))
+
+    command = json.loads(run("crowd_payments", "--campaign", "camp-7", "--dry-run", "--format", "json"))
+    api = client.get(reverse("api-crowd-payments"), {"campaign": "camp-7"}).json()
+    page = client.get(reverse("crowd-payments", args=["toy", "camp-7"]))
+    assert command == api and api["policy"] == page.context["policy"] == "approve-all"
+    assert [d["bonus"] for d in api["decisions"] if d["bonus"]] == ["0.40"]  # the one passing HIT
+    assert page.context["bonus_scope"] == "per-passing-hit" and str(page.context["bonus_amount"]) == "0.40"
+    client.post(reverse("crowd-payments", args=["toy", "camp-7"]), {"confirm": "yes"})
+    by_page = planned()
+    assert ("bonus", "bonus", Decimal("0.40"), "planned") in by_page
+    assert (
+        client.post(reverse("api-crowd-payments"), {"campaign": "camp-7"}, content_type="application/json").status_code
+        == 201
+    )
+    assert planned() == by_page  # recording again through the API keeps the page's bonus
+    run("crowd_payments", "--campaign", "camp-7")
+    assert planned() == by_page
+
+
+@pytest.mark.parametrize("paid", ["false", "0", "no", False])
+def test_resolving_a_dispatch_as_not_paid_is_never_read_as_paid(client, staff_user, toy_campaign, paid, monkeypatch):
+    from annotation_site.crowd import payments
+    from annotation_site.crowd.models import Dispatch
+
+    _, study = toy_campaign
+    dispatch = Dispatch.objects.create(study=study, kind="bonus", state=Dispatch.State.IN_DOUBT)
+    told = []
+    monkeypatch.setattr(payments, "resolve_dispatch", lambda d, *, paid, user: told.append(paid) or d)
+    client.force_login(staff_user)
+    url = reverse("api-crowd-resolve", args=[dispatch.pk])
+    assert client.post(url, {"paid": paid}, content_type="application/json").status_code == 200
+    assert client.post(url, {"paid": paid}).status_code == 200  # a form field too
+    assert told == [False, False]
+
+
+@pytest.mark.parametrize("field", ["paid", "send"])
+def test_a_yes_no_field_that_is_neither_is_refused_before_anything_is_done(client, staff_user, toy_campaign, field):
+    from annotation_site.crowd.models import Dispatch
+
+    _, study = toy_campaign
+    dispatch = Dispatch.objects.create(study=study, kind="bonus", state=Dispatch.State.IN_DOUBT)
+    client.force_login(staff_user)
+    url = reverse("api-crowd-resolve", args=[dispatch.pk]) if field == "paid" else reverse("api-crowd-payments")
+    answer = client.post(url, {"campaign": "camp-7", field: "maybe"}, content_type="application/json")
+    assert answer.status_code == 400 and answer.json()["fields"] == {field: f"{field} must be true or false"}
+    dispatch.refresh_from_db()
+    assert dispatch.state == Dispatch.State.IN_DOUBT and LedgerEntry.objects.count() == 0
+
+
+def test_the_study_page_names_each_batch_in_doubt(client, staff_user, toy_campaign):
+    from annotation_site.crowd.models import Dispatch
+
+    _, study = toy_campaign
+    Dispatch.objects.create(study=study, kind="bonus", state=Dispatch.State.IN_DOUBT, external_id="60b1c0ffee")
+    client.force_login(staff_user)
+    html = client.get(reverse("crowd-study", args=[study.name])).content.decode()
+    assert "bulk bonus payment 60b1c0ffee, 0 bonus(es)" in html and "crowd_ledger resolve --dispatch" in html

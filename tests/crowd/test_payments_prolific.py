@@ -101,6 +101,53 @@ def test_applying_sends_every_decision_and_bonus_once(study_setup, fake_prolific
     assert sorted(d.action for d in document if d.state == "confirmed") == ["approve"] * 3 + ["reject"] * 2
 
 
+@pytest.mark.parametrize("status", ["RETURNED", "ACTIVE", "TIMED-OUT"])
+def test_an_approval_prolific_skips_is_not_confirmed_and_earns_no_bonus(study_setup, fake_prolific, status):
+    """Prolific's bulk-approve answers "in progress" and approves only submissions awaiting review. An approval
+    was recorded as confirmed from that answer, and its bonus paid, for work Prolific never approved (a
+    participant who returned the study after the decisions were recorded)."""
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    approved = list(LedgerEntry.objects.filter(action="approve").order_by("pk"))
+    skipped = approved[0].submission_id
+    fake_prolific.submissions[skipped]["status"] = status
+    for _ in range(2):  # and a later run does not change its mind
+        payments.apply_study(study)
+    row = LedgerEntry.objects.get(pk=approved[0].pk)
+    assert row.state == "failed" and f"the submission is {status}, not APPROVED" in row.error
+    assert LedgerEntry.objects.get(kind="bonus", assignment_key=row.assignment_key).state == "planned"
+    assert skipped not in fake_prolific.paid()
+    others = [e.submission_id for e in approved[1:]]
+    assert sorted(fake_prolific.paid()) == sorted(others)  # the other two approvals and bonuses went through
+    assert LedgerEntry.objects.filter(kind="bonus", state="confirmed").count() == 2
+
+
+def test_an_approval_prolific_has_not_applied_yet_waits_for_the_next_run(study_setup, fake_prolific, monkeypatch):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    real = ProlificProvider.make_client
+
+    accepted = []
+
+    class Lagging(real):  # bulk-approve accepted ("in progress"), applied only after this run
+        def bulk_approve(self, submission_ids):
+            accepted.extend(submission_ids)
+            return {"detail": "Bulk approve in progress"}
+
+    monkeypatch.setattr(ProlificProvider, "make_client", Lagging)
+    payments.apply_study(study)
+    approvals = LedgerEntry.objects.filter(action="approve")
+    assert set(approvals.values_list("state", flat=True)) == {"sent"}  # not confirmed from the answer alone
+    assert "not applied yet" in approvals.first().error
+    assert fake_prolific.payments == []  # no bonus before its approval shows
+    for submission_id in accepted:  # Prolific applies them meanwhile
+        fake_prolific.submissions[submission_id]["status"] = "APPROVED"
+    payments.apply_study(study)  # the next run settles them from the submissions, then pays the bonuses
+    assert len(fake_prolific.log("POST", "bulk-approve")) == 0  # never sent again
+    assert set(approvals.values_list("state", flat=True)) == {"confirmed"}
+    assert len(fake_prolific.payments) == 3
+
+
 def test_rate_limits_and_server_errors_are_retried(study_setup, fake_prolific):
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
@@ -147,6 +194,31 @@ def test_a_5xx_on_pay_that_did_not_pay_leaves_the_dispatch_in_doubt(study_setup,
     payments.apply_study(study)
     assert len(fake_prolific.payments) == 3
     assert LedgerEntry.objects.filter(kind="bonus", state="confirmed").count() == 3
+
+
+def test_not_paid_is_refused_while_prolific_shows_the_batch_paid(study_setup, fake_prolific):
+    """Prolific pays a batch in the minutes after the pay call: a person who looked too early and said "not
+    paid" had its rows planned again and paid a second time."""
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "/pay/", status=502)
+    payments.apply_study(study)
+    payments.apply_study(study)
+    dispatch = Dispatch.objects.get(kind="bonus", state=Dispatch.State.IN_DOUBT)
+    first = dispatch.entries.order_by("pk").first()
+    fake_prolific.submissions[first.submission_id]["bonus_payments"].append(50)  # it shows up later
+    with pytest.raises(ValueError, match="now shows bonuses of dispatch .* paid"):
+        payments.resolve_dispatch(dispatch, paid=False)
+    dispatch.refresh_from_db()
+    assert dispatch.state == Dispatch.State.IN_DOUBT
+    assert set(dispatch.entries.values_list("state", flat=True)) == {"sent"}
+    payments.apply_study(study)
+    assert len(fake_prolific.log("POST", "/pay/")) == 1  # nothing paid again
+    fake_prolific.fail("GET", "/submissions/", status=503, times=10)
+    with pytest.raises(ValueError, match="could not be asked again"):
+        payments.resolve_dispatch(dispatch, paid=False)
+    payments.resolve_dispatch(dispatch, paid=True)
+    assert set(dispatch.entries.values_list("state", flat=True)) == {"confirmed"}
 
 
 @pytest.mark.parametrize(

@@ -94,3 +94,8 @@ class CrowdProvider:
 
     def reconcile(self, sent_decisions, sent_bonuses):
         raise NotImplementedError
+
+    def shows_any_paid(self, dispatch):
+        """Whether the platform now shows any bonus of an in-doubt dispatch paid (asked before a person's "not
+        paid" puts its rows back to be paid again); False for a platform that has no such batches."""
+        return False

@@ -12,6 +12,7 @@ approvals, rejections and bonuses. The money flow is in docs/crowd.md; in short:
 
 import logging
 from decimal import Decimal
+from functools import partial
 
 import jwt
 from django.db import transaction
@@ -27,6 +28,10 @@ log = logging.getLogger(__name__)
 APPROVE_BATCH = 100
 ENTRY_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 _jwks_cache = {}
+
+
+def _rejection(row):
+    return row.submission_id, row.reason, row.rejection_category
 
 
 def _cents(amount):
@@ -168,24 +173,25 @@ class ProlificProvider(CrowdProvider):
         if missing:
             ledger.fail(ledger.claim(missing), "no Prolific submission is known for this assignment")
         approvals = [e for e in decisions if e.action == LedgerEntry.Action.APPROVE and e.submission_id]
+        accepted = []  # rows whose request Prolific accepted: settled from the submissions' statuses below
         for start in range(0, len(approvals), APPROVE_BATCH):
             rows = ledger.claim(approvals[start : start + APPROVE_BATCH])
-            if rows:
-                self._call(rows, lambda rows=rows: self.client.bulk_approve([r.submission_id for r in rows]))
+            if rows and self._call(rows, lambda rows=rows: self.client.bulk_approve([r.submission_id for r in rows])):
+                accepted += rows
             ledger.checkpoint("after-approve-batch")
         for entry in [e for e in decisions if e.action == LedgerEntry.Action.REJECT and e.submission_id]:
             rows = ledger.claim([entry])
-            if rows:
-                row = rows[0]
-                self._call(
-                    rows, lambda row=row: self.client.reject(row.submission_id, row.reason, row.rejection_category)
-                )
+            if rows and self._call(rows, partial(self.client.reject, *_rejection(rows[0]))):
+                accepted += rows
             ledger.checkpoint("after-reject")
+        if accepted:
+            self._settle_decisions(accepted)
         payable = [e for e in bonuses if e.submission_id]
         if payable:
             self._bonus(payable)
 
     def _call(self, rows, call):
+        """Make a decision's call; True when Prolific accepted it (the rows stay sent until settled)."""
         try:
             call()
         except ProlificError as exc:
@@ -193,7 +199,32 @@ class ProlificProvider(CrowdProvider):
         except TransientError as exc:
             ledger.note(rows, exc)  # stays sent: the next run checks the platform before sending again
         else:
-            ledger.confirm(rows)
+            return True
+        return False
+
+    def _settle_decisions(self, rows):
+        """Confirm decisions Prolific accepted only once their submissions show them: ``bulk-approve`` answers
+        "in progress" and skips any submission that is not awaiting review (returned, still active, already
+        decided), and an approval recorded as confirmed lets its bonus be paid. A submission still awaiting
+        review stays sent (checked again on the next run); one in another state fails with that state."""
+        try:
+            statuses = {s.get("id"): s.get("status", "") for s in self.client.list_submissions(self.study.external_id)}
+        except (ProlificError, TransientError) as exc:
+            ledger.note(rows, f"accepted by Prolific; the outcome is checked on the next run ({exc})")
+            return
+        confirmed, waiting = [], []
+        for row in rows:
+            wanted = "APPROVED" if row.action == LedgerEntry.Action.APPROVE else "REJECTED"
+            status = statuses.get(row.submission_id)
+            if status == wanted:
+                confirmed.append(row)
+            elif status in (None, "AWAITING REVIEW"):
+                waiting.append(row)
+            else:
+                verb = "approve" if row.action == LedgerEntry.Action.APPROVE else "reject"
+                ledger.fail([row], f"Prolific did not {verb} it: the submission is {status}, not {wanted}")
+        ledger.confirm(confirmed)
+        ledger.note(waiting, "accepted by Prolific, not applied yet: checked again on the next run")
 
     def _bonus(self, entries):
         with transaction.atomic():
@@ -283,10 +314,7 @@ class ProlificProvider(CrowdProvider):
         or put it IN_DOUBT. It is never paid a second time automatically."""
         rows = list(dispatch.entries.filter(state=LedgerEntry.State.SENT).order_by("pk"))
         try:
-            paid = all(
-                _cents(r.amount) in (self.client.get_submission(r.submission_id).get("bonus_payments") or [])
-                for r in rows
-            )
+            paid = all(self._bonus_shown(rows))
         except (ProlificError, TransientError) as exc:
             ledger.note(rows, exc)
             return
@@ -299,6 +327,15 @@ class ProlificProvider(CrowdProvider):
                 error="the pay call may have reached Prolific but the bonuses are not visible yet: check the study's "
                 "bonus payments on Prolific, then resolve (crowd_ledger resolve)",
             )
+
+    def _bonus_shown(self, rows):
+        """For each bonus row, whether its submission's bonus payments show its amount (one GET per row)."""
+        for r in rows:
+            yield _cents(r.amount) in (self.client.get_submission(r.submission_id).get("bonus_payments") or [])
+
+    def shows_any_paid(self, dispatch):
+        rows = list(dispatch.entries.filter(state=LedgerEntry.State.SENT).order_by("pk"))
+        return any(self._bonus_shown(rows))
 
 
 def open_dispatch_filter():

@@ -5,16 +5,15 @@
 prints ``{"campaign", "policy", "decisions": [{"worker_id", "hit_id", "action", "reason", "bonus", "state",
 "qc": {"test", "p_value", "n_pairs", "threshold", "status"}}]}``, one decision per assignment. ``--dry-run``
 records and sends nothing; without it the decisions are recorded in the ledger as planned, and ``--send`` also
-sends them (a Celery task; eager without a broker)."""
+sends them (a Celery task; eager without a broker). The policy and the bonus are the study's own settings unless
+given, as on the payments page and in the API (``payments.run_settings``)."""
 
 import json
-from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site.crowd import adapters, payments
 from annotation_site.crowd.models import BonusScope, Policy
-from annotation_site.strict_numbers import amount
 
 
 class Command(BaseCommand):
@@ -23,9 +22,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="Campaign or project name.")
         parser.add_argument("--protocol", default="", help="da, factuality, ... (when the name is ambiguous).")
-        parser.add_argument("--policy", choices=Policy.values, default=Policy.APPROVE_PASSING)
-        parser.add_argument("--bonus-scope", choices=BonusScope.values, default=None)
-        parser.add_argument("--bonus-amount", default=None, help="Bonus per HIT, e.g. 0.50.")
+        parser.add_argument(
+            "--policy", choices=Policy.values, default=None, help="Default: the study's policy (else approve-passing)."
+        )
+        parser.add_argument(
+            "--bonus-scope", choices=BonusScope.values, default=None, help="Default: the study's bonus scope."
+        )
+        parser.add_argument("--bonus-amount", default=None, help="Bonus per HIT, e.g. 0.50. Default: the study's.")
         parser.add_argument("--dry-run", action="store_true", help="Show the decisions; record and send nothing.")
         parser.add_argument("--send", action="store_true", help="Also send the recorded decisions.")
         parser.add_argument("--format", choices=["json", "text"], default="text")
@@ -40,16 +43,14 @@ class Command(BaseCommand):
         except adapters.AdapterError as exc:
             raise CommandError(str(exc)) from None
         study = payments.provider_study(target)
-        scope = options["bonus_scope"] or (study.bonus_scope if study else BonusScope.NONE)
-        try:
-            bonus = (
-                amount(options["bonus_amount"], what="--bonus-amount")
-                if options["bonus_amount"] is not None
-                else (study.bonus_amount if study else Decimal("0"))
-            )
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
-        policy = options["policy"]
+        chosen, problems = payments.run_settings(
+            study,
+            {name: options[name] for name in payments.RUN_FIELDS},
+            labels={"policy": "--policy", "bonus_scope": "--bonus-scope", "bonus_amount": "--bonus-amount"},
+        )
+        if problems:
+            raise CommandError("; ".join(problems.values()))
+        policy, scope, bonus = chosen.policy, chosen.bonus_scope, chosen.bonus_amount
 
         def decide():
             return payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
