@@ -159,11 +159,19 @@ def _deep_position(doc, limit):
     return 0
 
 
+def text_lines(text):
+    """The lines of a text file as an editor numbers them: split at line feeds (CRLF too) only. ``str.splitlines``
+    also splits at U+2028, U+2029, NEL, form feed and more, which JSON writers leave raw inside strings
+    (``ensure_ascii=False``, as the platform's own exports write): a line was cut in two there, refused as
+    invalid JSON, and every later line number was off by one."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def object_lines(text, problem):
     """``(line number, object)`` of each line of JSONL text that holds a JSON object (blank lines are skipped);
     ``problem(line number, message)`` is told of every other line (invalid JSON, not an object). The one reading
     of JSONL for every importer (datasets, raw labels, task items and model answers)."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):
         if not line.strip():
             continue
         try:

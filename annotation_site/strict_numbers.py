@@ -3,7 +3,9 @@
 Python's ``int`` and ``float`` accept more than a score or an id should: ``float("1e2")`` is 100,
 ``int("١٢")`` (Arabic-Indic digits) is 12 and ``"٣".isdigit()`` is true, ``float("nan")`` and ``"inf"`` parse. A
 score written any of those ways is a typing or tooling error, or an attempt to get past a check, so every score
-and every id in a URL or file is read here: ASCII digits only, no exponent, no NaN or infinity.
+and every id in a URL or file is read here: ASCII digits only, no exponent, no NaN or infinity. Scores a program
+wrote (automatic metrics' files) may carry an exponent, as programs write small numbers (``1.5e-05``), and
+nothing else more (``program_float``).
 """
 
 import math
@@ -17,6 +19,18 @@ _FORM_INTEGER = re.compile(r"-?[0-9]{1,19}\Z")
 _FORM_DECIMAL = re.compile(r"-?(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})\Z")
 _AMOUNT = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,2})?\Z")  # the money columns: 8 digits, 2 after the point
 _ASCII_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z")
+_PROGRAM_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def program_float(text):
+    """A number a program wrote as text (``0.25``, ``-3``, ``1.5e-05``; surrounding spaces ignored), or None:
+    ``float`` alone would also take digits of other scripts (``"٣"``), ``_`` between digits (``"1_000"``),
+    ``nan`` and ``inf``."""
+    text = text.strip() if isinstance(text, str) else ""
+    if not _PROGRAM_FLOAT.match(text):
+        return None
+    number = float(text)
+    return number if math.isfinite(number) else None
 
 
 def ascii_int(text):

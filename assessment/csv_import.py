@@ -333,9 +333,31 @@ def validate(stream, filename, campaign_name):
                 where="field 'system'",
             )
         _check_existing(campaign, items, rows, filename, problems)
+    _check_human_set(campaign, campaign_name, human, rows, filename, problems)
     _check_hit_sizes(campaign, items, filename, problems)
     problems.raise_if_any()
     return rows, items, human, campaign
+
+
+def _check_human_set(campaign, campaign_name, human, rows, filename, problems):
+    """The human caption set the file names must be a human system of the dataset when the dataset has it
+    already (judgments attach to an imported corpus): the import reused the system as it was, so the campaign's
+    human captions stayed an ordinary system, ranked among the systems and scored by the metric module against
+    the references they may come from. ``da_plan`` refuses the same."""
+    if not human:
+        return
+    dataset = campaign.dataset if campaign is not None else Dataset.objects.filter(name=campaign_name).first()
+    system = System.objects.filter(dataset=dataset, name=human).first() if dataset is not None else None
+    if system is not None and not system.is_human:
+        line = next((row.line for row in rows if row.system == human), None)
+        problems.add(
+            filename,
+            f"system {human!r} of dataset {dataset.name} is not a human caption set, but this file makes it the "
+            "campaign's human captions: mark it human in the dataset first, or name the human captions as the "
+            "dataset has them",
+            line=line,
+            where="field 'system'",
+        )
 
 
 def _check_hit_sizes(campaign, items, filename, problems):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from annotation_site import safe_json
 from annotation_site.problems import FormatError, ProblemList
+from annotation_site.strict_numbers import program_float
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")  # \Z: "bleu\n" is not a name ($ would take it)
 # The columns a file's names and descriptions go into (Metric.name, Metric.version: asserted in
@@ -90,9 +91,8 @@ def _number(value):
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
+        number = program_float(value)  # not float(): it takes "٣" and "1_000"
+        if number is None:
             return None
     else:
         return None
@@ -233,7 +233,7 @@ def _read_json_scores(text, filename, problems, result):
 
 
 def _json_lines(text, filename, problems):
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(safe_json.text_lines(text), start=1):
         if not raw.strip():
             continue
         try:

@@ -54,7 +54,9 @@ class _LineFinder:
     def line(self, *needles):
         offset = 0
         for needle in needles:
-            found = self.text.find(json.dumps(needle), offset)
+            # as written: a JSON file may escape non-ASCII characters or not
+            spellings = {json.dumps(needle), json.dumps(needle, ensure_ascii=False)}
+            found = min((f for f in (self.text.find(s, offset) for s in spellings) if f >= 0), default=-1)
             if found < 0:
                 break
             offset = found
@@ -179,7 +181,7 @@ def _read_vids(source, problems):
     if text is None:
         return None
     ids, seen = [], {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(safe_json.text_lines(text), start=1):
         video_id = line.strip()
         if not video_id:
             continue
@@ -271,6 +273,15 @@ def read_folder(source, *, video_url=None):
     ``video_url``: optional function video_id -> external URL (or "") for the imported videos.
     """
     problems = ProblemList()
+    others = getattr(source, "other_folders", [])
+    if others:
+        first = source.prefix or "(the archive's root)"
+        problems.add(
+            ANNOTATION,
+            f"the archive holds {len(others) + 1} dataset folders ({', '.join([first, *others])}), each with its "
+            "factuality_annotation.json: import one dataset per archive",
+        )
+        problems.raise_if_any()
     data, text = load_json(source, ANNOTATION, problems)
     if data is None and text is None and not problems:
         problems.add(ANNOTATION, "file not found: a FactVC folder must contain factuality_annotation.json")

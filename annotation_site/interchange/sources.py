@@ -35,9 +35,11 @@ class ZipSource:
         self.names = set(names)
         self.prefix = ""
         marker = "factuality_annotation.json"
-        candidates = sorted((n for n in names if posixpath.basename(n) == marker), key=len)
+        candidates = sorted((n for n in names if posixpath.basename(n) == marker), key=lambda n: (len(n), n))
         if candidates:
             self.prefix = candidates[0][: -len(marker)]
+        # more than one dataset folder: reading the first would import it alone, without a word about the rest
+        self.other_folders = [n[: -len(marker)] or "(the archive's root)" for n in candidates[1:]]
 
     def read(self, relpath):
         name = self.prefix + relpath

@@ -218,9 +218,8 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
             Item.objects.filter(task=task).delete()
             start = 0
         else:
-            start = (
-                Item.objects.filter(task=task).order_by("-position").values_list("position", flat=True).first() or -1
-            ) + 1
+            last = Item.objects.filter(task=task).order_by("-position").values_list("position", flat=True).first()
+            start = 0 if last is None else last + 1  # (``or -1`` took a last position 0 for none)
         Item.objects.bulk_create(
             [
                 Item(

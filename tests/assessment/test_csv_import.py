@@ -162,6 +162,27 @@ def test_bad_header_and_empty_file(db, tmp_path):
     assert not Campaign.objects.exists()
 
 
+def test_human_captions_named_after_an_ordinary_system_of_the_dataset_are_refused(db, tmp_path):
+    """Judgments attach to an imported corpus whose dataset is named like the campaign. A system there that is
+    not human, named as the file's human captions, was reused as it was: the campaign's human captions stayed an
+    ordinary system, ranked among the systems and scored by the metric module against the references."""
+    dataset = Dataset.objects.create(name="corpus")
+    System.objects.create(dataset=dataset, name="refs", is_human=False, position=1)
+    before = counts()
+    with pytest.raises(FormatError) as error:
+        import_judgments("corpus", write(tmp_path, valid_csv()))
+    [problem] = [str(p) for p in error.value.problems]
+    assert problem.endswith(
+        "judgments.csv, line 6, field 'system': system 'refs' of dataset corpus is not a human "
+        "caption set, but this file makes it the campaign's human captions: mark it human in the "
+        "dataset first, or name the human captions as the dataset has them"
+    )
+    assert counts() == before
+    System.objects.filter(name="refs").update(is_human=True)  # marked human first: imported, and it stays human
+    import_judgments("corpus", write(tmp_path, valid_csv()))
+    assert Campaign.objects.get(name="corpus").human_system.is_human
+
+
 def test_importing_the_same_file_twice_is_refused_and_changes_nothing(db, tmp_path):
     path = write(tmp_path, valid_csv())
     import_judgments("twice", path)

@@ -42,6 +42,25 @@ def test_import_zip_of_folder(api, top):
     assert response.json()["label_set"] == "imported"
 
 
+@pytest.mark.parametrize("second", ["YouCook2-Fact/", ""])
+def test_a_zip_of_two_dataset_folders_is_refused_naming_both(api, second):
+    """The folder nearest the archive's root was imported alone, and the other dataset dropped without a word."""
+    upload = zipped_fixture("ActivityNet-Fact/")
+    with zipfile.ZipFile(upload.file, "a") as archive:
+        archive.writestr(
+            f"{second}factuality_annotation.json", '{"yc1": {"S": {"paragraph_score": 3, "sentences": ["a b ."]}}}'
+        )
+    upload = SimpleUploadedFile("two.zip", upload.file.getvalue(), content_type="application/zip")
+    response = api.post(
+        "/api/datasets/import/", {"file": upload, "format": "factvc", "name": "two"}, format="multipart"
+    )
+    assert response.status_code == 400, response.content
+    [message] = response.json()["problems"]
+    assert "2 dataset folders" in message and "ActivityNet-Fact/" in message
+    assert (second or "(the archive's root)") in message and "factuality_annotation.json" in message
+    assert not Dataset.objects.exists()
+
+
 def test_import_single_annotation_file_then_export_it_back(api):
     original = (MINI / "factuality_annotation.json").read_bytes()
     upload = SimpleUploadedFile("factuality_annotation.json", original, content_type="application/json")

@@ -77,6 +77,24 @@ def test_bad_json_names_file_and_line(folder):
     assert problem.startswith("factuality_annotation.json, line 7: invalid JSON: Expecting ',' delimiter")
 
 
+def test_a_problem_under_a_non_ascii_key_names_its_line(folder):
+    """Keys were looked for ASCII-escaped only, so a file that writes them as they are got line 1."""
+    path = folder / "factuality_annotation.json"
+    data = json.loads(path.read_text())
+    first = next(iter(data))
+    data = {("vidé" if key == first else key): value for key, value in data.items()}
+    system = next(iter(data["vidé"]))
+    data["vidé"][system]["paragraph_score"] = 9
+    path.write_text(json.dumps(data, indent=4, ensure_ascii=False))
+    (folder / "vids.txt").write_text((folder / "vids.txt").read_text().replace(first, "vidé"))
+    lines = path.read_text().splitlines()
+    expected = next(n for n, line in enumerate(lines, 1) if '"paragraph_score": 9' in line)
+    problems = problems_of(folder)
+    assert any(p.startswith(f"factuality_annotation.json, line {expected},") and "vidé" in p for p in problems), (
+        problems
+    )
+
+
 def test_unbalanced_brackets_name_the_key_path_and_line(folder):
     rewrite(folder, lambda d: d["v_Zr3tYb7Lq0c"]["Alpha"]["sentences"].__setitem__(1, "she [jumps over a fence ."))
     (problem,) = problems_of(folder)

@@ -48,6 +48,22 @@ def test_round_trip_is_exact():
     assert jsonl.write(jsonl.read(GOOD)) == GOOD
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])  # (JSON escapes those below U+0020)
+def test_a_caption_holding_a_line_separator_of_unicode_round_trips(separator):
+    """The export writes such characters raw (ensure_ascii=False); ``str.splitlines`` cut the line there, so the
+    platform's own export was refused on import, and every later line number was off by one."""
+    text = GOOD.replace("A man cooks.", f"A man cooks.{separator}Then he eats.")
+    bundle = jsonl.read(text)
+    assert bundle.references[0].text == f"A man cooks.{separator}Then he eats."
+    assert jsonl.write(bundle) == text
+    broken = text.replace('"system": "people"', '"system": 7')
+    with pytest.raises(FormatError) as info:
+        jsonl.read(broken + "\r\n{}\r\n")  # CRLF lines count as one line each
+    problems = [str(p) for p in info.value.problems]
+    assert problems[0].startswith("dataset.jsonl, line 6,") and "system" in problems[0]
+    assert problems[-1].startswith("dataset.jsonl, line 8")
+
+
 def test_spans_imply_error():
     bundle = jsonl.read('{"video_id": "v", "system": "s", "sentences": [{"text": "a b c", "spans": [[0, 1]]}]}')
     assert bundle.captions[0].sentences[0].error is True

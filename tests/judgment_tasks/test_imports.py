@@ -145,3 +145,10 @@ def test_definition_changes_until_work_starts_and_must_fit_the_items(videos, ann
     assert "work has started" in str(caught.value)
     with pytest.raises(imports.WorkStarted):
         imports.import_items(task, lines({"video_id": "c2", "text": "x"}), replace=True)
+
+
+def test_items_added_after_a_single_first_item_come_after_it(conversion):
+    """The next position was ``(last or -1) + 1``: after one item at position 0 it was 0 again."""
+    imports.import_items(conversion, lines({"item_id": "a", "video_id": "c1", "tuples": ["a"], "questions": ["a?"]}))
+    imports.import_items(conversion, lines({"item_id": "b", "video_id": "c2", "tuples": ["b"], "questions": ["b?"]}))
+    assert list(Item.objects.order_by("position").values_list("key", "position")) == [("a", 0), ("b", 1)]

@@ -80,6 +80,21 @@ def test_every_problem_is_located_and_nothing_is_written(tiny_dataset):
     assert not Metric.objects.exists() and not MetricScore.objects.exists()
 
 
+@pytest.mark.parametrize("written", ["\u0663", "1_000", "\uff11", "0x10", "1e2e3", "infinity"])
+def test_a_score_float_would_coerce_is_refused(tiny_dataset, written):
+    """float() reads Arabic-Indic and full-width digits and '_' between digits: such a score was stored as a
+    number nobody wrote. Exponents, as programs write small numbers, still count."""
+    text = f"video_id,system,metric,score\nvid-a,Alpha,emscore,{written}\nvid-a,Beta,emscore,1.5e-05\n"
+    with pytest.raises(FormatError) as error:
+        services.import_scores(tiny_dataset, text, "scores.csv")
+    assert [str(p) for p in error.value.problems] == [
+        f"scores.csv, line 2, score: score must be a finite number, not {written!r}"
+    ]
+    assert not MetricScore.objects.exists()
+    services.import_scores(tiny_dataset, text.replace(written, " 2.5E+1 "), "scores.csv")
+    assert stored_scores(tiny_dataset, "emscore") == {("vid-a", "Alpha"): 25.0, ("vid-a", "Beta"): 1.5e-05}
+
+
 def test_json_problems_carry_line_numbers(tiny_dataset):
     text = (
         '[\n  {"video_id": "vid-a", "system": "Alpha", "metric": "m", "score": 1},\n'
