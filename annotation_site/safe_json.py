@@ -159,6 +159,21 @@ def _deep_position(doc, limit):
     return 0
 
 
+class DuplicateKey(ValueError):
+    """An object of the JSON names a key twice (``args[0]``)."""
+
+
+def no_duplicate_keys(pairs):
+    """``object_pairs_hook`` refusing an object that names a key twice: ``json`` keeps the last silently, so a
+    line with two ``paragraph_score`` fields was stored with whichever came last."""
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
 def text_lines(text):
     """The lines of a text file as an editor numbers them: split at line feeds (CRLF too) only. ``str.splitlines``
     also splits at U+2028, U+2029, NEL, form feed and more, which JSON writers leave raw inside strings
@@ -175,7 +190,10 @@ def object_lines(text, problem):
         if not line.strip():
             continue
         try:
-            obj = loads(line)
+            obj = loads(line, object_pairs_hook=no_duplicate_keys)
+        except DuplicateKey as exc:
+            problem(number, f"key {exc.args[0]!r} appears more than once")
+            continue
         except json.JSONDecodeError as exc:
             problem(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
             continue

@@ -237,7 +237,9 @@ def _json_lines(text, filename, problems):
         if not raw.strip():
             continue
         try:
-            yield safe_json.loads(raw), number
+            yield safe_json.loads(raw, object_pairs_hook=safe_json.no_duplicate_keys), number
+        except safe_json.DuplicateKey as exc:
+            problems.add(filename, f"key {exc.args[0]!r} appears more than once", line=number)
         except json.JSONDecodeError as exc:
             problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number)
 

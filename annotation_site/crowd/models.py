@@ -15,6 +15,7 @@ import uuid
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
@@ -131,6 +132,26 @@ class Study(models.Model):
 
     def __str__(self):
         return self.name
+
+    def clean(self):
+        """Prolific refuses a rejection without one of its categories or with a message shorter than 100
+        characters: said when the study is made or changed, not found when its rejections fail in a payment run
+        (a participant never rejected is approved by Prolific on its own after a while)."""
+        if self.provider != Provider.PROLIFIC:
+            return
+        from .providers.prolific_client import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES
+
+        problems = {}
+        if self.rejection_category not in REJECTION_CATEGORIES:
+            problems["rejection_category"] = f"Prolific's categories are {', '.join(REJECTION_CATEGORIES)}"
+        message = (self.rejection_message or "").strip()
+        if message and len(message) < MIN_REJECTION_MESSAGE:
+            problems["rejection_message"] = (
+                f"Prolific needs at least {MIN_REJECTION_MESSAGE} characters ({len(message)} given); leave it "
+                "empty for the platform's explanation of the hidden checks"
+            )
+        if problems:
+            raise ValidationError(problems)
 
 
 class Participant(models.Model):

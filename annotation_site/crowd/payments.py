@@ -425,6 +425,17 @@ def replace_rejected(study):
     return sum(admission.release(p, "rejected", completed_too=True) for p in rejected)
 
 
+def plan_failed_again(study):
+    """Put the study's failed rows back to planned (``crowd_ledger retry``, the study page, the API) once the
+    cause of their refusal is fixed (the rejection message, the platform's token, the account's funds, a batch
+    refused for one bad row): nothing else ever moves a row out of ``failed``. The next payment run sends them
+    (a bonus still only after its approval is confirmed); recording the decisions again first brings them up
+    to date. Returns how many rows moved."""
+    from . import ledger
+
+    return ledger.plan_again(list(LedgerEntry.objects.filter(study=study, state=LedgerEntry.State.FAILED)))
+
+
 def summary(study):
     counts = {state: 0 for state in LedgerEntry.State.values}
     for state in LedgerEntry.objects.filter(study=study).values_list("state", flat=True):

@@ -148,6 +148,11 @@ def study_action(request, name):
             messages.success(request, f"Submissions read from the platform: {outcome or 'none'}.")
         elif action == "release-idle":
             messages.success(request, f"{admission.release_idle()} idle task(s) released.")
+        elif action == "retry-failed":
+            moved = payments.plan_failed_again(study)
+            messages.success(
+                request, f"{moved} failed ledger row(s) planned again; send the recorded payments to send them."
+            )
         elif action == "apply-payments":
             start_payments_job(study, request.user)
             messages.info(request, "Decisions and bonuses are being sent; this page shows the progress.")

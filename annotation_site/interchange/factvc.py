@@ -31,19 +31,6 @@ CAPTIONS = "captions"
 _CAPTION_KEYS = {"paragraph_score", "sentences"}
 
 
-class _DuplicateKeys(ValueError):
-    pass
-
-
-def _no_duplicates(pairs):
-    seen = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _DuplicateKeys(key)
-        seen[key] = value
-    return seen
-
-
 class _LineFinder:
     """Finds the line of a key path in a JSON text by searching for each key in turn (cheap, and exact for
     the usual pretty-printed files)."""
@@ -73,8 +60,8 @@ def load_json(source, relpath, problems):
     if text is None:
         return None, None
     try:
-        return safe_json.loads(text, object_pairs_hook=_no_duplicates), text
-    except _DuplicateKeys as exc:
+        return safe_json.loads(text, object_pairs_hook=safe_json.no_duplicate_keys), text
+    except safe_json.DuplicateKey as exc:
         problems.add(relpath, f"key {exc.args[0]!r} appears more than once", line=_LineFinder(text).line(exc.args[0]))
     except json.JSONDecodeError as exc:
         problems.add(relpath, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno)

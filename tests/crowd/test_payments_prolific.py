@@ -4,6 +4,7 @@ across retries, failures and crashes (asserted on the server's own log)."""
 from decimal import Decimal
 
 import pytest
+from django.urls import reverse
 
 from annotation_site.crowd import ledger, payments
 from annotation_site.crowd.models import BonusScope, Dispatch, LedgerEntry, Participation, Policy
@@ -146,6 +147,47 @@ def test_an_approval_prolific_has_not_applied_yet_waits_for_the_next_run(study_s
     assert len(fake_prolific.log("POST", "bulk-approve")) == 0  # never sent again
     assert set(approvals.values_list("state", flat=True)) == {"confirmed"}
     assert len(fake_prolific.payments) == 3
+
+
+def test_failed_rows_are_sent_again_only_when_a_person_plans_them_again(study_setup, fake_prolific, client, staff_user):
+    """Nothing moved a row out of ``failed``: a rejection refused for its short message, or approvals refused
+    for a wrong API token, stayed failed once the cause was fixed (and Prolific approves on its own what is never
+    rejected)."""
+    toy, target, study = study_setup
+    study.rejection_message = "Too short."  # (saved past the study's own check, as an older study may hold it)
+    study.save(update_fields=["rejection_message"])
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "bulk-approve", status=401, times=1)
+    payments.apply_study(study)
+    payments.apply_study(study)
+    failed = LedgerEntry.objects.filter(state="failed")
+    assert sorted(failed.values_list("action", flat=True)) == ["approve"] * 3 + ["reject"] * 2
+    assert "100 characters" in failed.filter(action="reject").first().error
+    assert fake_prolific.payments == [] and len(fake_prolific.log("POST", r"/transition/$")) == 0
+    study.rejection_message = ""  # fixed: the platform's explanation
+    study.save(update_fields=["rejection_message"])
+    client.force_login(staff_user)
+    page = client.get(reverse("crowd-study", args=[study.name])).content.decode()
+    assert "Plan failed rows again (5)" in page
+    client.post(reverse("crowd-study-action", args=[study.name]), {"action": "retry-failed"})
+    assert LedgerEntry.objects.filter(state="failed").count() == 0
+    plan_and_record(toy, target, study)  # brings the planned rejections up to date
+    payments.apply_study(study)
+    assert set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"}
+    assert all(len(c.body["message"]) >= 100 for c in fake_prolific.log("POST", r"/transition/$"))
+    assert len(fake_prolific.payments) == 3
+    assert payments.plan_failed_again(study) == 0  # nothing failed: nothing moves
+
+
+def test_a_prolific_study_with_a_rejection_prolific_refuses_is_not_made(toy, fake_prolific):
+    from annotation_site.crowd import studies
+
+    target = toy.add("camp2", [("1", 1)])
+    with pytest.raises(studies.StudyError, match="rejection_message: Prolific needs at least 100 characters"):
+        studies.create_study("toy", target.name, name="short", provider="prolific", rejection_message="Too short.")
+    with pytest.raises(studies.StudyError, match="rejection_category: Prolific's categories are"):
+        studies.create_study("toy", target.name, name="odd", provider="prolific", rejection_category="LAZY")
+    studies.create_study("toy", target.name, name="fine", provider="prolific", rejection_message="")
 
 
 def test_rate_limits_and_server_errors_are_retried(study_setup, fake_prolific):

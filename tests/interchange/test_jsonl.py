@@ -124,3 +124,13 @@ def test_sentences_may_be_plain_strings():
     bundle = jsonl.read('{"video_id": "v", "system": "s", "sentences": ["a dog runs .", "it barks ."]}')
     assert [s.tokens for s in bundle.captions[0].sentences] == [["a", "dog", "runs", "."], ["it", "barks", "."]]
     assert all(s.error is None for s in bundle.captions[0].sentences)
+
+
+def test_a_line_naming_a_field_twice_is_refused():
+    """json keeps the last of two equal keys: the score stored was whichever came last, without a word."""
+    text = GOOD.replace('"paragraph_score": 3,', '"paragraph_score": 5, "paragraph_score": 1,')
+    with pytest.raises(FormatError) as info:
+        jsonl.read(text)
+    assert [str(p) for p in info.value.problems] == [
+        "dataset.jsonl, line 4: key 'paragraph_score' appears more than once"
+    ]

@@ -2,6 +2,7 @@
 
 python manage.py crowd_ledger show --study NAME            # rows by state, dispatches in doubt
 python manage.py crowd_ledger apply --study NAME           # send planned rows (reconciles first)
+python manage.py crowd_ledger retry --study NAME           # failed rows planned again, once their cause is fixed
 python manage.py crowd_ledger resolve --dispatch ID --paid|--not-paid
 python manage.py crowd_ledger export --study NAME [--s3]   # CSV to stdout, or to the bucket with a link
 python manage.py crowd_ledger verify --study NAME --participant ID --code CODE
@@ -21,7 +22,7 @@ class Command(BaseCommand):
     help = "Show, send, resolve and export the payment ledger; verify completion codes."
 
     def add_arguments(self, parser):
-        parser.add_argument("action", choices=["show", "apply", "resolve", "export", "verify"])
+        parser.add_argument("action", choices=["show", "apply", "retry", "resolve", "export", "verify"])
         parser.add_argument("--study")
         parser.add_argument("--dispatch", type=column(Dispatch, "id", low=1), help="resolve: the dispatch's id.")
         paid = parser.add_mutually_exclusive_group()
@@ -54,6 +55,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(payments.summary(study), indent=2))
         elif action == "apply":
             self.stdout.write(json.dumps(payments.apply_study(study), indent=2))
+        elif action == "retry":
+            moved = payments.plan_failed_again(study)
+            self.stdout.write(f"{moved} failed row(s) planned again; 'crowd_ledger apply' sends them")
         elif action == "export":
             from annotation_site.crowd.staff_views import LEDGER_COLUMNS, ledger_rows
 
