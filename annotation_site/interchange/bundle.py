@@ -23,6 +23,21 @@ def too_long(field_name, value):
     return None
 
 
+ID_FIELDS = ("video_id", "system", "reference_set")
+
+
+def id_problem(field_name, value):
+    """A message when an id or name (``ID_FIELDS``) is empty, blank or has spaces at its start or end, else None.
+    Every other importer (task items, metric scores, DA judgments) strips the ids it reads to match them, so a
+    dataset id ``"v1 "`` was a second video beside ``"v1"`` that nothing else could name, and an empty one could
+    not be exported and imported again."""
+    if not value.strip():
+        return f"{field_name} must not be empty or blank"
+    if value != value.strip():
+        return f"{field_name} {value[:60]!r} has spaces at its start or end"
+    return None
+
+
 def check_lengths(bundle, file, problems):
     """Every id and name of a bundle within its column's length (for formats whose readers cannot say the line)."""
     seen = set()

@@ -23,7 +23,16 @@ from annotation_site import safe_json
 from annotation_site.corpus.tokens import BracketError, parse_bracketed, render_bracketed
 from annotation_site.uploads import UploadRefused
 
-from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData, check_lengths
+from .bundle import (
+    CaptionData,
+    DatasetBundle,
+    ProblemList,
+    ReferenceData,
+    SentenceData,
+    VideoData,
+    check_lengths,
+    id_problem,
+)
 
 ANNOTATION = "factuality_annotation.json"
 VIDS = "vids.txt"
@@ -79,6 +88,9 @@ def _read_captions(data, text, problems):
         problems.add(ANNOTATION, "the top level must be an object {video_id: {system: {...}}}", line=1)
         return captions, systems
     for video_id, by_system in data.items():
+        if message := id_problem("video_id", video_id):
+            problems.add(ANNOTATION, message, line=finder.line(video_id), where=_where(video_id))
+            continue
         if not isinstance(by_system, dict) or not by_system:
             problems.add(
                 ANNOTATION,
@@ -89,6 +101,9 @@ def _read_captions(data, text, problems):
             continue
         for system, entry in by_system.items():
             where = (video_id, system)
+            if message := id_problem("system", system):
+                problems.add(ANNOTATION, message, line=finder.line(*where), where=_where(*where))
+                continue
             if not isinstance(entry, dict):
                 problems.add(
                     ANNOTATION,

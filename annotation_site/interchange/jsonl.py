@@ -24,7 +24,17 @@ import math
 from annotation_site import safe_json
 from annotation_site.corpus.tokens import tokenize, validate_spans
 
-from .bundle import CaptionData, DatasetBundle, ProblemList, ReferenceData, SentenceData, VideoData, too_long
+from .bundle import (
+    ID_FIELDS,
+    CaptionData,
+    DatasetBundle,
+    ProblemList,
+    ReferenceData,
+    SentenceData,
+    VideoData,
+    id_problem,
+    too_long,
+)
 
 _FIELDS = {
     "video": {"type", "video_id", "url", "duration"},
@@ -60,7 +70,7 @@ class _Reader:
         if not isinstance(value, str) or not value.strip():
             self.problem(line, f"{key} must be a non-empty string, not {value!r}"[:300], where=key)
             return None
-        message = too_long(key, value)
+        message = too_long(key, value) or (id_problem(key, value) if key in ID_FIELDS else None)
         if message:
             self.problem(line, message, where=key)
             return None

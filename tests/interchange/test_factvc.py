@@ -154,3 +154,18 @@ def test_duplicate_in_vids_txt(folder):
     (folder / "vids.txt").write_text("v_Mm0nB9vC8xD\nv_Kx8pQ2mWz1A\nv_Mm0nB9vC8xD\nv_Zr3tYb7Lq0c\n")
     (problem,) = problems_of(folder)
     assert problem == "vids.txt, line 3: video 'v_Mm0nB9vC8xD' is listed twice (first on line 1)"
+
+
+@pytest.mark.parametrize("key", ["", "  ", "v1 "])
+def test_empty_blank_or_padded_video_and_system_keys_are_refused(folder, key):
+    """They were imported, and the dataset's JSONL export then could not be imported again."""
+
+    def mutate(data):
+        first = next(iter(data))
+        data[key] = data[first]
+        data[first] = {key: next(iter(data[first].values())), **data[first]}
+
+    rewrite(folder, mutate)
+    problems = problems_of(folder)
+    assert any("video_id" in p and ("blank" in p or "spaces" in p) for p in problems), problems
+    assert any("system" in p and ("blank" in p or "spaces" in p) for p in problems), problems

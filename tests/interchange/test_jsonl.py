@@ -134,3 +134,20 @@ def test_a_line_naming_a_field_twice_is_refused():
     assert [str(p) for p in info.value.problems] == [
         "dataset.jsonl, line 4: key 'paragraph_score' appears more than once"
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ({"type": "video", "video_id": "v1 "}, "line 1, video_id: video_id 'v1 ' has spaces at its start or end"),
+        ({"video_id": "v1", "system": " S", "sentences": ["a ."]}, "line 2, system: system ' S' has spaces"),
+        ({"type": "reference", "video_id": "v1", "reference_set": "gt\t", "text": "A."}, "line 2, reference_set:"),
+        ({"type": "video", "video_id": " "}, "line 1, video_id: video_id must be a non-empty string"),
+    ],
+)
+def test_ids_with_spaces_around_them_are_refused(line, message):
+    """Other importers strip the ids they read: a dataset video 'v1 ' beside 'v1' was one nothing could name."""
+    lines = [line] if line.get("type") == "video" else [{"type": "video", "video_id": "v1"}, line]
+    with pytest.raises(FormatError) as info:
+        jsonl.read("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert any(message in str(p) for p in info.value.problems), info.value.problems
