@@ -27,15 +27,17 @@ def _svg(figure):
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 role="img"', text, count=1)
 
 
-def system_scores_figure(systems, title="Mean z-score per system (95% confidence interval over captions)"):
+def system_scores_figure(systems, title="Mean z-score per system (95% t interval over captions)"):
     """Horizontal points with confidence intervals of every system's mean z, best at the top; the human
     caption set in green."""
     with fs.style():
         n = len(systems)
         figure = fs.new_figure(1.2 + n * fs.row_height_inches())
         axes = figure.subplots()
+        single = False  # a system of one caption has no interval: said under the axis
         if n:
             ci = confidence_interval(systems)
+            single = bool(ci["low"].isna().any())
             y = np.arange(n)[::-1]
             humans = list(systems["is_human"])
             colours = [HUMAN if human else SYSTEM for human in humans]
@@ -49,13 +51,13 @@ def system_scores_figure(systems, title="Mean z-score per system (95% confidence
             axes.axvline(0, color="#9aa3af", linewidth=0.6, linestyle="--")
         else:
             axes.set_yticks([])
-        axes.set_xlabel("mean z-score")
+        axes.set_xlabel("mean z-score" + ("\n(no interval: one caption)" if single else ""))
         fs.set_title(figure, title)
         axes.grid(axis="x", color="#e5e7eb", linewidth=0.5)
         return fs.grow_to_fit(figure)
 
 
-def system_scores_chart(systems, title="Mean z-score per system (95% confidence interval over captions)"):
+def system_scores_chart(systems, title="Mean z-score per system (95% t interval over captions)"):
     return _svg(system_scores_figure(systems, title))
 
 

@@ -146,6 +146,29 @@ def _human_systems(frame, metric_rows, names, include_human):
     return human.select_human_systems(frame, names, include=include_human, valid=valid)
 
 
+FEW_SYSTEMS = 4  # below this a system-level correlation cannot tell metrics apart
+
+
+def few_systems_caution(result):
+    """A caution for a system-level table over fewer than FEW_SYSTEMS systems (None otherwise), for pages, the
+    command's table and the CSV header: any two points correlate perfectly (r = +1 or -1), three give Kendall
+    only +-1/3 or +-1, and the Williams test needs four (its p-value is then left undefined, so no metric is
+    found better than another)."""
+    if (result.get("parameters") or {}).get("level") != "system":
+        return None
+    counts = [
+        entry["n"] for levels in (result.get("metrics") or {}).values() for entry in levels.values() if entry.get("n")
+    ]
+    n = min(counts, default=None)
+    if n is None or n >= FEW_SYSTEMS:
+        return None
+    return (
+        f"Caution: only {n} systems. At system level any two systems correlate perfectly (r = +1 or -1) and three "
+        "allow only a few values, so these correlations, intervals and clusters cannot tell the metrics apart: "
+        f"use the segment level, or at least {FEW_SYSTEMS} systems."
+    )
+
+
 def describe_human_systems(description):
     """One sentence for pages, the command's table and the CSV header: what was done with the human systems."""
     if not description or not description.get("systems"):
@@ -404,6 +427,7 @@ def table_csv(report):
         f"{round(100 * parameters['confidence'])}% CI, test {parameters['test']}; data "
         f"{report.data_hash[:12]}"
         + (f"; {describe_human_systems(report.result['human_systems'])}" if "human_systems" in report.result else "")
+        + (f"; {caution}" if (caution := few_systems_caution(report.result)) else "")
         + "\n"
     )
     fields = ["metric", "label", "human", "value", "ci_low", "ci_high", "n", "groups", "epsilon", "cluster", "best"]

@@ -99,6 +99,7 @@ def _report_context(report):
         "human_systems": (
             reports.describe_human_systems(result["human_systems"]) if "human_systems" in result else None
         ),
+        "caution": reports.few_systems_caution(result),
     }
 
 

@@ -55,6 +55,19 @@ def test_system_scores_chart_is_legible_at_column_width(case):
     assert len(labels) == len(systems) and len(set(labels)) == len(labels)
 
 
+def test_a_system_of_one_caption_is_drawn_without_an_interval_and_said_so():
+    frame = captions(["human", "COOT", "Vid2Seq"])
+    frame = frame[(frame["system"] != "Vid2Seq") | (frame["video_id"] == "v000")]  # Vid2Seq: one caption
+    systems = scoring.system_scores(frame)
+    systems["is_human"] = systems["system"] == "human"
+    figure = charts.system_scores_figure(systems)
+    assert_legible(figure, "one caption")
+    assert "no interval: one caption" in figure.axes[0].get_xlabel()
+    segments = figure.axes[0].collections[0].get_segments()
+    drawn = [bool(segment.size and np.isfinite(segment).all()) for segment in segments]
+    assert sorted(drawn) == [False, True, True]
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_win_matrix_is_legible_at_column_width(case):
     systems, p_values = campaign(CASES[case])

@@ -93,7 +93,7 @@ def test_failing_workers_still_standardise_their_own_scores_only():
     pd.testing.assert_frame_equal(scoring.caption_scores(more, ["A", "B"]), scoring.caption_scores(HAND, ["A", "B"]))
 
 
-def test_confidence_interval_is_the_normal_interval_over_captions():
+def test_confidence_interval_is_the_t_interval_over_captions():
     captions = pd.DataFrame(
         {
             "system": ["a"] * 4 + ["b"] * 2,
@@ -106,7 +106,18 @@ def test_confidence_interval_is_the_normal_interval_over_captions():
     systems = scoring.system_scores(captions)
     ci = scoring.confidence_interval(systems).set_index(systems["system"])
     z = np.array([0.1, 0.3, -0.2, 0.6])
-    half = stats.norm.ppf(0.975) * z.std(ddof=1) / 2
-    assert ci.loc["a", "low"] == pytest.approx(z.mean() - half)
-    assert ci.loc["a", "high"] == pytest.approx(z.mean() + half)
+    low, high = stats.t.interval(0.95, df=3, loc=z.mean(), scale=stats.sem(z))  # SciPy's own t interval
+    assert ci.loc["a", "low"] == pytest.approx(low)
+    assert ci.loc["a", "high"] == pytest.approx(high)
     assert ci.loc["b", "low"] == ci.loc["b", "high"] == pytest.approx(1.0)
+
+
+def test_a_system_of_one_caption_has_no_interval():
+    """Its sd was taken as 0: drawn as a point with no width, the surest system of all."""
+    captions = pd.DataFrame(
+        {"system": ["a", "a", "b"], "video_id": list("wxw"), "raw": [1, 2, 3], "z": [0.1, 0.5, 1.2], "n": [1] * 3}
+    )
+    systems = scoring.system_scores(captions)
+    ci = scoring.confidence_interval(systems).set_index(systems["system"])
+    assert np.isnan(ci.loc["b", "low"]) and np.isnan(ci.loc["b", "high"])
+    assert np.isfinite(ci.loc["a", "low"])

@@ -72,6 +72,19 @@ def test_correlate_system_level_and_other_formats(tiny_scores):
     assert len(csv_text.splitlines()) == 2 + 2 * 3
 
 
+def test_a_system_level_table_over_three_systems_carries_a_caution(tiny_scores, staff_client):
+    """Three systems allow only a few correlation values (two: always +-1); the table said nothing of it."""
+    table = correlate("--dataset", "tiny", "--level", "system", "--method", "kendall_b", "--resamples", "100")
+    assert "Caution: only 3 systems." in table
+    csv_text = correlate("--dataset", "tiny", "--level", "system", "--format", "csv", "--resamples", "100")
+    assert "Caution: only 3 systems." in csv_text.splitlines()[0]
+    page = staff_client.get("/metrics/datasets/tiny/?level=system").content.decode()
+    assert 'id="few-systems"' in page and "only 3 systems" in page
+    segment = correlate("--dataset", "tiny", "--resamples", "100")
+    assert "Caution" not in segment
+    assert 'id="few-systems"' not in staff_client.get("/metrics/datasets/tiny/").content.decode()
+
+
 def test_correlate_refuses_what_it_cannot_do(tiny_scores):
     with pytest.raises(CommandError, match="no scores for metric.*bleu4"):
         correlate("--dataset", "tiny", "--metrics", "bleu4")
