@@ -73,7 +73,7 @@ def read_rows(stream, filename, problems):
         return []
     header = [name.strip() for name in header]
     missing = [name for name in HEADER if name not in header]
-    unknown = [name for name in header if name not in HEADER]
+    unknown = [name or f"an empty name (column {i})" for i, name in enumerate(header, 1) if name not in HEADER]
     if missing or unknown or len(set(header)) != len(header):
         problems.add(
             filename,

@@ -334,10 +334,12 @@ def read_pairs(text, filename, problems=None):
         header = [name.strip() for name in next(reader, None) or []]
         if not {"video_id", "correct", "foil"} <= set(header):
             problems.add(filename, "the header needs the columns video_id, correct and foil", line=1)
-        else:
-            for fields in reader:
-                if fields:  # (a line with nothing on it)
-                    records.append(({name: value for name, value in zip(header, fields) if name}, reader.line_num))
+        elif len(set(header)) != len(header):
+            twice = sorted({name for name in header if header.count(name) > 1})
+            problems.add(filename, f"the header names {', '.join(map(repr, twice))} more than once", line=1)
+        else:  # (a row with more or fewer cells than the header is a problem of its line, not cut to fit)
+            for line, fields in problems.csv_records(reader, len(header), filename):
+                records.append(({name: value for name, value in zip(header, fields) if name}, line))
     elif suffix in (".json", ".jsonl"):
         if suffix == ".jsonl":
             records = list(_json_lines(text, filename, problems))

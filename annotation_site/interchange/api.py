@@ -18,6 +18,7 @@ from .services import (
     DEFAULT_LABEL_SET,
     PROJECT_FACTVC_FILENAME,
     ImportRefused,
+    InvalidImportName,
     NothingToExport,
     default_label_set,
     export_bundle,
@@ -52,6 +53,8 @@ class DatasetImportView(APIView):
         serializer.is_valid(raise_exception=True)
         try:
             result = import_upload(serializer.validated_data)  # a file with problems: 400 (api_errors)
+        except InvalidImportName as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         except ImportRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(

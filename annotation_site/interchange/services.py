@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -30,6 +31,10 @@ class NothingToExport(Exception):
 
 class ImportRefused(Exception):
     """The import cannot go ahead: the dataset name is taken or invalid."""
+
+
+class InvalidImportName(ImportRefused):
+    """A name the request gives is not valid (the API answers 400, where a name taken is a conflict, 409)."""
 
 
 @dataclass
@@ -56,11 +61,14 @@ def import_bundle(
     try:
         check_unit_name(name)
     except ValidationError as exc:
-        raise ImportRefused(f"invalid dataset name {name!r}: {exc.messages[0]}") from None
+        raise InvalidImportName(f"invalid dataset name {name!r}: {exc.messages[0]}") from None
     longest = LabelSet._meta.get_field("name").max_length or 0
     if bundle.has_labels and len(label_set_name) > longest:  # past the column: a database error on PostgreSQL
-        raise ImportRefused(f"the label set name has {len(label_set_name)} characters; at most {longest} are allowed")
+        raise InvalidImportName(
+            f"the label set name has {len(label_set_name)} characters; at most {longest} are allowed"
+        )
     label_source = _fitted(label_source, LabelSet._meta.get_field("source").max_length or 0)
+    replaced = None  # what a replace deleted besides the corpus, told in the warnings
     with transaction.atomic():
         existing = Dataset.objects.select_for_update().filter(name=name).first()
         if existing is not None:
@@ -70,7 +78,8 @@ def import_bundle(
                 refuse_if_human_work(f"replacing dataset {name!r}", datasets=[existing], force=force_delete_judgments)
             except HumanWorkAtRisk as exc:
                 raise ImportRefused(str(exc)) from exc
-            existing.delete()
+            _, deleted = existing.delete()
+            replaced = _replaced_note(name, deleted)
         dataset = Dataset.objects.create(name=name, source_format=source_format, description=description)
 
         systems = System.objects.bulk_create(
@@ -118,7 +127,24 @@ def import_bundle(
         if bundle.has_labels:
             label_set = _write_labels(dataset, bundle, captions, sentences, label_set_name, label_source)
         refresh_after_bulk_load(System, Video, Caption, Sentence, Reference)
-    return ImportResult(dataset=dataset, counts=bundle.counts(), label_set=label_set, warnings=bundle.warnings)
+    warnings = list(bundle.warnings) + ([replaced] if replaced else [])
+    return ImportResult(dataset=dataset, counts=bundle.counts(), label_set=label_set, warnings=warnings)
+
+
+# what a dataset is made of: replacing it replaces these, so they are not named as lost
+_CORPUS_MODELS = {"corpus.dataset", "corpus.system", "corpus.video", "corpus.caption", "corpus.sentence"}
+_CORPUS_MODELS |= {"corpus.reference"}
+
+
+def _replaced_note(name, deleted):
+    """What replacing dataset ``name`` deleted besides its corpus (metric scores, label sets, pair sets,
+    projects and tasks without people's work: ``Model.delete()``'s counts), or None: the replace was silent
+    about them, and a lab found its metric scores gone."""
+    lost = {label: count for label, count in sorted(deleted.items()) if count and label.lower() not in _CORPUS_MODELS}
+    if not lost:
+        return None
+    listed = ", ".join(f"{count} {apps.get_model(label)._meta.verbose_name_plural}" for label, count in lost.items())
+    return f"replacing dataset {name!r} also deleted what belonged to the old one: {listed}"
 
 
 def import_upload(data: Mapping[str, Any]) -> ImportResult:

@@ -183,6 +183,13 @@ def test_human_captions_named_after_an_ordinary_system_of_the_dataset_are_refuse
     assert Campaign.objects.get(name="corpus").human_system.is_human
 
 
+def test_an_empty_column_name_in_the_header_is_named(db, tmp_path):
+    """A spreadsheet's trailing empty column made the message end in 'unknown ' with nothing after it."""
+    text = valid_csv().replace(HEADER, HEADER.rstrip("\n") + ",\n", 1)
+    with pytest.raises(FormatError, match=r"unknown an empty name \(column 9\)"):
+        import_judgments("x", write(tmp_path, text))
+
+
 def test_importing_the_same_file_twice_is_refused_and_changes_nothing(db, tmp_path):
     path = write(tmp_path, valid_csv())
     import_judgments("twice", path)

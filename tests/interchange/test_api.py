@@ -113,6 +113,14 @@ def test_name_conflict_is_409(api):
         assert response.status_code == expected
 
 
+@pytest.mark.parametrize(("field", "value"), [("name", "bad/name"), ("name", "-leading-dash")])
+def test_an_invalid_name_is_a_bad_request_not_a_conflict(api, field, value):
+    data = {"file": zipped_fixture(), "format": "factvc", "name": "mini", field: value}
+    response = api.post("/api/datasets/import/", data, format="multipart")
+    assert response.status_code == 400, response.content
+    assert not Dataset.objects.exists()
+
+
 def test_dataset_list_and_detail(api):
     api.post(
         "/api/datasets/import/", {"file": zipped_fixture(), "format": "factvc", "name": "mini"}, format="multipart"

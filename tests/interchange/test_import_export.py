@@ -125,6 +125,21 @@ def test_existing_name_needs_replace():
     assert Caption.objects.count() == 6
 
 
+def test_a_replace_names_what_it_deleted_besides_the_corpus():
+    """Replacing a dataset deleted its metric scores (and pair sets, other label sets...) without a word."""
+    from metrics_eval import services as metric_services
+
+    run("import_dataset", "--format", "factvc", "--name", "mini", str(MINI))
+    dataset = Dataset.objects.get(name="mini")
+    video = Video.objects.filter(dataset=dataset).first().external_id
+    system = System.objects.filter(dataset=dataset).first().name
+    metric_services.import_scores(dataset, f"video_id,system,metric,score\n{video},{system},bleu4,0.5\n", "m.csv")
+    out, err = run("import_dataset", "--format", "factvc", "--name", "mini", "--replace", str(MINI))
+    said = out + err
+    assert "also deleted what belonged to the old one" in said and "1 metric scores" in said, said
+    assert "captions" not in said.split("also deleted")[1]  # the corpus is replaced, not lost
+
+
 def test_invalid_dataset_name_is_refused():
     with pytest.raises(CommandError, match="invalid dataset name 'has space'"):
         run("import_dataset", "--format", "factvc", "--name", "has space", str(MINI))

@@ -154,3 +154,18 @@ def test_pairs_import(tiny_dataset, tmp_path):
         "caption_pairs", "--dataset", "tiny", "--import", str(path), "--name", "foil2", stdout=open(tmp_path / "o", "w")
     )
     assert CaptionPair.objects.filter(pair_set="foil2").count() == 1
+
+
+def test_a_pairs_row_with_more_cells_than_the_header_or_a_header_naming_a_column_twice_is_refused(tiny_dataset):
+    """Extra cells were dropped without a word, and a column named twice was read from its last copy."""
+    extra = "video_id,correct,foil\nvid-a,Alpha,Gamma,Beta\nvid-b,Alpha\n"
+    with pytest.raises(FormatError) as error:
+        services.import_pairs(tiny_dataset, extra, "pairs.csv", pair_set="extra")
+    assert [str(p) for p in error.value.problems] == [
+        "pairs.csv, line 2: expected 3 fields, found 4",
+        "pairs.csv, line 3: expected 3 fields, found 2",
+    ]
+    twice = "video_id,correct,foil,foil\nvid-a,Alpha,Gamma,Beta\n"
+    with pytest.raises(FormatError, match="the header names 'foil' more than once"):
+        services.import_pairs(tiny_dataset, twice, "pairs.csv", pair_set="twice")
+    assert not CaptionPair.objects.exists()
