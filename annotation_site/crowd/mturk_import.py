@@ -28,7 +28,7 @@ def import_results(study, text, *, filename="results.csv"):
             raise  # not a results file, or nothing readable: nothing more to check
         rows, problems = exc.rows, exc.problems
     rows, refused_workers = _stored_worker_ids(rows, filename)
-    problems = problems + refused_workers
+    problems = problems + refused_workers + _assignments_of_other_workers(study, rows, filename)
     checked = [
         (
             line,
@@ -96,6 +96,23 @@ def _stored_worker_ids(rows, filename):
         else:
             kept.append(row)
     return kept, problems
+
+
+def _assignments_of_other_workers(study, rows, filename):
+    """A problem for each row whose AssignmentId was imported before for another WorkerId: MTurk gives an
+    assignment to one worker, so the file is not what was imported (an edited copy, another batch). It was
+    answered "unchanged" while a second participant and an empty assignment were written for it."""
+    owners = dict(
+        Participation.objects.filter(
+            study=study, external_submission_id__in=[r.assignment_id for r in rows]
+        ).values_list("external_submission_id", "participant__platform_id")
+    )
+    return [
+        f"{filename}, line {row.line}, field 'WorkerId': assignment {row.assignment_id} was imported for worker "
+        f"{owners[row.assignment_id]}, not {row.worker_id}"
+        for row in rows
+        if row.assignment_id in owners and owners[row.assignment_id] != row.worker_id
+    ]
 
 
 def _refuse_work_done_twice(study, fresh, works, filename):

@@ -199,6 +199,17 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
     return decisions
 
 
+def decisions_digest(decisions):
+    """A short digest of what a person checks on the payments page (each assignment's decision, reason and bonus):
+    the page records only when the decisions recomputed at the click still have it, so QC results or submissions
+    that arrived meanwhile cannot change what is recorded unseen."""
+    import hashlib
+    import json
+
+    seen = [[d.assignment_key, d.action, d.reason, None if d.bonus is None else f"{d.bonus:.2f}"] for d in decisions]
+    return hashlib.sha256(json.dumps(seen).encode()).hexdigest()[:32]
+
+
 def totals(decisions, reward=Decimal("0")):
     approved = [d for d in decisions if d.action == "approve"]
     bonuses = sum((d.bonus for d in decisions if d.bonus), Decimal("0"))

@@ -230,9 +230,16 @@ def payments_preview(request, protocol, target):
         messages.error(request, f"{problem}; the preview uses the study's setting.")
     policy, scope, bonus = chosen.policy, chosen.bonus_scope, chosen.bonus_amount
     decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
+    seen = payments.decisions_digest(decisions)
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":
             messages.error(request, "Tick the confirmation box to record these decisions.")
+        elif request.POST.get("seen") != seen:
+            messages.error(
+                request,
+                "The decisions changed since this page was shown (new QC results or submissions); nothing was "
+                "recorded. Check them again below.",
+            )
         else:
             written = payments.record(resolved, decisions, policy=policy, user=request.user)
             messages.success(request, f"{written} ledger row(s) recorded as planned; nothing was sent yet.")
@@ -254,6 +261,7 @@ def payments_preview(request, protocol, target):
             "scopes": BonusScope.choices,
             "bonus_amount": bonus,
             "study": study,
+            "seen": seen,
             "currency": study.currency if study else "",
         },
     )

@@ -2,12 +2,16 @@
 claims each ledger row with a conditional UPDATE and reconciles rows left ``sent`` with the platform before
 anything is sent again (see payments.py, providers/)."""
 
+import logging
+
 from celery import shared_task
 
 from annotation_site.jobs import services as jobs
 
 from . import admission, payments
 from .models import Study
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, acks_late=True, max_retries=12)
@@ -44,6 +48,17 @@ def apply_payments(self, study_id, job_id=None):
             f"platform, {states['failed']} failed",
         )
     if result["unsettled"] and not self.request.is_eager:
+        if self.request.retries >= self.max_retries:
+            # Celery would raise MaxRetriesExceeded and nothing would look at these rows again: say so instead
+            message = (
+                f"stopped checking after {self.max_retries} retries: {result['unsettled']} row(s) still wait for "
+                "the platform; send the recorded payments again (the study page, or crowd_ledger apply) to check "
+                "them, and resolve any batch in doubt"
+            )
+            log.warning("study %s: %s", study.name, message)
+            if job_id:
+                jobs.mark_failed(job_id, message)
+            return result
         raise self.retry(countdown=min(60 * 2**self.request.retries, 3600))
     return result
 

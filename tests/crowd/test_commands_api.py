@@ -159,7 +159,7 @@ def test_pages_for_researchers(client, staff_user, toy_campaign, celery_worker):
     assert LedgerEntry.objects.count() == 0
     client.post(
         reverse("crowd-payments", args=["toy", "camp-7"]),
-        {"policy": "approve-passing", "confirm": "yes", "send": "yes"},
+        {"policy": "approve-passing", "confirm": "yes", "send": "yes", "seen": preview.context["seen"]},
     )
     wait_until(
         lambda: set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"}, what="the payment task"
@@ -189,7 +189,7 @@ def test_every_entry_point_plans_with_the_study_s_settings(client, staff_user, t
     assert command == api and api["policy"] == page.context["policy"] == "approve-all"
     assert [d["bonus"] for d in api["decisions"] if d["bonus"]] == ["0.40"]  # the one passing HIT
     assert page.context["bonus_scope"] == "per-passing-hit" and str(page.context["bonus_amount"]) == "0.40"
-    client.post(reverse("crowd-payments", args=["toy", "camp-7"]), {"confirm": "yes"})
+    client.post(reverse("crowd-payments", args=["toy", "camp-7"]), {"confirm": "yes", "seen": page.context["seen"]})
     by_page = planned()
     assert ("bonus", "bonus", Decimal("0.40"), "planned") in by_page
     assert (
@@ -239,3 +239,20 @@ def test_the_study_page_names_each_batch_in_doubt(client, staff_user, toy_campai
     client.force_login(staff_user)
     html = client.get(reverse("crowd-study", args=[study.name])).content.decode()
     assert "bulk bonus payment 60b1c0ffee, 0 bonus(es)" in html and "crowd_ledger resolve --dispatch" in html
+
+
+def test_the_payments_page_records_only_the_decisions_it_showed(client, staff_user, toy_campaign, toy):
+    """The click recomputed the decisions: a QC result that arrived after the page was shown was recorded unseen."""
+    from .conftest import FAILED
+
+    client.force_login(staff_user)
+    url = reverse("crowd-payments", args=["toy", "camp-7"])
+    shown = client.get(url, {"policy": "approve-passing"}).context["seen"]
+    qc = toy.targets["camp-7"].qc
+    qc[next(worker for worker in qc if worker.endswith("w-pass"))] = FAILED  # QC changed meanwhile
+    answer = client.post(url, {"policy": "approve-passing", "confirm": "yes", "seen": shown}, follow=True)
+    assert b"The decisions changed since this page was shown" in answer.content
+    assert not LedgerEntry.objects.exists()
+    seen = answer.context["seen"]  # the page shows them again, with their own digest
+    client.post(url, {"policy": "approve-passing", "confirm": "yes", "seen": seen})
+    assert LedgerEntry.objects.filter(action="reject").count() == 2 and not LedgerEntry.objects.filter(kind="bonus")

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation_site.crowd import adapters, admission, links, mturk_formats, mturk_import, payments
-from annotation_site.crowd.models import LedgerEntry, Participation, Study
+from annotation_site.crowd.models import LedgerEntry, Participant, Participation, Study
 from assessment import services
 from assessment.models import Assignment, Item, Judgment, Worker
 
@@ -201,6 +201,15 @@ def test_mturk_round_trip_into_da_judgments(campaign):
     stored = Judgment.objects.count()
     assert stored == 2 * len(items)
     assert mturk_import.import_results(study, text)["unchanged"] == 2 and Judgment.objects.count() == stored
+    # the same AssignmentId under another WorkerId (an edited copy): refused, nothing written (it was answered
+    # "unchanged" while a second worker and an empty assignment were written)
+    before = (Worker.objects.count(), Assignment.objects.count(), Participant.objects.count())
+    with pytest.raises(mturk_formats.FormatError) as refused:
+        mturk_import.import_results(study, text.replace("WBAD", "WOTHER"), filename="edited.csv")
+    assert refused.value.problems == [
+        "edited.csv, line 3, field 'WorkerId': assignment ASBAD was imported for worker WBAD, not WOTHER"
+    ]
+    assert (Worker.objects.count(), Assignment.objects.count(), Participant.objects.count()) == before
     adapter, target = adapters.resolve("da", campaign.name)
     payments.record(target, payments.preview(adapter, target, policy="approve-passing"), policy="approve-passing")
     upload = {

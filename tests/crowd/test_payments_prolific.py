@@ -345,3 +345,24 @@ def test_timeouts_are_retried_for_safe_calls_and_reconciled_for_the_rest(study_s
     assert len(fake_prolific.log("POST", "bulk-approve")) == calls
     assert LedgerEntry.objects.exclude(state="confirmed").count() == 0
     assert len(fake_prolific.payments) == 3
+
+
+def test_the_payment_task_says_when_it_stops_retrying(study_setup, fake_prolific):
+    """After its last retry Celery raised MaxRetriesExceeded: the job said 'succeeded' and nothing looked at the
+    rows left waiting again."""
+    from annotation_site.crowd.tasks import apply_payments
+    from annotation_site.jobs import services as jobs
+    from annotation_site.jobs.models import Job
+
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "bulk-approve", kind="drop", times=50)  # the outcome never known: rows stay sent
+    job = jobs.create_job("crowd-payments", scope=f"crowd-study:{study.pk}", total=1)
+    apply_payments.push_request(retries=apply_payments.max_retries, is_eager=False)
+    try:
+        result = apply_payments.run(study.pk, str(job.pk))
+    finally:
+        apply_payments.pop_request()
+    assert result["unsettled"] == 3
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and "stopped checking after 12 retries: 3 row(s)" in job.error
