@@ -308,6 +308,12 @@ def test_prolific_signed_jwt_admission(client, toy, fake_prolific, settings):
         headers={"kid": "k1"},
     )
     assert enter(client, study, **params, prolific_token=bad).status_code == 403
+    # a signed token that leaves a value out does not let the address choose it (Prolific signs what the
+    # study URL asks for: all three)
+    unsigned_session = token(prolific={"PROLIFIC_PID": pid, "STUDY_ID": study.external_id})
+    other = {**params, "SESSION_ID": "6b" + "7" * 22}
+    assert enter(client, study, **other, prolific_token=unsigned_session).status_code == 403
+    assert not Participation.objects.filter(external_submission_id=other["SESSION_ID"]).exists()
 
 
 def test_returned_timed_out_and_rejected_submissions_release_their_hit(toy, fake_prolific):

@@ -141,7 +141,9 @@ class ProlificProvider(CrowdProvider):
             ) from None
         carried = claims.get("prolific") or {}
         expected = {"PROLIFIC_PID": pid, "STUDY_ID": study_id, "SESSION_ID": session_id}
-        if carried.get("PROLIFIC_PID") != pid or any(k in carried and carried[k] != v for k, v in expected.items()):
+        # every value the study URL asks for must be signed, and equal: a token without SESSION_ID let the
+        # address name any submission, so the work (and its payment) could be put on someone else's
+        if not isinstance(carried, dict) or any(carried.get(k) != v for k, v in expected.items()):
             raise AdmissionRefused("unverified", "The signed Prolific link was made for someone else.")
 
     def _public_key(self, kid):
