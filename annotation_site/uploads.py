@@ -13,6 +13,7 @@ every refusal names the file (and the line where there is one):
 - NUL characters are refused (PostgreSQL text cannot hold them, and no legitimate caption has one).
 """
 
+import collections
 import io
 import lzma
 import zipfile
@@ -167,7 +168,13 @@ class SafeZip:
                     f"{member.filename} expands {factor} times (at most {ratio}: "
                     "CAPTIONEVAL_ZIP_MAX_RATIO); this looks like a zip bomb",
                 )
-        self.members = {m.filename: m for m in files}
+        # some Windows tools write a member's folders with backslashes, which the zip format does not allow: read
+        # them as the folders they are ("ActivityNet-Fact\\factuality_annotation.json" was "not found")
+        self.members = {m.filename.replace("\\", "/"): m for m in files}
+        if len(self.members) < len(files):
+            counts = collections.Counter(m.filename.replace("\\", "/") for m in files)
+            twice = next(member for member, count in counts.items() if count > 1)
+            raise UploadRefused(name, f"two members are named {twice!r} (a backslash counts as a folder separator)")
 
     def namelist(self):
         return list(self.members)

@@ -61,6 +61,28 @@ def test_a_zip_of_two_dataset_folders_is_refused_naming_both(api, second):
     assert not Dataset.objects.exists()
 
 
+def test_a_zip_written_with_backslashes_reads_its_folders(api):
+    """Some Windows tools write 'ActivityNet-Fact\\factuality_annotation.json': it was 'file not found'."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in MINI.rglob("*"):
+            if path.is_file():
+                archive.write(path, "ActivityNet-Fact\\" + str(path.relative_to(MINI)).replace("/", "\\"))
+        archive.writestr("ActivityNet-Fact/vids.txt", "again")  # and two members named alike are refused
+    twice = SimpleUploadedFile("win.zip", buffer.getvalue(), content_type="application/zip")
+    response = api.post("/api/datasets/import/", {"file": twice, "format": "factvc", "name": "w"}, format="multipart")
+    assert response.status_code == 400 and "two members are named 'ActivityNet-Fact/vids.txt'" in str(response.json())
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in MINI.rglob("*"):
+            if path.is_file():
+                archive.write(path, "ActivityNet-Fact\\" + str(path.relative_to(MINI)).replace("/", "\\"))
+    upload = SimpleUploadedFile("win.zip", buffer.getvalue(), content_type="application/zip")
+    response = api.post("/api/datasets/import/", {"file": upload, "format": "factvc", "name": "w"}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert response.json()["counts"]["captions"] == 6
+
+
 def test_import_single_annotation_file_then_export_it_back(api):
     original = (MINI / "factuality_annotation.json").read_bytes()
     upload = SimpleUploadedFile("factuality_annotation.json", original, content_type="application/json")
