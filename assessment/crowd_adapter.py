@@ -172,7 +172,7 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
         def validate(answers):
             problems = []
             for key, value in answers.items():
-                if key.startswith("item_"):
+                if key.startswith("item_") and value.strip():  # (an empty cell: checked against its HIT's size)
                     try:
                         services.clean_score(value)
                     except services.SubmissionError as exc:
@@ -216,9 +216,14 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
                     continue
                 position = name[len("item_") :]
                 if ascii_int(position) is None or (hit.pk, ascii_int(position)) not in items:
+                    if not value.strip() and ascii_int(position) is not None:
+                        continue  # a column of a larger HIT of the batch: MTurk leaves it empty for this one
                     problems.append((row.line, f"Answer.{name}", f"HIT {key} has no item {position}"))
                     continue
-                scores[items[(hit.pk, int(position))]] = services.clean_score(value)
+                try:
+                    scores[items[(hit.pk, int(position))]] = services.clean_score(value)
+                except services.SubmissionError as exc:  # (an empty cell of an item the HIT has: not answered)
+                    problems.append((row.line, f"Answer.{name}", str(exc)))
             plans.append((row, hit, scores))
         return problems, plans
 

@@ -281,3 +281,32 @@ def test_a_start_refused_for_a_full_study_leaves_no_worker_behind(client, campai
     assert Worker.objects.count() == workers
     study.refresh_from_db()
     assert study.places_taken == 0
+
+
+def test_mturk_results_of_hits_of_different_sizes_import(campaign):
+    """MTurk writes one Answer column per item of the batch's largest HIT and leaves the extra ones empty for a
+    smaller HIT: those empty cells were refused ("HIT ... has no item N"). An empty cell of an item the HIT has
+    is still a problem: that item was not answered."""
+    from annotation_site.crowd import studies
+
+    study = study_of("da", campaign, "da-sizes", provider="mturk")
+    batch, _ = studies.mturk_batch(study)
+    hit_id = next(csv.DictReader(io.StringIO(batch)))["hit_id"]
+    hit = campaign.hits.order_by("number").first()
+    positions = list(Item.objects.filter(hit=hit).order_by("position").values_list("position", flat=True))
+    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"]
+    header += [f"Answer.item_{p + 1}" for p in positions] + [f"Answer.item_{len(positions) + 1}"]
+
+    def results(scores):
+        out = io.StringIO()
+        csv.writer(out).writerows([header, ["3HIT", "ASSIZE", "WSIZE", "Submitted", "60", hit_id] + scores])
+        return out.getvalue()
+
+    unanswered = ["50"] * (len(positions) - 1) + ["", ""]
+    with pytest.raises(mturk_formats.FormatError) as refused:
+        mturk_import.import_results(study, results(unanswered), filename="sizes.csv")
+    assert [p.split(": ", 1)[0] for p in refused.value.problems] == [
+        f"sizes.csv, line 2, field 'Answer.item_{len(positions)}'"
+    ]
+    assert mturk_import.import_results(study, results(["50"] * len(positions) + [""]))["created"] == 1
+    assert Judgment.objects.count() == len(positions)
