@@ -233,18 +233,24 @@ def test_mturk_round_trip_into_da_judgments(campaign):
     assert Judgment.objects.count() == stored
 
 
-def test_a_worker_on_a_hit_twice_is_a_problem_of_the_line(campaign):
-    """Two AssignmentIds of one worker on one HIT, in one file or across two imports, were an IntegrityError (a
-    500): the worker's HIT is one assignment. Found by the importers' property test with 2,000 examples."""
+def mturk_study_of_first_hit(campaign, name):
+    """An MTurk study of the campaign, its first HIT's id in the batch, that HIT's item positions and the
+    header of a results file answering it."""
     from annotation_site.crowd import studies
 
-    study = study_of("da", campaign, "da-twice", provider="mturk")
+    study = study_of("da", campaign, name, provider="mturk")
     batch, _ = studies.mturk_batch(study)
     hit_id = next(csv.DictReader(io.StringIO(batch)))["hit_id"]
     hit = campaign.hits.order_by("number").first()
     positions = list(Item.objects.filter(hit=hit).order_by("position").values_list("position", flat=True))
     header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"]
-    header += [f"Answer.item_{p + 1}" for p in positions]
+    return study, hit_id, positions, header + [f"Answer.item_{p + 1}" for p in positions]
+
+
+def test_a_worker_on_a_hit_twice_is_a_problem_of_the_line(campaign):
+    """Two AssignmentIds of one worker on one HIT, in one file or across two imports, were an IntegrityError (a
+    500): the worker's HIT is one assignment. Found by the importers' property test with 2,000 examples."""
+    study, hit_id, positions, header = mturk_study_of_first_hit(campaign, "da-twice")
 
     def results(*assignments):
         out = io.StringIO()
@@ -287,15 +293,8 @@ def test_mturk_results_of_hits_of_different_sizes_import(campaign):
     """MTurk writes one Answer column per item of the batch's largest HIT and leaves the extra ones empty for a
     smaller HIT: those empty cells were refused ("HIT ... has no item N"). An empty cell of an item the HIT has
     is still a problem: that item was not answered."""
-    from annotation_site.crowd import studies
-
-    study = study_of("da", campaign, "da-sizes", provider="mturk")
-    batch, _ = studies.mturk_batch(study)
-    hit_id = next(csv.DictReader(io.StringIO(batch)))["hit_id"]
-    hit = campaign.hits.order_by("number").first()
-    positions = list(Item.objects.filter(hit=hit).order_by("position").values_list("position", flat=True))
-    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.hit_id"]
-    header += [f"Answer.item_{p + 1}" for p in positions] + [f"Answer.item_{len(positions) + 1}"]
+    study, hit_id, positions, header = mturk_study_of_first_hit(campaign, "da-sizes")
+    header += [f"Answer.item_{len(positions) + 1}"]  # a column of a larger HIT
 
     def results(scores):
         out = io.StringIO()
