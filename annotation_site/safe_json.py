@@ -174,12 +174,16 @@ def no_duplicate_keys(pairs):
     return seen
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def text_lines(text):
-    """The lines of a text file as an editor numbers them: split at line feeds (CRLF too) only. ``str.splitlines``
-    also splits at U+2028, U+2029, NEL, form feed and more, which JSON writers leave raw inside strings
-    (``ensure_ascii=False``, as the platform's own exports write): a line was cut in two there, refused as
-    invalid JSON, and every later line number was off by one."""
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    """The lines of a text file as an editor numbers them: split at CRLF, LF or a lone CR (old Mac files) only.
+    ``str.splitlines`` also splits at U+2028, U+2029, NEL, form feed and more, which JSON writers leave raw
+    inside strings (``ensure_ascii=False``, as the platform's own exports write): a line was cut in two there,
+    refused as invalid JSON, and every later line number was off by one. (JSON never holds a raw CR or LF
+    inside a string.)"""
+    return _LINE_END.split(text)
 
 
 def object_lines(text, problem):

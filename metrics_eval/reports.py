@@ -150,12 +150,13 @@ FEW_SYSTEMS = 4  # below this a system-level correlation cannot tell metrics apa
 
 
 def few_systems_caution(result):
-    """A caution for a system-level table over fewer than FEW_SYSTEMS systems (None otherwise), for pages, the
-    command's table and the CSV header: any two points correlate perfectly (r = +1 or -1), three give Kendall
-    only +-1/3 or +-1, and the Williams test needs four (its p-value is then left undefined, so no metric is
-    found better than another)."""
-    if (result.get("parameters") or {}).get("level") != "system":
-        return None
+    """A caution for a system-level correlation table over fewer than FEW_SYSTEMS systems (None otherwise), for
+    pages, the command's table and the CSV header: any two points correlate perfectly (r = +1 or -1), three
+    give Kendall and Spearman only a few values and Pearson an interval nearly as wide as its range, and the
+    Williams test needs four (its p-value is then left undefined, so no metric is found better than another)."""
+    parameters = result.get("parameters") or {}
+    if parameters.get("level") != "system" or parameters.get("method") == "ranking_accuracy":
+        return None  # (a pairs report's n counts pairs, not systems)
     counts = [
         entry["n"] for levels in (result.get("metrics") or {}).values() for entry in levels.values() if entry.get("n")
     ]
@@ -163,9 +164,9 @@ def few_systems_caution(result):
     if n is None or n >= FEW_SYSTEMS:
         return None
     return (
-        f"Caution: only {n} systems. At system level any two systems correlate perfectly (r = +1 or -1) and three "
-        "allow only a few values, so these correlations, intervals and clusters cannot tell the metrics apart: "
-        f"use the segment level, or at least {FEW_SYSTEMS} systems."
+        f"Caution: only {n} systems. At system level any two systems correlate perfectly (r = +1 or -1), and with "
+        "three these correlations, their intervals and the clusters cannot tell the metrics apart: use the "
+        f"segment level, or at least {FEW_SYSTEMS} systems."
     )
 
 

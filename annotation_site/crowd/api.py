@@ -174,7 +174,7 @@ class StudyActionView(APIView):
                 ids = _participant_ids(data)
                 return Response({"blocked": admission.block(study, ids, str(data.get("reason") or "blocked"))})
             if action == "retry-failed":
-                return Response({"planned_again": payments.plan_failed_again(study)})
+                return Response(payments.plan_failed_again(study))
             if action == "apply-payments":
                 from .staff_views import start_payments_job
 

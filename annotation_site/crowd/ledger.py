@@ -1,8 +1,6 @@
 """Moving ledger rows between states. Every move is a conditional UPDATE on the row's current state, so two
 runs working at once can never both send the same row: only one claims it (planned -> sent)."""
 
-import uuid
-
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -55,12 +53,16 @@ def unsend(entries):
 
 
 def plan_again(entries):
-    """failed -> planned: a person sends refused rows again once the cause is fixed. A failed row's call was
-    refused (or never made), so nothing was paid or decided; each row gets a new idempotency token (the old one
-    belongs to the refused request) and leaves its dispatch. Returns how many moved."""
-    moved = 0
-    for pk in [e.pk for e in entries]:
-        moved += LedgerEntry.objects.filter(pk=pk, state=State.FAILED).update(
-            state=State.PLANNED, request_token=uuid.uuid4().hex, dispatch=None, settled_at=None
-        )
-    return moved
+    """failed -> planned: a person sends refused rows again once the cause is fixed (``payments.plan_failed_again``
+    checks the platform first). The row keeps its idempotency token (MTurk still recognises a bonus it granted
+    under it) and leaves its dispatch. Returns how many moved."""
+    return LedgerEntry.objects.filter(pk__in=[e.pk for e in entries], state=State.FAILED).update(
+        state=State.PLANNED, dispatch=None, settled_at=None
+    )
+
+
+def confirm_failed(entries, note):
+    """failed -> confirmed: the platform shows done what a run had recorded as refused."""
+    return LedgerEntry.objects.filter(pk__in=[e.pk for e in entries], state=State.FAILED).update(
+        state=State.CONFIRMED, settled_at=timezone.now(), error=note
+    )

@@ -436,15 +436,29 @@ def replace_rejected(study):
     return sum(admission.release(p, "rejected", completed_too=True) for p in rejected)
 
 
-def plan_failed_again(study):
+def plan_failed_again(study, provider=None):
     """Put the study's failed rows back to planned (``crowd_ledger retry``, the study page, the API) once the
     cause of their refusal is fixed (the rejection message, the platform's token, the account's funds, a batch
-    refused for one bad row): nothing else ever moves a row out of ``failed``. The next payment run sends them
-    (a bonus still only after its approval is confirmed); recording the decisions again first brings them up
-    to date. Returns how many rows moved."""
+    refused for one bad row): nothing else ever moves a row out of ``failed``. Each row is looked up on the
+    platform first, as a row a crash left sent is: a refusal may hide a call that went through (MTurk refuses a
+    bonus token it granted already, and the lookup that tells may have failed), so a row the platform shows done
+    is confirmed instead, and one it cannot be asked about stays failed. The next payment run sends the planned
+    ones (a bonus still only after its approval is confirmed); recording the decisions again first brings them
+    up to date. Returns the counts ``{"planned", "confirmed", "unchecked"}``."""
     from . import ledger
+    from .providers import provider_for
 
-    return ledger.plan_again(list(LedgerEntry.objects.filter(study=study, state=LedgerEntry.State.FAILED)))
+    provider = provider or provider_for(study)
+    counts = {"planned": 0, "confirmed": 0, "unchecked": 0}
+    for row in LedgerEntry.objects.filter(study=study, state=LedgerEntry.State.FAILED).order_by("pk"):
+        done = provider.already_done(row)
+        if done is None:
+            counts["unchecked"] += 1
+        elif done:
+            counts["confirmed"] += ledger.confirm_failed([row], "found done on the platform when sent again")
+        else:
+            counts["planned"] += ledger.plan_again([row])
+    return counts
 
 
 def summary(study):
@@ -461,45 +475,56 @@ def summary(study):
     }
 
 
-@transaction.atomic
 def resolve_dispatch(dispatch, *, paid, user=None, provider=None):
     """A person checked an IN_DOUBT bonus dispatch on the platform: ``paid`` confirms its rows; not paid puts
     them back to planned (a new dispatch will pay them). Raises ValueError, changing nothing, for a dispatch not
     in doubt, and for "not paid" while the platform now shows any of its bonuses paid, or cannot be asked:
     Prolific pays a batch in the minutes after the pay call, so a person who looked too early would otherwise
-    have it paid twice."""
+    have it paid twice. The platform is asked before the dispatch is locked (its retries can take a minute)."""
+    current = Dispatch.objects.get(pk=dispatch.pk)
+    if current.state != Dispatch.State.IN_DOUBT:
+        raise ValueError(f"dispatch {dispatch.pk} is {current.state}, not in doubt")
+    if not paid:
+        _refuse_if_shown_paid(dispatch, provider)
+    with transaction.atomic():
+        dispatch = Dispatch.objects.select_for_update().get(pk=dispatch.pk)
+        if dispatch.state != Dispatch.State.IN_DOUBT:  # resolved by someone else meanwhile
+            raise ValueError(f"dispatch {dispatch.pk} is {dispatch.state}, not in doubt")
+        entries = LedgerEntry.objects.filter(dispatch=dispatch, state=LedgerEntry.State.SENT)
+        if paid:
+            from . import ledger
+
+            ledger.confirm(list(entries), "confirmed by a person after checking the platform")
+            dispatch.state = Dispatch.State.DONE
+        else:
+            entries.update(state=LedgerEntry.State.PLANNED, dispatch=None)
+            dispatch.state = Dispatch.State.FAILED
+        dispatch.error = f"resolved by {getattr(user, 'username', 'a person')}: {'paid' if paid else 'not paid'}"
+        dispatch.save(update_fields=["state", "error", "updated_at"])
+    return dispatch
+
+
+def _refuse_if_shown_paid(dispatch, provider=None):
+    """ValueError when the platform shows any bonus of the dispatch paid, or cannot be asked."""
+    from django.core.exceptions import ImproperlyConfigured
+
     from .providers import provider_for
     from .providers.prolific_client import ProlificError, TransientError
 
-    dispatch = Dispatch.objects.select_for_update().get(pk=dispatch.pk)
-    if dispatch.state != Dispatch.State.IN_DOUBT:
-        raise ValueError(f"dispatch {dispatch.pk} is {dispatch.state}, not in doubt")
-    if not paid:
-        platform = dispatch.study.get_provider_display()
-        try:
-            shown = (provider or provider_for(dispatch.study)).shows_any_paid(dispatch)
-        except (ProlificError, TransientError) as exc:
-            raise ValueError(
-                f"{platform} could not be asked again whether dispatch {dispatch.pk} was paid ({exc}); nothing "
-                "changed: try again in a few minutes"
-            ) from None
-        if shown:
-            raise ValueError(
-                f"{platform} now shows bonuses of dispatch {dispatch.pk} (bulk bonus payment "
-                f"{dispatch.external_id or '?'}) paid: it was paid, so resolve it as paid; nothing changed"
-            )
-    entries = LedgerEntry.objects.filter(dispatch=dispatch, state=LedgerEntry.State.SENT)
-    if paid:
-        from . import ledger
-
-        ledger.confirm(list(entries), "confirmed by a person after checking the platform")
-        dispatch.state = Dispatch.State.DONE
-    else:
-        entries.update(state=LedgerEntry.State.PLANNED, dispatch=None)
-        dispatch.state = Dispatch.State.FAILED
-    dispatch.error = f"resolved by {getattr(user, 'username', 'a person')}: {'paid' if paid else 'not paid'}"
-    dispatch.save(update_fields=["state", "error", "updated_at"])
-    return dispatch
+    study = Study.objects.get(pk=dispatch.study_id)
+    platform = study.get_provider_display()
+    try:
+        shown = (provider or provider_for(study)).shows_any_paid(dispatch)
+    except (ProlificError, TransientError, ImproperlyConfigured) as exc:  # (no API token: ImproperlyConfigured)
+        raise ValueError(
+            f"{platform} could not be asked again whether dispatch {dispatch.pk} was paid ({exc}); nothing "
+            "changed: try again in a few minutes"
+        ) from None
+    if shown:
+        raise ValueError(
+            f"{platform} now shows bonuses of dispatch {dispatch.pk} (bulk bonus payment "
+            f"{dispatch.external_id or '?'}) paid: it was paid, so resolve it as paid; nothing changed"
+        )
 
 
 def document(target, decisions, policy):

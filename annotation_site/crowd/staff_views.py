@@ -149,9 +149,12 @@ def study_action(request, name):
         elif action == "release-idle":
             messages.success(request, f"{admission.release_idle()} idle task(s) released.")
         elif action == "retry-failed":
-            moved = payments.plan_failed_again(study)
+            counts = payments.plan_failed_again(study)
             messages.success(
-                request, f"{moved} failed ledger row(s) planned again; send the recorded payments to send them."
+                request,
+                f"{counts['planned']} failed ledger row(s) planned again (send the recorded payments to send them); "
+                f"{counts['confirmed']} found done on the platform; {counts['unchecked']} could not be checked and "
+                "stay failed (try again later).",
             )
         elif action == "apply-payments":
             start_payments_job(study, request.user)

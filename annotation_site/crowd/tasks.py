@@ -14,8 +14,11 @@ from .models import Study
 log = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, acks_late=True, max_retries=12)
-def apply_payments(self, study_id, job_id=None):
+UNSETTLED_RETRIES = 12  # runs after which rows still waiting for the platform are left to a person
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def apply_payments(self, study_id, job_id=None, unsettled_tries=0):
     """Send a study's planned decisions and bonuses. Rows a platform could not settle (5xx, timeouts) stay
     ``sent`` and the task retries later; reconciliation runs first, so a retry never pays twice."""
     study = Study.objects.filter(pk=study_id).first()
@@ -37,7 +40,7 @@ def apply_payments(self, study_id, job_id=None):
             )
         if self.request.is_eager:
             return result
-        raise self.retry(countdown=result["retry_in"], max_retries=None)
+        raise self.retry(countdown=result["retry_in"])  # (a busy study: not counted as a try)
     if job_id:
         states = result["states"]
         jobs.report_progress(job_id, 1)
@@ -48,10 +51,10 @@ def apply_payments(self, study_id, job_id=None):
             f"platform, {states['failed']} failed",
         )
     if result["unsettled"] and not self.request.is_eager:
-        if self.request.retries >= self.max_retries:
-            # Celery would raise MaxRetriesExceeded and nothing would look at these rows again: say so instead
+        if unsettled_tries >= UNSETTLED_RETRIES:
+            # retrying for ever would hide rows that need a person; stopping silently would lose them: say so
             message = (
-                f"stopped checking after {self.max_retries} retries: {result['unsettled']} row(s) still wait for "
+                f"stopped checking after {UNSETTLED_RETRIES} retries: {result['unsettled']} row(s) still wait for "
                 "the platform; send the recorded payments again (the study page, or crowd_ledger apply) to check "
                 "them, and resolve any batch in doubt"
             )
@@ -59,7 +62,11 @@ def apply_payments(self, study_id, job_id=None):
             if job_id:
                 jobs.mark_failed(job_id, message)
             return result
-        raise self.retry(countdown=min(60 * 2**self.request.retries, 3600))
+        raise self.retry(
+            args=(study_id,),
+            kwargs={"job_id": job_id, "unsettled_tries": unsettled_tries + 1},
+            countdown=min(60 * 2**unsettled_tries, 3600),
+        )
     return result
 
 

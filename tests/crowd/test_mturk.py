@@ -222,3 +222,53 @@ def test_an_approval_that_went_through_before_a_crash_is_confirmed_not_repeated(
         payments.apply_study(study, MTurkProvider(study, client=mturk))
         stub.assert_no_pending_responses()
     assert LedgerEntry.objects.get().state == "confirmed"
+
+
+@pytest.mark.django_db
+def test_a_failed_bonus_mturk_had_granted_is_confirmed_when_planned_again_not_paid_twice(toy):
+    """A bonus sent again after a crash is refused (its token was granted already); when the lookup that tells
+    fails too, the row is recorded failed although paid. Planning failed rows again looks first."""
+    target = toy.add("mt3", [("1", 1), ("2", 1)])
+    study = Study.objects.create(
+        name="mt3",
+        provider="mturk",
+        protocol="toy",
+        object_id=target.object_id,
+        target_name="mt3",
+        status="published",
+        bonus_scope=BonusScope.PER_HIT,
+        bonus_amount=Decimal("0.25"),
+        currency="USD",
+    )
+    for worker, aid in (("WPAID", "D" * 30), ("WNOT", "E" * 30)):
+        participation = worked(toy, target, study, None, worker, qc=PASSED)
+        participation.external_submission_id = aid
+        participation.save()
+    payments.record(
+        target,
+        payments.preview(
+            toy, target, policy=Policy.APPROVE_ALL, bonus_scope=BonusScope.PER_HIT, bonus_amount=Decimal("0.25")
+        ),
+        policy=Policy.APPROVE_ALL,
+    )
+    LedgerEntry.objects.filter(kind="decision").update(state="confirmed")
+    LedgerEntry.objects.filter(kind="bonus").update(state="failed", error="RequestError: token used already")
+    paid = {
+        "BonusPayments": [{"WorkerId": "WPAID", "BonusAmount": "0.25", "AssignmentId": "D" * 30, "Reason": "x"}],
+        "NumResults": 1,
+    }
+    mturk = client()
+    with Stubber(mturk) as stub:
+        # (rows in the order recorded: by worker id, WNOT then WPAID)
+        stub.add_client_error(
+            "list_bonus_payments",
+            service_error_code="ServiceFault",
+            http_status_code=500,
+            expected_params={"AssignmentId": "E" * 30, "MaxResults": 100},
+        )
+        stub.add_response("list_bonus_payments", paid, {"AssignmentId": "D" * 30, "MaxResults": 100})
+        counts = payments.plan_failed_again(study, MTurkProvider(study, client=mturk))
+        stub.assert_no_pending_responses()
+    assert counts == {"planned": 0, "confirmed": 1, "unchecked": 1}
+    states = dict(LedgerEntry.objects.filter(kind="bonus").values_list("submission_id", "state"))
+    assert states == {"D" * 30: "confirmed", "E" * 30: "failed"}  # paid: never sent again; unknown: stays

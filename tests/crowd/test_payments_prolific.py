@@ -144,7 +144,7 @@ def test_an_approval_prolific_has_not_applied_yet_waits_for_the_next_run(study_s
     for submission_id in accepted:  # Prolific applies them meanwhile
         fake_prolific.submissions[submission_id]["status"] = "APPROVED"
     payments.apply_study(study)  # the next run settles them from the submissions, then pays the bonuses
-    assert len(fake_prolific.log("POST", "bulk-approve")) == 0  # never sent again
+    assert len(accepted) == 3  # accepted once, in the first run: never sent again
     assert set(approvals.values_list("state", flat=True)) == {"confirmed"}
     assert len(fake_prolific.payments) == 3
 
@@ -176,7 +176,7 @@ def test_failed_rows_are_sent_again_only_when_a_person_plans_them_again(study_se
     assert set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"}
     assert all(len(c.body["message"]) >= 100 for c in fake_prolific.log("POST", r"/transition/$"))
     assert len(fake_prolific.payments) == 3
-    assert payments.plan_failed_again(study) == 0  # nothing failed: nothing moves
+    assert payments.plan_failed_again(study) == {"planned": 0, "confirmed": 0, "unchecked": 0}
 
 
 def test_a_prolific_study_with_a_rejection_prolific_refuses_is_not_made(toy, fake_prolific):
@@ -358,11 +358,34 @@ def test_the_payment_task_says_when_it_stops_retrying(study_setup, fake_prolific
     plan_and_record(toy, target, study)
     fake_prolific.fail("POST", "bulk-approve", kind="drop", times=50)  # the outcome never known: rows stay sent
     job = jobs.create_job("crowd-payments", scope=f"crowd-study:{study.pk}", total=1)
-    apply_payments.push_request(retries=apply_payments.max_retries, is_eager=False)
+    from annotation_site.crowd.tasks import UNSETTLED_RETRIES
+
+    apply_payments.push_request(retries=40, is_eager=False)  # (busy retries before: they do not count)
     try:
-        result = apply_payments.run(study.pk, str(job.pk))
+        result = apply_payments.run(study.pk, str(job.pk), unsettled_tries=UNSETTLED_RETRIES)
     finally:
         apply_payments.pop_request()
     assert result["unsettled"] == 3
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and "stopped checking after 12 retries: 3 row(s)" in job.error
+
+
+def test_not_paid_without_the_platform_s_credentials_is_a_clear_refusal(study_setup, fake_prolific, monkeypatch):
+    """Asking Prolific again needs its API token: without it the API answered 500."""
+    from annotation_site.crowd.config import MissingCredential
+
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "/pay/", status=502)
+    payments.apply_study(study)
+    payments.apply_study(study)
+    dispatch = Dispatch.objects.get(kind="bonus", state=Dispatch.State.IN_DOUBT)
+
+    def no_token(self):
+        raise MissingCredential("PROLIFIC_API_TOKEN is not set")
+
+    monkeypatch.setattr(ProlificProvider, "make_client", no_token)
+    with pytest.raises(ValueError, match="could not be asked again .*PROLIFIC_API_TOKEN is not set"):
+        payments.resolve_dispatch(dispatch, paid=False)
+    dispatch.refresh_from_db()
+    assert dispatch.state == Dispatch.State.IN_DOUBT

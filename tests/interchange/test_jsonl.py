@@ -151,3 +151,9 @@ def test_ids_with_spaces_around_them_are_refused(line, message):
     with pytest.raises(FormatError) as info:
         jsonl.read("\n".join(json.dumps(x) for x in lines) + "\n")
     assert any(message in str(p) for p in info.value.problems), info.value.problems
+
+
+def test_lines_ended_by_a_lone_carriage_return_are_lines():
+    """Old Mac files end lines with CR alone: str.splitlines read them, and text_lines must too."""
+    bundle = jsonl.read(GOOD.replace("\n", "\r"))
+    assert [v.video_id for v in bundle.videos] == ["v1", "v2"] and len(bundle.captions) == 3

@@ -204,3 +204,11 @@ def test_pairwise_ranking_accuracy_on_correct_foil_pairs(tiny_scores):
         assert body["metrics"][name]["accuracy"]["r"] == pytest.approx(expected)
         assert body["metrics"][name]["accuracy"]["n"] == 5
     assert body["level"] == "pairs"
+
+
+def test_a_pairs_report_gets_no_caution_about_systems():
+    """A pairs report's n counts pairs: three pairs at system level are not 'only 3 systems'."""
+    pairs = {"parameters": {"level": "system", "method": "ranking_accuracy"}, "metrics": {"m": {"accuracy": {"n": 3}}}}
+    assert reports.few_systems_caution(pairs) is None
+    systems = {"parameters": {"level": "system", "method": "pearson"}, "metrics": {"m": {"paragraph": {"n": 3}}}}
+    assert "only 3 systems" in reports.few_systems_caution(systems)

@@ -95,6 +95,11 @@ class CrowdProvider:
     def reconcile(self, sent_decisions, sent_bonuses):
         raise NotImplementedError
 
+    def already_done(self, row):
+        """Whether the platform shows a failed ledger row's decision or bonus done (True / False), or None when it
+        cannot be asked now; asked before a person sends failed rows again. A platform without calls: False."""
+        return False
+
     def shows_any_paid(self, dispatch):
         """Whether the platform now shows any bonus of an in-doubt dispatch paid (asked before a person's "not
         paid" puts its rows back to be paid again); False for a platform that has no such batches."""

@@ -206,6 +206,14 @@ class MTurkProvider(CrowdProvider):
         status = self.client.get_assignment(AssignmentId=row.submission_id)["Assignment"]["AssignmentStatus"]
         return status == ("Approved" if row.action == LedgerEntry.Action.APPROVE else "Rejected")
 
+    def already_done(self, row):
+        if not row.submission_id:
+            return False
+        try:
+            return self._done(row)
+        except (ClientError, BotoCoreError):
+            return None
+
     def reconcile(self, sent_decisions, sent_bonuses):
         for row in sent_decisions + sent_bonuses:
             try:

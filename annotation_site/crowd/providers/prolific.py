@@ -208,11 +208,10 @@ class ProlificProvider(CrowdProvider):
         """Confirm decisions Prolific accepted only once their submissions show them: ``bulk-approve`` answers
         "in progress" and skips any submission that is not awaiting review (returned, still active, already
         decided), and an approval recorded as confirmed lets its bonus be paid. A submission still awaiting
-        review stays sent (checked again on the next run); one in another state fails with that state."""
-        try:
-            statuses = {s.get("id"): s.get("status", "") for s in self.client.list_submissions(self.study.external_id)}
-        except (ProlificError, TransientError) as exc:
-            ledger.note(rows, f"accepted by Prolific; the outcome is checked on the next run ({exc})")
+        review stays sent (checked again on the next run: with a broker the task retries; on the embedded
+        default, without one, the next "send" does it); one in another state fails with that state."""
+        statuses = self._statuses(rows)
+        if statuses is None:
             return
         confirmed, waiting = [], []
         for row in rows:
@@ -281,19 +280,34 @@ class ProlificProvider(CrowdProvider):
             Dispatch.objects.filter(pk=dispatch.pk).update(state=Dispatch.State.DONE, error="")
             ledger.confirm(rows)
 
+    def _statuses(self, rows):
+        """{submission id: status} of the study's submissions, from one listing (pages of 100), or None after
+        noting why on ``rows``: one GET per row made a run of a large study thousands of calls."""
+        try:
+            return {s.get("id"): s.get("status", "") for s in self.client.list_submissions(self.study.external_id)}
+        except (ProlificError, TransientError) as exc:
+            ledger.note(rows, f"the outcome is checked on the next run ({exc})")
+            return None
+
     def reconcile(self, sent_decisions, sent_bonuses):
-        for entry in sent_decisions:
-            if not entry.submission_id:
-                ledger.fail([entry], "no Prolific submission is known for this assignment")
-                continue
-            try:
-                status = self.client.get_submission(entry.submission_id).get("status", "")
-            except ProlificError as exc:
-                ledger.fail([entry], exc)
-                continue
-            except TransientError as exc:
-                ledger.note([entry], exc)
-                continue
+        known = [e for e in sent_decisions if e.submission_id]
+        ledger.fail(
+            [e for e in sent_decisions if not e.submission_id], "no Prolific submission is known for this assignment"
+        )
+        statuses = self._statuses(known) if known else {}
+        if statuses is None:  # the listing failed: the rows are noted and checked on the next run
+            known, statuses = [], {}
+        for entry in known:
+            status = statuses.get(entry.submission_id)
+            if status is None:  # not in the study's listing: ask for it alone
+                try:
+                    status = self.client.get_submission(entry.submission_id).get("status", "")
+                except ProlificError as exc:
+                    ledger.fail([entry], exc)
+                    continue
+                except TransientError as exc:
+                    ledger.note([entry], exc)
+                    continue
             wanted = "APPROVED" if entry.action == LedgerEntry.Action.APPROVE else "REJECTED"
             if status == wanted:
                 ledger.confirm([entry])
@@ -329,6 +343,17 @@ class ProlificProvider(CrowdProvider):
                 error="the pay call may have reached Prolific but the bonuses are not visible yet: check the study's "
                 "bonus payments on Prolific, then resolve (crowd_ledger resolve)",
             )
+
+    def already_done(self, row):
+        """A failed decision: whether its submission shows it; a failed bonus was refused before it was paid
+        (its creation or its pay call refused), so it is not done."""
+        if row.kind == LedgerEntry.Kind.BONUS or not row.submission_id:
+            return False
+        try:
+            status = self.client.get_submission(row.submission_id).get("status", "")
+        except (ProlificError, TransientError):
+            return None
+        return status == ("APPROVED" if row.action == LedgerEntry.Action.APPROVE else "REJECTED")
 
     def _bonus_shown(self, rows):
         """For each bonus row, whether its submission's bonus payments show its amount (one GET per row)."""

@@ -56,8 +56,11 @@ class Command(BaseCommand):
         elif action == "apply":
             self.stdout.write(json.dumps(payments.apply_study(study), indent=2))
         elif action == "retry":
-            moved = payments.plan_failed_again(study)
-            self.stdout.write(f"{moved} failed row(s) planned again; 'crowd_ledger apply' sends them")
+            counts = payments.plan_failed_again(study)
+            self.stdout.write(
+                f"{counts['planned']} failed row(s) planned again ('crowd_ledger apply' sends them); "
+                f"{counts['confirmed']} found done on the platform; {counts['unchecked']} could not be checked"
+            )
         elif action == "export":
             from annotation_site.crowd.staff_views import LEDGER_COLUMNS, ledger_rows
 
