@@ -445,10 +445,17 @@ def plan_failed_again(study, provider=None):
     is confirmed instead, and one it cannot be asked about stays failed. The next payment run sends the planned
     ones (a bonus still only after its approval is confirmed); recording the decisions again first brings them
     up to date. Returns the counts ``{"planned", "confirmed", "unchecked"}``."""
+    from django.core.exceptions import ImproperlyConfigured
+
     from . import ledger
     from .providers import provider_for
 
     provider = provider or provider_for(study)
+    if provider.make_client is not None:
+        try:
+            _ = provider.client  # made now, so a missing API token changes nothing (it was a 500)
+        except ImproperlyConfigured as exc:
+            raise ValueError(f"{study.get_provider_display()} cannot be asked ({exc}); nothing changed") from None
     counts = {"planned": 0, "confirmed": 0, "unchecked": 0}
     for row in LedgerEntry.objects.filter(study=study, state=LedgerEntry.State.FAILED).order_by("pk"):
         done = provider.already_done(row)

@@ -389,3 +389,21 @@ def test_not_paid_without_the_platform_s_credentials_is_a_clear_refusal(study_se
         payments.resolve_dispatch(dispatch, paid=False)
     dispatch.refresh_from_db()
     assert dispatch.state == Dispatch.State.IN_DOUBT
+
+
+def test_planning_failed_rows_again_without_the_api_token_is_a_clear_refusal(study_setup, fake_prolific, monkeypatch):
+    from annotation_site.crowd.config import MissingCredential
+
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "bulk-approve", status=401, times=1)
+    payments.apply_study(study)
+    before = sorted(LedgerEntry.objects.values_list("pk", "state"))
+
+    def no_token(self):
+        raise MissingCredential("PROLIFIC_API_TOKEN is not set")
+
+    monkeypatch.setattr(ProlificProvider, "make_client", no_token)
+    with pytest.raises(ValueError, match="cannot be asked .*PROLIFIC_API_TOKEN is not set.*nothing changed"):
+        payments.plan_failed_again(study)
+    assert sorted(LedgerEntry.objects.values_list("pk", "state")) == before

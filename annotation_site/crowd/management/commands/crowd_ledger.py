@@ -56,7 +56,10 @@ class Command(BaseCommand):
         elif action == "apply":
             self.stdout.write(json.dumps(payments.apply_study(study), indent=2))
         elif action == "retry":
-            counts = payments.plan_failed_again(study)
+            try:
+                counts = payments.plan_failed_again(study)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
             self.stdout.write(
                 f"{counts['planned']} failed row(s) planned again ('crowd_ledger apply' sends them); "
                 f"{counts['confirmed']} found done on the platform; {counts['unchecked']} could not be checked"
