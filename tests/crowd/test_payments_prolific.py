@@ -56,6 +56,26 @@ def plan_and_record(toy, target, study, policy=Policy.APPROVE_PASSING):
     return decisions
 
 
+def in_doubt_dispatch(study_setup, fake_prolific):
+    """The study's bonus batch left in doubt: its pay call answered 502 (nothing paid) and a rerun cannot tell."""
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    fake_prolific.fail("POST", "/pay/", status=502)
+    payments.apply_study(study)
+    payments.apply_study(study)
+    return Dispatch.objects.get(kind="bonus", state=Dispatch.State.IN_DOUBT)
+
+
+def without_api_token(monkeypatch):
+    """The Prolific client cannot be made: no API token configured."""
+    from annotation_site.crowd.config import MissingCredential
+
+    def no_token(self):
+        raise MissingCredential("PROLIFIC_API_TOKEN is not set")
+
+    monkeypatch.setattr(ProlificProvider, "make_client", no_token)
+
+
 def test_preview_follows_the_policy_and_records_nothing(study_setup):
     toy, target, study = study_setup
     decisions = payments.preview(
@@ -241,12 +261,8 @@ def test_a_5xx_on_pay_that_did_not_pay_leaves_the_dispatch_in_doubt(study_setup,
 def test_not_paid_is_refused_while_prolific_shows_the_batch_paid(study_setup, fake_prolific):
     """Prolific pays a batch in the minutes after the pay call: a person who looked too early and said "not
     paid" had its rows planned again and paid a second time."""
-    toy, target, study = study_setup
-    plan_and_record(toy, target, study)
-    fake_prolific.fail("POST", "/pay/", status=502)
-    payments.apply_study(study)
-    payments.apply_study(study)
-    dispatch = Dispatch.objects.get(kind="bonus", state=Dispatch.State.IN_DOUBT)
+    study = study_setup[2]
+    dispatch = in_doubt_dispatch(study_setup, fake_prolific)
     first = dispatch.entries.order_by("pk").first()
     fake_prolific.submissions[first.submission_id]["bonus_payments"].append(50)  # it shows up later
     with pytest.raises(ValueError, match="now shows bonuses of dispatch .* paid"):
@@ -372,19 +388,9 @@ def test_the_payment_task_says_when_it_stops_retrying(study_setup, fake_prolific
 
 def test_not_paid_without_the_platform_s_credentials_is_a_clear_refusal(study_setup, fake_prolific, monkeypatch):
     """Asking Prolific again needs its API token: without it the API answered 500."""
-    from annotation_site.crowd.config import MissingCredential
+    dispatch = in_doubt_dispatch(study_setup, fake_prolific)
 
-    toy, target, study = study_setup
-    plan_and_record(toy, target, study)
-    fake_prolific.fail("POST", "/pay/", status=502)
-    payments.apply_study(study)
-    payments.apply_study(study)
-    dispatch = Dispatch.objects.get(kind="bonus", state=Dispatch.State.IN_DOUBT)
-
-    def no_token(self):
-        raise MissingCredential("PROLIFIC_API_TOKEN is not set")
-
-    monkeypatch.setattr(ProlificProvider, "make_client", no_token)
+    without_api_token(monkeypatch)
     with pytest.raises(ValueError, match="could not be asked again .*PROLIFIC_API_TOKEN is not set"):
         payments.resolve_dispatch(dispatch, paid=False)
     dispatch.refresh_from_db()
@@ -392,18 +398,13 @@ def test_not_paid_without_the_platform_s_credentials_is_a_clear_refusal(study_se
 
 
 def test_planning_failed_rows_again_without_the_api_token_is_a_clear_refusal(study_setup, fake_prolific, monkeypatch):
-    from annotation_site.crowd.config import MissingCredential
-
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     fake_prolific.fail("POST", "bulk-approve", status=401, times=1)
     payments.apply_study(study)
     before = sorted(LedgerEntry.objects.values_list("pk", "state"))
 
-    def no_token(self):
-        raise MissingCredential("PROLIFIC_API_TOKEN is not set")
-
-    monkeypatch.setattr(ProlificProvider, "make_client", no_token)
+    without_api_token(monkeypatch)
     with pytest.raises(ValueError, match="cannot be asked .*PROLIFIC_API_TOKEN is not set.*nothing changed"):
         payments.plan_failed_again(study)
     assert sorted(LedgerEntry.objects.values_list("pk", "state")) == before
