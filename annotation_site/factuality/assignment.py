@@ -70,10 +70,10 @@ def next_assignment(project, annotator):
 
 
 def assignable_count(project, annotator):
-    """Videos this annotator could still be handed (one query)."""
+    """Videos this annotator could still be handed, counted up to ``slots.ASSIGNABLE_COUNTED`` (one query)."""
     return (
-        ProjectVideo.objects.filter(project=project, assigned__lt=project.annotators_per_video)
-        .exclude(assignments__annotator=annotator)
+        ProjectVideo.objects.filter(slots.WITH_ROOM, project=project, assigned__lt=project.annotators_per_video)
+        .exclude(assignments__annotator=annotator)[: slots.ASSIGNABLE_COUNTED]
         .count()
     )
 

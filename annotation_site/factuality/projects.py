@@ -10,7 +10,7 @@ from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import Invited, awaits_activation, invite, invite_with_link  # noqa: F401 - Invited re-exported
 from annotation_site.corpus.models import Caption, System, Video, check_unit_name
 from annotation_site.db_statistics import refresh_after_bulk_load
-from annotation_site.workflow import units
+from annotation_site.workflow import capacity, units
 
 from . import protocol
 from .models import Assignment, Project, ProjectMember, ProjectVideo, ScaleAnchor, Submission
@@ -148,7 +148,11 @@ def create_project(spec, *, created_by=None):
         project.save()
         project.systems.set(systems)
         ProjectVideo.objects.bulk_create(
-            [ProjectVideo(project=project, video=v, position=i) for i, v in enumerate(videos)], batch_size=2000
+            [
+                ProjectVideo(project=project, video=v, position=i, capacity=project.annotators_per_video)
+                for i, v in enumerate(videos)
+            ],
+            batch_size=2000,
         )
         refresh_after_bulk_load(ProjectVideo)
         if scale:
@@ -224,6 +228,8 @@ def update_project(
                 setattr(project, name, value)
         project.full_clean(exclude=_NOT_CHECKED)
         project.save()
+        if annotators_per_video is not None:
+            capacity.follow(ProjectVideo.objects.filter(project=project), project.annotators_per_video)
         if anchors is not None and project.is_rating:
             longest = ScaleAnchor._meta.get_field("label").max_length
             for anchor in ScaleAnchor.objects.filter(project=project):

@@ -107,7 +107,7 @@ def annotate_token(request, token):
 def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=None):
     project = found.project
     presented = assigning.presented_captions(found)
-    number, total = assigning.position_of(found)
+    number, total, more = assigning.position_of(found)
     scale = projects.scale_of(project)
     paragraphs = [
         {
@@ -146,6 +146,7 @@ def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=
             "scale": scale,
             "number": number,
             "total": total,
+            "more": more,
             "config": config,
             "next_url": next_url,
         },

@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from annotation_site.workflow import capacity
+
 from .models import Assignment, Item, ModelAnswer, Submission, Task, TaskMember
 
 
@@ -9,6 +11,10 @@ class TaskAdmin(admin.ModelAdmin):
     list_filter = ["status", "preset"]
     search_fields = ["name", "title"]
     list_select_related = ["dataset"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)  # the admin's view runs in a transaction
+        capacity.follow(obj.items.all(), obj.annotators_per_item)
 
 
 @admin.register(Item)

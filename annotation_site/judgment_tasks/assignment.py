@@ -30,7 +30,7 @@ NOT_A_MEMBER = "you are not a member of this task"
 
 
 def _free(task, annotator):
-    return Item.objects.filter(task=task, assigned__lt=task.annotators_per_item).exclude(
+    return Item.objects.filter(slots.WITH_ROOM, task=task, assigned__lt=task.annotators_per_item).exclude(
         assignments__annotator=annotator
     )
 
@@ -58,15 +58,17 @@ def next_assignment(task, annotator, *, limit=None):
 
 
 def assignable_count(task, annotator):
-    """Items this annotator could still be handed (one query)."""
-    return _free(task, annotator).count()
+    """Items this annotator could still be handed, counted up to ``slots.ASSIGNABLE_COUNTED`` (one query)."""
+    return _free(task, annotator)[: slots.ASSIGNABLE_COUNTED].count()
 
 
 def position_of(assignment, *, limit=None):
     """("item 7 of 40"): this assignment's number among the annotator's, and how many they can have in all
     (theirs plus the items still open to them, capped by ``limit``). One query, compiled once per connection."""
-    number, total = _QUERIES.position(assignment.pk)
-    return number, min(total, limit) if limit else total
+    number, total, more = _QUERIES.position(assignment.pk)
+    if limit and total >= limit:
+        return slots.Position(number, limit)
+    return slots.Position(number, total, more)
 
 
 # an assignment of this annotator, with its task and item (others' are invisible: None), one query; every

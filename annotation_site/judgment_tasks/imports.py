@@ -232,6 +232,7 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
                     fields=item["fields"],
                     lists=item["lists"],
                     position=start + index,
+                    capacity=task.annotators_per_item,
                 )
                 for index, item in enumerate(items)
             ],

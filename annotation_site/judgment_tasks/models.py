@@ -9,10 +9,11 @@ the reports flatten them into long DataFrames (``frames.py``).
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.corpus.models import Dataset, Video, unique_name_field
+from annotation_site.workflow.capacity import UNSET as UNSET_CAPACITY
 from annotation_site.workflow.statuses import AssignmentStatus, SubmissionSource, UnitStatus
 
 
@@ -82,11 +83,22 @@ class Item(models.Model):
     lists = models.JSONField(default=dict, help_text="{list name: [element text, ...]}")
     position = models.PositiveIntegerField(default=0)
     assigned = models.PositiveSmallIntegerField(default=0, help_text="Assignments handed out for this item.")
+    capacity = models.PositiveSmallIntegerField(
+        default=UNSET_CAPACITY,
+        help_text="A copy of the task's annotators per item, for the index of the items with room "
+        "(annotation_site/workflow/capacity.py).",
+    )
 
     class Meta:
         ordering = ["task", "position", "id"]
         constraints = [models.UniqueConstraint(fields=["task", "key"], name="item_unique_key")]
-        indexes = [models.Index(fields=["task", "assigned", "position"], name="item_free_slots")]
+        indexes = [
+            models.Index(fields=["task", "assigned", "position"], name="item_free_slots"),
+            # the hand-out's order among the items with room: its read stops at the first free one
+            models.Index(
+                fields=["task", "position", "id"], condition=Q(assigned__lt=F("capacity")), name="item_room_in_order"
+            ),
+        ]
 
     def __str__(self):
         return self.key

@@ -10,7 +10,7 @@ from django.db.models import Count
 from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import invite_with_link
 from annotation_site.corpus.models import check_unit_name
-from annotation_site.workflow import units
+from annotation_site.workflow import capacity, units
 
 from . import presets
 from .definition import DefinitionError, normalise
@@ -160,7 +160,10 @@ def update_task(task, *, title=None, description=None, instructions=None, annota
         if value is not None:
             setattr(task, name, value)
     task.full_clean(exclude=_NOT_CHECKED, validate_unique=False)
-    task.save()
+    with transaction.atomic():
+        task.save()
+        if annotators_per_item is not None:
+            capacity.follow(Item.objects.filter(task=task), task.annotators_per_item)
     return task
 
 

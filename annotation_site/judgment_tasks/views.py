@@ -60,7 +60,7 @@ def _annotation_page(request, found, *, participant=None):
     task, item = found.task, found.item
     shown = presentation.present(task.definition, item)
     limit = participant.limit if participant else None
-    number, total = assigning.position_of(found, limit=limit)
+    number, total, more = assigning.position_of(found, limit=limit)
     token = participant.token if participant else None
     config = {
         "questions": presentation.script_config(task.definition, shown),
@@ -94,6 +94,7 @@ def _annotation_page(request, found, *, participant=None):
             "shown": shown,
             "number": number,
             "total": total,
+            "more": more,
             "config": config,
             "urls": urls,
             "participant": participant,

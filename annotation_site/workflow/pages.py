@@ -25,6 +25,7 @@ from django.views.decorators.http import require_POST
 from annotation_site import uploads
 from annotation_site.problems import FormatError
 
+from .slots import ASSIGNABLE_COUNTED
 from .statuses import AssignmentStatus
 
 
@@ -113,6 +114,7 @@ class ProtocolPages:
         if request.user.is_staff and not self.is_member(unit, annotator):
             return redirect(self.detail_url, name=name)
         mine = list(self.assignments_of(unit, annotator))
+        available = self.assignable_count(unit, annotator)
         return render(
             request,
             f"{self.templates}/work.html",
@@ -120,7 +122,8 @@ class ProtocolPages:
                 unit,
                 title=getattr(unit, self.title_attr),
                 assignments=mine,
-                available=self.assignable_count(unit, annotator),
+                available=available,
+                more_available=available >= ASSIGNABLE_COUNTED,  # counted only that far: "1000+"
                 open=next((a for a in mine if a.status == AssignmentStatus.OPEN), None),
             ),
         )

@@ -18,15 +18,26 @@ claim a slot and create the assignment); ``position`` and ``release`` are the an
 assignments and giving an unsubmitted one back.
 """
 
+from typing import NamedTuple
+
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
-from django.db.models import Exists, F, Func, OuterRef, Q, Subquery
+from django.db.models import Exists, F, Func, IntegerField, OuterRef, Q, Subquery
 
 from annotation_site.prepared_queries import Prepared
 
 from .statuses import AssignmentStatus
 
 CAPACITY_SENTINEL = 32_109  # marks a unit's capacity in the compiled free-unit queries
+
+# The condition of the units' partial index of those with room, by their copy of the scope's capacity
+# (annotation_site/workflow/capacity.py): in every read of free units, next to the comparison with the scope's
+# own value that decides, so that PostgreSQL reads that index in hand-out order instead of every unit.
+WITH_ROOM = Q(assigned__lt=F("capacity"))
+
+# "Video 7 of N" counts the units still open to the annotator up to this many: beyond it the page says "N+"
+# (the count would read every open unit of the scope on every page).
+ASSIGNABLE_COUNTED = 1000
 
 
 def claim(free, take, *, after_lock=None, rounds=50):
@@ -74,16 +85,26 @@ def count_of(queryset):
     return Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"))
 
 
-def position_queryset(pk, *, assignments, units, scope, unit, capacity):
+def count_at_most(queryset, most):
+    """A subquery counting ``queryset``'s rows up to ``most``: the count of a LIMIT, so the read stops there."""
+    return Func(
+        Subquery(queryset.order_by().values("pk")[:most]),
+        template="(SELECT COUNT(*) FROM %(expressions)s AS counted)",
+        output_field=IntegerField(),
+    )
+
+
+def position_queryset(pk, *, assignments, units, scope, unit, capacity, most=ASSIGNABLE_COUNTED):
     """The assignment ``pk`` annotated for ``position_of`` in one query: ``number``, its place among its
     annotator's assignments in its ``scope`` (project, task), oldest first; ``mine``, how many they have there;
     ``assignable``, the scope's ``units`` with room (``assigned`` below the scope's ``capacity`` field) that they
-    have no assignment for. ``unit``: the assignment's field naming its unit."""
+    have no assignment for, counted up to ``most`` (so that the read stops there however large the scope).
+    ``unit``: the assignment's field naming its unit."""
     mine = assignments.objects.filter(
         **{f"{scope}_id": OuterRef(f"{scope}_id"), "annotator_id": OuterRef("annotator_id")}
     )
     free = units.objects.filter(
-        **{f"{scope}_id": OuterRef(f"{scope}_id"), "assigned__lt": OuterRef(f"{scope}__{capacity}")}
+        WITH_ROOM, **{f"{scope}_id": OuterRef(f"{scope}_id"), "assigned__lt": OuterRef(f"{scope}__{capacity}")}
     ).exclude(
         Exists(
             assignments.objects.filter(
@@ -94,7 +115,7 @@ def position_queryset(pk, *, assignments, units, scope, unit, capacity):
     earlier = Q(created_at__lt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__lte=OuterRef("id"))
     return (
         assignments.objects.filter(pk=pk)
-        .annotate(number=count_of(mine.filter(earlier)), mine=count_of(mine), assignable=count_of(free))
+        .annotate(number=count_of(mine.filter(earlier)), mine=count_of(mine), assignable=count_at_most(free, most))
         .only("pk")
         .order_by()
     )
@@ -176,7 +197,7 @@ class ScopeQueries:
         def free(scope_id, annotator_id, capacity):
             theirs = assignments.objects.filter(**{f"{unit}_id": OuterRef("pk")}, annotator_id=annotator_id)
             return (
-                units.objects.filter(**{f"{scope}_id": scope_id}, assigned__lt=capacity)
+                units.objects.filter(WITH_ROOM, **{f"{scope}_id": scope_id}, assigned__lt=capacity)
                 .exclude(Exists(theirs))
                 .order_by("position", "id")
                 .only("pk")
@@ -266,6 +287,15 @@ class ScopeQueries:
             return cursor.rowcount == 1
 
     def position(self, pk):
-        """``(number, mine + assignable)`` of assignment ``pk`` (``position_queryset``)."""
+        """``Position(number, mine + assignable, more)`` of assignment ``pk`` (``position_queryset``); ``more``:
+        the count of assignable units stopped at ``ASSIGNABLE_COUNTED``, so there are more than that."""
         [found] = self._position.run(pk=pk)
-        return found.number, found.mine + found.assignable
+        return Position(found.number, found.mine + found.assignable, found.assignable >= ASSIGNABLE_COUNTED)
+
+
+class Position(NamedTuple):
+    """Where an assignment stands among its annotator's: ``number`` of ``total`` (``more``: at least that)."""
+
+    number: int
+    total: int
+    more: bool = False

@@ -73,9 +73,9 @@ def test_progress_numbers_and_paragraph_letters(make_project, annotator_accounts
     a, b = annotator_accounts(2)
     project = make_project(annotators=[a, b], annotators_per_video=1)
     first = assigning.next_assignment(project, a)
-    assert assigning.position_of(first) == (1, 3)  # video 1 of 3 (all three still open to a)
+    assert assigning.position_of(first) == (1, 3, False)  # video 1 of 3 (all three still open to a)
     assigning.next_assignment(project, b)  # b takes v2: a can now have at most 2 in all
-    assert assigning.position_of(first) == (1, 2)
+    assert assigning.position_of(first) == (1, 2, False)
     assert [assigning.paragraph_letter(i) for i in (0, 1, 25, 26, 27)] == ["A", "B", "Z", "AA", "AB"]
 
 
@@ -256,8 +256,10 @@ def _position_by_lists(assignment):
         .order_by("created_at", "id")
         .values_list("pk", flat=True)
     )
-    return mine.index(assignment.pk) + 1, len(mine) + assigning.assignable_count(
-        assignment.project, assignment.annotator
+    return (
+        mine.index(assignment.pk) + 1,
+        len(mine) + assigning.assignable_count(assignment.project, assignment.annotator),
+        False,
     )
 
 

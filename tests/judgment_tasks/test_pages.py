@@ -342,7 +342,7 @@ def test_position_of_is_one_query_and_agrees_with_the_lists(make_task, annotator
             .values_list("pk", flat=True)
         )
         total = len(mine) + assigning.assignable_count(found.task, found.annotator)
-        return mine.index(found.pk) + 1, min(total, limit) if limit else total
+        return mine.index(found.pk) + 1, min(total, limit) if limit else total, False
 
     annotators = annotator_accounts(3, prefix="pos")
     items = [{"item_id": f"i{i}", "video_id": "c1", "tuples": ["t"], "questions": [f"q{i}?"]} for i in range(4)]

@@ -12,6 +12,7 @@ from django.db.models import F, Q
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.corpus.models import Dataset, System, Video, unique_name_field
+from annotation_site.workflow.capacity import UNSET as UNSET_CAPACITY
 from annotation_site.workflow.statuses import UnitStatus
 
 from .labels import LabelSet
@@ -114,11 +115,24 @@ class ProjectVideo(models.Model):
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="factuality_project_videos")
     position = models.PositiveIntegerField(default=0)
     assigned = models.PositiveSmallIntegerField(default=0, help_text="Assignments handed out for this video.")
+    capacity = models.PositiveSmallIntegerField(
+        default=UNSET_CAPACITY,
+        help_text="A copy of the project's annotators per video, for the index of the videos with room "
+        "(annotation_site/workflow/capacity.py).",
+    )
 
     class Meta:
         ordering = ["project", "position", "id"]
         constraints = [models.UniqueConstraint(fields=["project", "video"], name="projectvideo_unique")]
-        indexes = [models.Index(fields=["project", "assigned", "position"], name="projectvideo_free_slots")]
+        indexes = [
+            models.Index(fields=["project", "assigned", "position"], name="projectvideo_free_slots"),
+            # the hand-out's order among the videos with room: its read stops at the first free one
+            models.Index(
+                fields=["project", "position", "id"],
+                condition=Q(assigned__lt=F("capacity")),
+                name="projectvideo_room_in_order",
+            ),
+        ]
 
 
 class Aggregation(models.Model):

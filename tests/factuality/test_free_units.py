@@ -1,0 +1,62 @@
+"""The videos with room of a factuality project have an index of their own (annotation_site/workflow/
+capacity.py): each project video carries a copy of the project's annotators per video, set when the project is
+made and following every change of it, and the hand-out reads through that index, so that it reads a few rows
+however large the project is."""
+
+import pytest
+from django.db import connection
+
+from annotation_site.corpus.models import Video
+from annotation_site.factuality import assignment as assigning
+from annotation_site.factuality import projects
+from annotation_site.factuality.models import ProjectVideo
+from tests.query_plans import rows_read, sqlite_plan
+
+pytestmark = pytest.mark.django_db
+
+
+def copies(project):
+    return set(ProjectVideo.objects.filter(project=project).values_list("capacity", flat=True))
+
+
+def test_each_video_copies_the_project_capacity_and_follows_every_change(make_project):
+    project = make_project(annotators_per_video=2)
+    assert copies(project) == {2}
+    projects.update_project(project, annotators_per_video=5)
+    assert copies(project) == {5}
+    projects.update_project(project, instructions="Look closely.")  # other settings leave the copies alone
+    assert copies(project) == {5}
+
+
+def test_raising_the_capacity_hands_out_videos_that_were_full(make_project, annotator_accounts):
+    a, b, c, d = annotator_accounts(4)
+    project = make_project(annotators=[a, b, c, d], annotators_per_video=1)
+    assert all(assigning.next_assignment(project, who) for who in (a, b, c))  # v1, v2, v3
+    assert assigning.next_assignment(project, d) is None
+    projects.update_project(project, annotators_per_video=2)
+    found = assigning.next_assignment(project, d)
+    assert found is not None and found.project_video.position == 0
+
+
+def test_handing_out_a_video_reads_a_bounded_number_of_rows(make_project, annotator_accounts):
+    """3,000 more videos in a project, the first 1,500 full: on PostgreSQL the next free video is found by
+    reading a few entries of the index of videos with room (before: every video of the project, then a sort).
+    On SQLite the plan searches an index, never scans every video."""
+    [a] = annotator_accounts(1)
+    project = make_project(annotators=[a], annotators_per_video=1)
+    dataset = project.dataset
+    videos = Video.objects.bulk_create(Video(dataset=dataset, external_id=f"bulk{i}") for i in range(3000))
+    ProjectVideo.objects.bulk_create(
+        ProjectVideo(project=project, video=v, position=10 + i, capacity=1) for i, v in enumerate(videos)
+    )
+    ProjectVideo.objects.filter(project=project, position__lt=1510).update(assigned=1)
+    pick = assigning._QUERIES._pick.build(scope_id=project.pk, annotator_id=a.pk, capacity=1)
+    if connection.vendor != "postgresql":
+        assert not [line for line in sqlite_plan(pick) if line.startswith("SCAN factuality_projectvideo")]
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE factuality_projectvideo")
+    read, scans = rows_read(pick, "factuality_projectvideo")
+    assert read <= 5, (read, scans)
+    assert scans == [("Index Scan", "projectvideo_room_in_order")]
+    assert assigning.next_assignment(project, a).project_video.position == 1510

@@ -1,0 +1,89 @@
+"""The items with room of a task have an index of their own (annotation_site/workflow/capacity.py): each item
+carries a copy of the task's annotators per item, set on import and following every change of it, and the
+hand-out's reads go through that index, so that they read a few rows however large the task is. "Item 7 of
+N" counts at most ``ASSIGNABLE_COUNTED`` open items and then says "N+"."""
+
+import pytest
+from django.contrib import admin
+from django.db import connection
+from django.urls import reverse
+
+from annotation_site.judgment_tasks import assignment as assigning
+from annotation_site.judgment_tasks import services
+from annotation_site.judgment_tasks.admin import TaskAdmin
+from annotation_site.judgment_tasks.assignment import next_assignment
+from annotation_site.judgment_tasks.models import Item, Task
+from annotation_site.workflow.slots import ASSIGNABLE_COUNTED
+from tests.judgment_tasks.conftest import question_quality_items
+from tests.query_plans import rows_read, sqlite_plan
+
+pytestmark = pytest.mark.django_db
+
+
+def many_items(n):
+    """``n`` items of the fifa-question-quality preset over the 40 videos of the ``videos`` fixture."""
+    return [dict(item, item_id=f"q{i}", video_id=f"c{i % 40 + 1}") for i, item in enumerate(question_quality_items(n))]
+
+
+def copies(task):
+    return set(Item.objects.filter(task=task).values_list("capacity", flat=True))
+
+
+def test_each_item_copies_the_task_capacity_and_follows_every_change(make_task):
+    task = make_task("copies", "fifa-question-quality", question_quality_items(3), per_item=2)
+    assert copies(task) == {2}
+    services.update_task(task, annotators_per_item=5)
+    assert copies(task) == {5}
+    task.annotators_per_item = 4  # staff editing the task in Django's admin
+    TaskAdmin(Task, admin.site).save_model(None, task, None, True)
+    assert copies(task) == {4}
+
+
+def test_raising_the_capacity_hands_out_items_that_were_full(make_task, annotator_accounts):
+    a, b, c = annotator_accounts(3)
+    task = make_task("raise", "fifa-question-quality", question_quality_items(2), members=[a, b, c], per_item=1)
+    assert next_assignment(task, a) and next_assignment(task, b)
+    assert next_assignment(task, c) is None  # both items full
+    services.update_task(task, annotators_per_item=2)
+    found = next_assignment(task, c)
+    assert found is not None and found.item.key == "q0"  # the first item in import order with room again
+
+
+def test_item_n_of_many_stops_counting(make_task, annotator_accounts, client):
+    [a] = annotator_accounts(1)
+    task = make_task("many", "fifa-question-quality", many_items(ASSIGNABLE_COUNTED + 5), members=[a], per_item=1)
+    found = next_assignment(task, a)
+    assert assigning.position_of(found) == (1, ASSIGNABLE_COUNTED + 1, True)  # theirs, and 1000 of 1004 counted
+    assert assigning.position_of(found, limit=20) == (1, 20, False)  # a participant's quota: exact
+    assert assigning.assignable_count(task, a) == ASSIGNABLE_COUNTED
+    client.force_login(a.user)
+    page = client.get(reverse("tasks-annotate", args=[found.pk])).content.decode()
+    assert f"Item 1 of {ASSIGNABLE_COUNTED + 1}+" in page
+    work = client.get(reverse("tasks-work", args=[task.name])).content.decode()
+    assert f"{ASSIGNABLE_COUNTED}+ more available to you" in work
+
+
+def test_handing_out_and_counting_read_a_bounded_number_of_items(make_task, annotator_accounts):
+    """3,000 items, the first 1,500 full: on PostgreSQL the next free item is found by reading a few entries of
+    the index of items with room, and the page's count stops at ASSIGNABLE_COUNTED (before, both read every
+    item of the task: a sequential scan and a sort). SQLite (the embedded default) has no planner statistics
+    here; its plans search an index of the items, never scan them all."""
+    [a] = annotator_accounts(1)
+    task = make_task("big", "fifa-question-quality", many_items(3000), members=[a], per_item=1)
+    Item.objects.filter(task=task, position__lt=1500).update(assigned=1)
+    found = next_assignment(task, a)
+    assert found.item.position == 1500
+    queries = assigning._QUERIES
+    pick = queries._pick.build(scope_id=task.pk, annotator_id=a.pk, capacity=1)
+    position = queries._position.build(pk=found.pk)
+    if connection.vendor != "postgresql":
+        for queryset in (pick, position, assigning._free(task, a)):
+            assert not [line for line in sqlite_plan(queryset) if line.startswith("SCAN judgment_tasks_item")]
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE judgment_tasks_item")
+    read, scans = rows_read(pick, "judgment_tasks_item")
+    assert read <= 5, (read, scans)
+    assert scans == [("Index Scan", "item_room_in_order")]
+    read, scans = rows_read(position, "judgment_tasks_item")
+    assert read <= ASSIGNABLE_COUNTED + 5, (read, scans)

@@ -1,0 +1,40 @@
+"""What PostgreSQL read to answer a query: ``rows_read(queryset, table)`` runs it under ``EXPLAIN (ANALYZE,
+FORMAT JSON)`` and adds up the rows every plan node scanning ``table`` returned or filtered out (times its
+loops), so a test can say that a read stays bounded however large the table is (docs/reliability.md)."""
+
+from django.db import connection, transaction
+
+
+def _nodes(plan):
+    yield plan
+    for child in plan.get("Plans", ()):
+        yield from _nodes(child)
+
+
+def plan_of(queryset):
+    """The plan tree PostgreSQL ran for ``queryset`` (inside a savepoint: a locking read leaves no lock)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        sql, params = queryset.query.get_compiler(connection=connection).as_sql()
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        [[document]] = cursor.fetchall()
+    return document[0]["Plan"]
+
+
+def rows_read(queryset, table):
+    """Rows of ``table`` the plan's scans of it went through, and the names of those scans
+    (``[(node type, index name or None)]``)."""
+    read, scans = 0, []
+    for node in _nodes(plan_of(queryset)):
+        if node.get("Relation Name") == table:
+            loops = node.get("Actual Loops", 1)
+            read += (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * loops
+            scans.append((node["Node Type"], node.get("Index Name")))
+    return read, scans
+
+
+def sqlite_plan(queryset):
+    """SQLite's EXPLAIN QUERY PLAN of ``queryset``: its lines' texts."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        sql, params = queryset.query.get_compiler(connection=connection).as_sql()
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        return [row[-1] for row in cursor.fetchall()]
