@@ -85,6 +85,7 @@ class Item(models.Model):
     assigned = models.PositiveSmallIntegerField(default=0, help_text="Assignments handed out for this item.")
     capacity = models.PositiveSmallIntegerField(
         default=UNSET_CAPACITY,
+        db_default=UNSET_CAPACITY,  # also for rows written by code that does not know the column (a rolling deploy)
         help_text="A copy of the task's annotators per item, for the index of the items with room "
         "(annotation_site/workflow/capacity.py).",
     )

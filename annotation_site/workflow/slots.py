@@ -37,7 +37,7 @@ WITH_ROOM = Q(assigned__lt=F("capacity"))
 
 # "Video 7 of N" counts the units still open to the annotator up to this many: beyond it the page says "N+"
 # (the count would read every open unit of the scope on every page).
-ASSIGNABLE_COUNTED = 1000
+ASSIGNABLE_COUNTED = 100
 
 
 def claim(free, take, *, after_lock=None, rounds=50):

@@ -24,6 +24,7 @@ class Migration(migrations.Migration):
             model_name="projectvideo",
             name="capacity",
             field=models.PositiveSmallIntegerField(
+                db_default=32767,
                 default=32767,
                 help_text="A copy of the project's annotators per video, for the index of the videos with room (annotation_site/workflow/capacity.py).",
             ),

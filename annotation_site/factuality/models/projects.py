@@ -117,6 +117,7 @@ class ProjectVideo(models.Model):
     assigned = models.PositiveSmallIntegerField(default=0, help_text="Assignments handed out for this video.")
     capacity = models.PositiveSmallIntegerField(
         default=UNSET_CAPACITY,
+        db_default=UNSET_CAPACITY,  # also for rows written by code that does not know the column (a rolling deploy)
         help_text="A copy of the project's annotators per video, for the index of the videos with room "
         "(annotation_site/workflow/capacity.py).",
     )

@@ -24,6 +24,7 @@ class Migration(migrations.Migration):
             model_name="item",
             name="capacity",
             field=models.PositiveSmallIntegerField(
+                db_default=32767,
                 default=32767,
                 help_text="A copy of the task's annotators per item, for the index of the items with room (annotation_site/workflow/capacity.py).",
             ),
