@@ -4,6 +4,8 @@ loops), so a test can say that a read stays bounded however large the table is (
 
 from django.db import connection, transaction
 
+from annotation_site.prepared_queries import _numbered
+
 
 def _nodes(plan):
     yield plan
@@ -11,20 +13,32 @@ def _nodes(plan):
         yield from _nodes(child)
 
 
-def plan_of(queryset):
-    """The plan tree PostgreSQL ran for ``queryset`` (inside a savepoint: a locking read leaves no lock)."""
+def plan_of(queryset, *, generic=False):
+    """The plan tree PostgreSQL ran for ``queryset`` (inside a savepoint: a locking read leaves no lock).
+    ``generic``: the plan of the query prepared with its values as parameters, as the platform's prepared
+    statements run once PostgreSQL settles on a generic plan (``annotation_site/prepared_queries.py``)."""
     with transaction.atomic(), connection.cursor() as cursor:
         sql, params = queryset.query.get_compiler(connection=connection).as_sql()
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
-        [[document]] = cursor.fetchall()
-    return document[0]["Plan"]
+        if not generic:
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+            [[document]] = cursor.fetchall()
+            return document[0]["Plan"]
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute("PREPARE captioneval_plan_probe AS " + _numbered(sql))
+        try:
+            arguments = ", ".join(["%s"] * len(params))
+            cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE captioneval_plan_probe({arguments})", params)
+            [[document]] = cursor.fetchall()
+        finally:
+            cursor.execute("DEALLOCATE captioneval_plan_probe")
+        return document[0]["Plan"]
 
 
-def rows_read(queryset, table):
+def rows_read(queryset, table, *, generic=False):
     """Rows of ``table`` the plan's scans of it went through, and the names of those scans
     (``[(node type, index name or None)]``)."""
     read, scans = 0, []
-    for node in _nodes(plan_of(queryset)):
+    for node in _nodes(plan_of(queryset, generic=generic)):
         if node.get("Relation Name") == table:
             loops = node.get("Actual Loops", 1)
             read += (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * loops

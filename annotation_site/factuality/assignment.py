@@ -69,13 +69,18 @@ def next_assignment(project, annotator):
     )
 
 
-def assignable_count(project, annotator):
-    """Videos this annotator could still be handed, counted up to ``slots.ASSIGNABLE_COUNTED`` (one query)."""
+def open_to(project, annotator):
+    """The first ``slots.ASSIGNABLE_COUNTED`` videos this annotator could still be handed, in hand-out order."""
     return (
         ProjectVideo.objects.filter(slots.WITH_ROOM, project=project, assigned__lt=project.annotators_per_video)
-        .exclude(assignments__annotator=annotator)[: slots.ASSIGNABLE_COUNTED]
-        .count()
+        .exclude(assignments__annotator=annotator)
+        .order_by(*slots.IN_ORDER)[: slots.ASSIGNABLE_COUNTED]
     )
+
+
+def assignable_count(project, annotator):
+    """Videos this annotator could still be handed, counted up to ``slots.ASSIGNABLE_COUNTED`` (one query)."""
+    return open_to(project, annotator).count()
 
 
 def position_of(assignment):

@@ -57,9 +57,14 @@ def next_assignment(task, annotator, *, limit=None):
     )
 
 
+def open_to(task, annotator):
+    """The first ``slots.ASSIGNABLE_COUNTED`` items this annotator could still be handed, in hand-out order."""
+    return _free(task, annotator).order_by(*slots.IN_ORDER)[: slots.ASSIGNABLE_COUNTED]
+
+
 def assignable_count(task, annotator):
     """Items this annotator could still be handed, counted up to ``slots.ASSIGNABLE_COUNTED`` (one query)."""
-    return _free(task, annotator)[: slots.ASSIGNABLE_COUNTED].count()
+    return open_to(task, annotator).count()
 
 
 def position_of(assignment, *, limit=None):

@@ -34,6 +34,7 @@ CAPACITY_SENTINEL = 32_109  # marks a unit's capacity in the compiled free-unit 
 # (annotation_site/workflow/capacity.py): in every read of free units, next to the comparison with the scope's
 # own value that decides, so that PostgreSQL reads that index in hand-out order instead of every unit.
 WITH_ROOM = Q(assigned__lt=F("capacity"))
+IN_ORDER = ("position", "id")  # the hand-out's order, that index's
 
 # "Video 7 of N" counts the units still open to the annotator up to this many: beyond it the page says "N+"
 # (the count would read every open unit of the scope on every page).
@@ -86,9 +87,11 @@ def count_of(queryset):
 
 
 def count_at_most(queryset, most):
-    """A subquery counting ``queryset``'s rows up to ``most``: the count of a LIMIT, so the read stops there."""
+    """A subquery counting ``queryset``'s rows up to ``most``: the count of a LIMIT, so the read stops there.
+    Order ``queryset`` as an index gives its rows (without an order PostgreSQL may choose to scan the table,
+    expecting to stop early, and read every row)."""
     return Func(
-        Subquery(queryset.order_by().values("pk")[:most]),
+        Subquery(queryset.values("pk")[:most]),
         template="(SELECT COUNT(*) FROM %(expressions)s AS counted)",
         output_field=IntegerField(),
     )
@@ -115,7 +118,11 @@ def position_queryset(pk, *, assignments, units, scope, unit, capacity, most=ASS
     earlier = Q(created_at__lt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__lte=OuterRef("id"))
     return (
         assignments.objects.filter(pk=pk)
-        .annotate(number=count_of(mine.filter(earlier)), mine=count_of(mine), assignable=count_at_most(free, most))
+        .annotate(
+            number=count_of(mine.filter(earlier)),
+            mine=count_of(mine),
+            assignable=count_at_most(free.order_by(*IN_ORDER), most),
+        )
         .only("pk")
         .order_by()
     )
@@ -199,7 +206,7 @@ class ScopeQueries:
             return (
                 units.objects.filter(WITH_ROOM, **{f"{scope}_id": scope_id}, assigned__lt=capacity)
                 .exclude(Exists(theirs))
-                .order_by("position", "id")
+                .order_by(*IN_ORDER)
                 .only("pk")
             )
 
