@@ -21,6 +21,9 @@ evaluation server"; the package's ``COCOEvalCap`` does the same steps for a whol
      captions scored together, i.e. of the videos this system captioned: for a dataset where every system
      captions every video (ActivityNet-Fact, YouCook2-Fact) that is the IDF over the dataset's references.
      A system's mean per-caption CIDEr-D is its corpus CIDEr-D.
+   The pairs of a correct/foil pair set that have a caption of a human system are scored as two more result
+   files (``PairBatch``): the correct captions and the foils, each against the video's references without the
+   human caption's own, so both captions of a pair see the same references (and CIDEr-D the same IDF).
 """
 
 import shutil
@@ -70,6 +73,18 @@ TEXT_METRICS = {
 }
 FAMILY_LABELS = {"bleu": "BLEU", "meteor": "METEOR", "rouge": "ROUGE-L", "cider": "CIDEr-D"}
 TOKENIZER = "PTBTokenizer (Stanford CoreNLP 3.4.1, lower-cased, punctuation removed)"
+
+
+@dataclass(frozen=True)
+class PairBatch:
+    """The result file of one side (``role``: correct or foil) of a pair set's pairs with a human caption; used
+    as the "system" of those items in ``score_captions`` (never equal to a system name)."""
+
+    pair_set: str
+    role: str
+
+    def __str__(self):
+        return f"pair set {self.pair_set}, {self.role} captions"
 
 
 def java_available():
@@ -132,7 +147,8 @@ def check_names(names):
 def score_captions(captions, references, names, progress=None):
     """Scores per caption.
 
-    ``captions``: list of (key, system, video_id, text) or (key, system, video_id, text, leave_out), where
+    ``captions``: list of (key, system, video_id, text) or (key, system, video_id, text, leave_out) (``system``:
+    a system name or a ``PairBatch``: the captions scored together as one result file), where
     ``leave_out`` holds the indices (into the video's references) of references this caption must not be scored
     against (a human caption that *is* one of the references is scored leave-one-out against the others);
     ``references``: {video_id: [paragraph, ...]}; ``names``: metric names (TEXT_METRICS keys). Captions left
@@ -150,7 +166,7 @@ def score_captions(captions, references, names, progress=None):
 
     scored = [c for c in captions if references_used(c, references.get(c[2]) or [])]
     families = [f for f in ("bleu", "meteor", "rouge", "cider") if any(TEXT_METRICS[n].family == f for n in names)]
-    systems = sorted({c[1] for c in scored})
+    systems = sorted({c[1] for c in scored}, key=str)
     total, done = 1 + len(families) * len(systems), 0
     results = {name: {} for name in names}
     if not scored:
