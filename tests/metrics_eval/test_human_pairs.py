@@ -40,9 +40,9 @@ HUMAN_PAIRS = ["v1", "v2", "v3"]  # with a reference left once gt_1 is out
 METRICS = ["bleu4", "meteor", "cider"]
 
 
-def foil_dataset():
-    lines = [{"type": "video", "video_id": v} for v in REFERENCES]
-    for video, refs in REFERENCES.items():
+def foil_dataset(references=REFERENCES, extra=()):
+    lines = [{"type": "video", "video_id": v} for v in references]
+    for video, refs in references.items():
         lines += [
             {"type": "reference", "video_id": video, "reference_set": f"gt_{i + 1}", "text": text}
             for i, text in enumerate(refs)
@@ -51,6 +51,7 @@ def foil_dataset():
         lines.append({"video_id": video, "system": "foil", "sentences": [{"text": FOILS[video]}]})
         if video in ALPHA:
             lines.append({"video_id": video, "system": "Alpha", "sentences": [{"text": ALPHA[video]}]})
+    lines += list(extra)
     text = "".join(json.dumps(line) + "\n" for line in lines)
     return import_bundle(jsonl.read(text, filename="foil.jsonl"), name="foil", source_format="jsonl").dataset
 
@@ -90,19 +91,93 @@ def direct_scores(gts_texts, res_texts):
     }
 
 
+def tokenize(texts):
+    """{key: [text, ...]} -> {key: [tokens, ...]} with pycocoevalcap's PTBTokenizer."""
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    return PTBTokenizer().tokenize({k: [{"caption": t} for t in ts] for k, ts in texts.items()})
+
+
+def hand_cider_d(hypothesis, references, corpus, n=4, sigma=6.0):
+    """CIDEr-D (Vedantam et al. 2015, as coco-caption computes it) of one tokenised hypothesis against its
+    tokenised references, the IDF from ``corpus`` (one document per video: its references), written out here
+    independently of pycocoevalcap's CiderScorer: tf-idf vectors of the 1..4-grams (idf = log(documents) -
+    log(max(1, document frequency))), per n the clipped cosine min(h, r) * r / (|h| |r|) times the Gaussian length
+    penalty, averaged over n and over the references, x 10."""
+
+    def grams(text):
+        words = text.split()
+        counts = {}
+        for k in range(1, n + 1):
+            for i in range(len(words) - k + 1):
+                counts[tuple(words[i : i + k])] = counts.get(tuple(words[i : i + k]), 0) + 1
+        return counts
+
+    frequency = {}
+    for document in corpus:
+        for gram in {g for reference in document for g in grams(reference)}:
+            frequency[gram] = frequency.get(gram, 0) + 1
+    log_documents = np.log(float(len(corpus)))
+
+    def vector(text):
+        vec = [{} for _ in range(n)]
+        for gram, tf in grams(text).items():
+            vec[len(gram) - 1][gram] = tf * (log_documents - np.log(max(1.0, frequency.get(gram, 0.0))))
+        norms = [np.sqrt(sum(v * v for v in part.values())) for part in vec]
+        return vec, norms, len(text.split())
+
+    h, h_norm, h_len = vector(hypothesis)
+    total = 0.0
+    for reference in references:
+        r, r_norm, r_len = vector(reference)
+        penalty = np.e ** (-((h_len - r_len) ** 2) / (2 * sigma**2))
+        for k in range(n):
+            value = sum(min(w, r[k].get(g, 0.0)) * r[k].get(g, 0.0) for g, w in h[k].items())
+            if h_norm[k] and r_norm[k]:
+                value /= h_norm[k] * r_norm[k]
+            total += value * penalty / n
+    return 10.0 * total / len(references)
+
+
+def corpus_of(references):
+    """The CIDEr-D IDF corpus of pair scores: one document per video, its references (tokenised)."""
+    tokens = tokenize(references)
+    return tokens, [tokens[v] for v in sorted(references)]
+
+
+def expected_pair_scores():
+    """{metric: {video: (correct, foil)}}: the human pairs' scores from pycocoevalcap called directly (BLEU-4,
+    METEOR: both captions against gt_2 only) and, for CIDEr-D, written out by hand against gt_2 with the IDF of
+    the dataset's videos (one document each, all their references)."""
+    gts = {v: REFERENCES[v][1:] for v in HUMAN_PAIRS}
+    correct = direct_scores(gts, {v: REFERENCES[v][0] for v in HUMAN_PAIRS})
+    foil = direct_scores(gts, {v: FOILS[v] for v in HUMAN_PAIRS})
+    expected = {
+        m: {v: (correct[m][correct["keys"].index(v)], foil[m][foil["keys"].index(v)]) for v in HUMAN_PAIRS}
+        for m in ("bleu4", "meteor")
+    }
+    tokens, corpus = corpus_of(REFERENCES)
+    hypotheses = tokenize(
+        {**{f"c{v}": [REFERENCES[v][0]] for v in HUMAN_PAIRS}, **{f"f{v}": [FOILS[v]] for v in HUMAN_PAIRS}}
+    )
+    expected["cider"] = {
+        v: tuple(hand_cider_d(hypotheses[f"{side}{v}"][0], tokens[v][1:], corpus) for side in ("c", "f"))
+        for v in HUMAN_PAIRS
+    }
+    return expected
+
+
 def expected_accuracies():
     """Accuracy per metric counted pair by pair from pycocoevalcap's own scores: the human pairs with both
     captions against gt_2 only (one result file of the correct captions, one of the foils: the same references,
     so the same CIDEr-D IDF); the Alpha/foil pair with the stored scores' result files (each system's captions
     against all their videos' references); the v4 pair has no reference once gt_1 is out and is not counted."""
-    gts = {v: REFERENCES[v][1:] for v in HUMAN_PAIRS}
-    correct = direct_scores(gts, {v: REFERENCES[v][0] for v in HUMAN_PAIRS})
-    foil = direct_scores(gts, {v: FOILS[v] for v in HUMAN_PAIRS})
+    pair_scores = expected_pair_scores()
     alpha = direct_scores({v: REFERENCES[v] for v in ALPHA}, ALPHA)
     foils = direct_scores(REFERENCES, FOILS)
     expected = {}
     for metric in METRICS:
-        outcomes = [outcome(c, f) for c, f in zip(correct[metric], foil[metric])]
+        outcomes = [outcome(c, f) for c, f in pair_scores[metric].values()]
         outcomes.append(outcome(alpha[metric][alpha["keys"].index("v1")], foils[metric][foils["keys"].index("v1")]))
         expected[metric] = float(np.mean(outcomes))
     return expected
@@ -129,6 +204,112 @@ def test_both_captions_of_a_pair_with_a_human_caption_are_scored_against_the_sam
     assert result["pairs_with_human_captions"] == {"pairs": 4, "without_other_references": 1}
     assert models.PairScore.objects.filter(metric__name="bleu4").count() == 4  # the v4 pair: stored, no scores
     assert models.PairScore.objects.filter(metric__name="bleu4", correct__isnull=True).count() == 1
+    assert_pair_scores(expected_pair_scores())
+
+
+def stored_pair_scores(pair_set="p"):
+    """{metric: {video: (correct, foil)}} of the stored PairScore rows of a pair set."""
+    stored = {}
+    for score in models.PairScore.objects.filter(pair__pair_set=pair_set).select_related("metric", "pair__correct"):
+        stored.setdefault(score.metric.name, {})[score.pair.correct.video.external_id] = (score.correct, score.foil)
+    return stored
+
+
+def assert_pair_scores(expected, pair_set="p"):
+    stored = stored_pair_scores(pair_set)
+    for metric, videos in expected.items():
+        for video, (correct, foil) in videos.items():
+            assert stored[metric][video] == (pytest.approx(correct, abs=1e-12), pytest.approx(foil, abs=1e-12))
+            assert correct != foil or metric != "cider" or correct > 0
+
+
+def test_hand_cider_d_is_pycocoevalcaps_over_its_own_corpus():
+    """The test's hand-written CIDEr-D, with the IDF of the scored captions' own references, is Cider()'s."""
+    from pycocoevalcap.cider.cider import Cider
+
+    tokens, corpus = corpus_of(REFERENCES)
+    hypotheses = tokenize({v: [FOILS[v]] for v in REFERENCES})
+    _, values = Cider().compute_score(tokens, {v: hypotheses[v] for v in tokens})
+    for video, value in zip(tokens, values):
+        assert hand_cider_d(hypotheses[video][0], tokens[video], corpus) == pytest.approx(value, abs=1e-12)
+
+
+def test_cider_d_of_a_pair_does_not_depend_on_the_other_pairs_of_its_set(java, db):
+    """CIDEr-D's IDF of a pair with a human caption comes from the dataset's videos (one document each, all their
+    references), not from the pairs scored with it. Before: from the pairs of its set, so a set with one such
+    pair had IDF log(1) = 0 - CIDEr-D 0 for both captions, a tie counted with 1/2 credit - and a pair's scores
+    changed with the other pairs of its set."""
+    human = "a man rides a horse over a field"  # a human caption that is none of the references: none left out
+    extra = [{"video_id": "v1", "system": "hx", "is_human": True, "sentences": [{"text": human}]}]
+    dataset = foil_dataset(extra=extra)
+    services.import_pairs(dataset, "video_id,correct,foil\nv1,hx,foil\n", "one.csv", pair_set="one")
+    services.import_pairs(dataset, "video_id,correct,foil\nv1,gt_1,foil\n", "single.csv", pair_set="single")
+    services.import_pairs(dataset, PAIRS, "pairs.csv", pair_set="p")
+    services.compute_scores(dataset, ["cider"])
+
+    # references unchanged: the pair's scores are pycocoevalcap's CIDEr-D over the whole corpus
+    direct = direct_scores(REFERENCES, {**FOILS, "v1": human})
+    (hx_correct, hx_foil) = stored_pair_scores("one")["cider"]["v1"]
+    assert hx_correct == pytest.approx(direct["cider"][direct["keys"].index("v1")], abs=1e-12)
+    foils = direct_scores(REFERENCES, FOILS)
+    assert hx_foil == pytest.approx(foils["cider"][foils["keys"].index("v1")], abs=1e-12)
+    assert hx_correct > 0 and hx_foil > 0  # before: 0.0 and 0.0
+
+    # the same pair alone in its set and among others: the same scores, the hand-computed ones
+    expected = expected_pair_scores()["cider"]["v1"]
+    assert stored_pair_scores("single")["cider"]["v1"] == stored_pair_scores("p")["cider"]["v1"]
+    assert stored_pair_scores("single")["cider"]["v1"] == (
+        pytest.approx(expected[0], abs=1e-12),
+        pytest.approx(expected[1], abs=1e-12),
+    )
+    body = json.loads(_correlate_set("single"))
+    assert body["metrics"]["cider"]["accuracy"]["r"] == outcome(*expected)  # before: 0.5, a 0-0 tie
+
+
+def _correlate_set(pair_set):
+    out = io.StringIO()
+    call_command(
+        "correlate", "--dataset", "foil", "--human", "pairs", "--pair-set", pair_set, "--resamples", "100",
+        "--format", "json", stdout=out, stderr=io.StringIO(),
+    )  # fmt: skip
+    return out.getvalue()
+
+
+def test_pairs_with_two_human_captions_are_scored_without_either(java, db):
+    """Both captions human (gt_1 against gt_2): both are scored against the references that are neither."""
+    references = {**REFERENCES, "v1": [*REFERENCES["v1"], "a man is riding a horse through a field"]}
+    extra = [
+        {"video_id": v, "system": "gt_2", "is_human": True, "sentences": [{"text": references[v][1]}]}
+        for v in ("v1", "v2")
+    ]
+    dataset = foil_dataset(references, extra)
+    services.import_pairs(dataset, "video_id,correct,foil\nv1,gt_1,gt_2\nv2,gt_1,gt_2\n", "h.csv", pair_set="h")
+    result = services.compute_scores(dataset, METRICS)
+    assert result["pairs_with_human_captions"] == {"pairs": 2, "without_other_references": 1}
+    gts = {"v1": references["v1"][2:]}
+    correct = direct_scores(gts, {"v1": references["v1"][0]})
+    foil = direct_scores(gts, {"v1": references["v1"][1]})
+    tokens, corpus = corpus_of(references)
+    hypotheses = tokenize({"c": [references["v1"][0]], "f": [references["v1"][1]]})
+    expected = {m: {"v1": (correct[m][0], foil[m][0])} for m in ("bleu4", "meteor")}
+    expected["cider"] = {"v1": tuple(hand_cider_d(hypotheses[k][0], tokens["v1"][2:], corpus) for k in ("c", "f"))}
+    assert_pair_scores(expected, "h")
+    assert stored_pair_scores("h")["bleu4"]["v2"] == (None, None)  # v2 has no reference but gt_1 and gt_2
+    body = json.loads(_correlate_set("h"))
+    assert body["metrics"]["bleu4"]["accuracy"]["n"] == 1
+    assert body["human_pairs"]["systems"] == ["gt_1", "gt_2"]
+
+
+def test_replacing_a_pair_set_drops_its_pair_scores(java, db):
+    dataset = foil_dataset()
+    services.import_pairs(dataset, PAIRS, "pairs.csv", pair_set="p")
+    services.compute_scores(dataset, ["bleu4"])
+    assert models.PairScore.objects.count() == 4
+    services.import_pairs(dataset, "video_id,correct,foil\nv2,gt_1,foil\n", "p.csv", pair_set="p", replace=True)
+    assert not models.PairScore.objects.exists()  # the replaced pairs' scores went with them
+    body = json.loads(_correlate_set("p"))
+    assert body["metrics"]["bleu4"]["accuracy"]["n"] == 0
+    assert body["human_pairs"]["not_scored"] == {"bleu4": 1}
 
 
 def import_scores(dataset, text, filename):
