@@ -13,6 +13,7 @@ were scored against the same references without the human caption (``select_huma
 import numpy as np
 import pandas as pd
 
+from . import significance
 from .bootstrap import percentile_interval
 
 
@@ -51,6 +52,45 @@ def accuracy_table(frame, metrics, counts, videos, confidence=0.95, tie_credit=0
         low, high = percentile_interval(bootstrap_accuracy(frame, metric, counts, videos, tie_credit), confidence)
         table[metric] = {"r": value, "ci": [low, high], "n": n}
     return table
+
+
+def common_pairs_pvalue(frame, counts, videos, tie_credit=0.5):
+    """better(a, b): the paired bootstrap p-value of "metric a is more accurate than metric b", both measured on
+    the pairs both have outcomes for (as the Williams and permutation tests use the rows common to two metrics):
+    metrics may have scored different pairs (imported scores of a subset; pairs with a human caption left out for
+    one metric and not another), and comparing their accuracies over different pairs says nothing."""
+    outcomes = {}
+    cache = {}
+
+    def outcome(metric):
+        if metric not in outcomes:
+            outcomes[metric] = pair_outcomes(frame[f"{metric}:correct"], frame[f"{metric}:foil"], tie_credit)
+        return outcomes[metric]
+
+    def better(a, b):
+        if (a, b) not in cache:
+            common = frame.loc[~np.isnan(outcome(a)) & ~np.isnan(outcome(b))]
+            cache[(a, b)] = significance.paired_bootstrap_pvalue(
+                bootstrap_accuracy(common, a, counts, videos, tie_credit),
+                bootstrap_accuracy(common, b, counts, videos, tie_credit),
+            )
+        return cache[(a, b)]
+
+    return better
+
+
+def different_pairs_caution(table):
+    """A caution when the metrics of a pairs table ({metric: {"r", "n", ...}}) were measured on different numbers
+    of pairs (None otherwise): "best" compares accuracies over different pairs (the clusters compare each two
+    metrics on the pairs both scored)."""
+    counts = {metric: entry.get("n") for metric, entry in table.items() if entry.get("n")}
+    if len(set(counts.values())) <= 1:
+        return None
+    listed = ", ".join(f"{metric} {n}" for metric, n in counts.items())
+    return (
+        f"Caution: the metrics were measured on different pairs ({listed}): their accuracies, and so the best one, "
+        "are not over the same pairs; the clusters compare each two metrics on the pairs both scored."
+    )
 
 
 def select_human_pairs(frame, pairs, pair_scores, metrics, *, same_references=(), reference_free=()):

@@ -159,8 +159,11 @@ def few_systems_caution(result):
     give Kendall and Spearman only a few values and Pearson an interval nearly as wide as its range, and the
     Williams test needs four (its p-value is then left undefined, so no metric is found better than another)."""
     parameters = result.get("parameters") or {}
-    if parameters.get("level") != "system" or parameters.get("method") == "ranking_accuracy":
-        return None  # (a pairs report's n counts pairs, not systems)
+    if parameters.get("method") == "ranking_accuracy":  # (a pairs report's n counts pairs, not systems)
+        table = {m: levels.get("accuracy") or {} for m, levels in (result.get("metrics") or {}).items()}
+        return pairs.different_pairs_caution(table)
+    if parameters.get("level") != "system":
+        return None
     counts = [
         entry["n"] for levels in (result.get("metrics") or {}).values() for entry in levels.values() if entry.get("n")
     ]

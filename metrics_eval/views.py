@@ -119,6 +119,7 @@ def _pairs_context(name, report):
         "human_pairs": (
             reports.describe_human_pairs(report.result["human_pairs"]) if "human_pairs" in report.result else None
         ),
+        "caution": reports.few_systems_caution(report.result),
     }
 
 

@@ -387,3 +387,28 @@ def test_pairs_without_a_human_caption_are_unchanged(db):
     assert body["human_pairs"]["pairs"] == 0
     assert "No caption of a human system among the pairs." in correlate()
     assert loaders.caption_pairs(dataset, "p")[["correct_human", "foil_human"]].to_numpy().tolist() == [[False, False]]
+
+
+def test_pairs_clusters_compare_two_metrics_on_the_pairs_both_scored():
+    """Metric a scored pairs 1-10 only (right on all: accuracy 1.0), metric b pairs 1-20 (right on 1-10, wrong on
+    11-20: 0.5). On the ten pairs both scored they are equally right, so a is not significantly better than b and
+    both are in cluster 1; the report cautions that their accuracies are over different pairs. Before, a's
+    resamples (always 1.0) were compared with b's over its own twenty pairs (about 0.5): a cluster 1, b 2."""
+    from metrics_eval import analysis
+
+    rows = [
+        {"video_id": f"v{i}", "a:correct": 0.9 if i <= 10 else np.nan, "a:foil": 0.1 if i <= 10 else np.nan}
+        for i in range(1, 21)
+    ]
+    for i, row in enumerate(rows, start=1):
+        row["b:correct"], row["b:foil"] = (0.8, 0.2) if i <= 10 else (0.2, 0.8)
+    import pandas as pd
+
+    result = analysis.analyse_pairs(pd.DataFrame(rows), ["a", "b"], analysis.Parameters(resamples=500))
+    assert result["metrics"]["a"]["accuracy"]["r"] == 1.0 and result["metrics"]["a"]["accuracy"]["n"] == 10
+    assert result["metrics"]["b"]["accuracy"]["r"] == 0.5 and result["metrics"]["b"]["accuracy"]["n"] == 20
+    assert result["clusters"]["accuracy"] == {"a": 1, "b": 1}  # before: {"a": 1, "b": 2}
+    caution = reports.few_systems_caution(result)
+    assert caution and "measured on different pairs (a 10, b 20)" in caution  # before: None
+    same = pd.DataFrame(rows).assign(**{"a:correct": 0.9, "a:foil": 0.1})
+    assert reports.few_systems_caution(analysis.analyse_pairs(same, ["a", "b"], analysis.Parameters())) is None
