@@ -93,7 +93,9 @@ def different_pairs_caution(table):
     )
 
 
-def select_human_pairs(frame, pairs, pair_scores, metrics, *, same_references=(), reference_free=()):
+def select_human_pairs(
+    frame, pairs, pair_scores, metrics, *, same_references=(), reference_free=(), before_pair_scores=()
+):
     """The pairs frame with only fair scores of the pairs that have a caption of a human system, and what was done.
 
     Such a caption is a reference: scored against a reference set holding it, it scores (near) perfectly, and
@@ -103,9 +105,10 @@ def select_human_pairs(frame, pairs, pair_scores, metrics, *, same_references=()
 
     - metrics in ``same_references`` (computed): their scores of such pairs are replaced by the pair scores
       (``pair_scores``: [pair_id, metric, correct, foil], both captions against the video's references without
-      the human caption's own); a pair without them (imported after the metric was computed) is left out of the
-      metric's cell and counted in ``not_scored``, a pair whose video has no other reference (NaN scores) in
-      ``without_other_references``;
+      the human caption's own); a pair without them is left out of the metric's cell and counted in
+      ``computed_before_pair_scores`` for metrics in ``before_pair_scores`` (computed by a version that did not
+      score pairs), else in ``not_scored`` (imported after the metric was computed); a pair whose video has no
+      other reference (NaN scores) in ``without_other_references``;
     - metrics in ``reference_free``: their scores are kept;
     - any other metric (imported: not known to score a pair's two captions against the same references without
       the human caption): those pairs are left out of its cell (``metrics_without_them``).
@@ -123,6 +126,7 @@ def select_human_pairs(frame, pairs, pair_scores, metrics, *, same_references=()
         "metrics_reference_free": [],
         "metrics_without_them": [],
         "not_scored": {},
+        "computed_before_pair_scores": {},
         "without_other_references": {},
     }
     if not human.any():
@@ -140,7 +144,8 @@ def select_human_pairs(frame, pairs, pair_scores, metrics, *, same_references=()
             for column, side in zip(columns, ("correct", "foil")):
                 frame.loc[human, column] = own[side].reindex(ids).to_numpy(dtype=float)
             if missing := int((~found).sum()):
-                description["not_scored"][metric] = missing
+                key = "computed_before_pair_scores" if metric in before_pair_scores else "not_scored"
+                description[key][metric] = missing
             unscored = found & np.isnan(frame.loc[human, columns[0]].to_numpy(dtype=float))
             if unscored.any():
                 description["without_other_references"][metric] = int(unscored.sum())

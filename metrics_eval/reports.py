@@ -237,6 +237,11 @@ def describe_human_pairs(description):
             f"{missing} of them left out for {metric}: not scored against those references (pairs imported after "
             f"{metric} was computed: compute it again)"
         )
+    for metric, missing in (description.get("computed_before_pair_scores") or {}).items():
+        parts.append(
+            f"{missing} of them left out for {metric}: computed before pair scores existed, so not scored against "
+            f"those references (compute {metric} again)"
+        )
     for metric, unscored in (description.get("without_other_references") or {}).items():
         parts.append(f"{unscored} of them not scored by {metric}: the video has no other reference")
     return text + ": " + "; ".join(parts) + "."
@@ -361,8 +366,18 @@ def _human_pairs(frame, pair_rows, dataset, pair_set, metric_rows, names):
         if has_human
         else pd.DataFrame(columns=["pair_id", "metric", "correct", "foil"])
     )
+    # computed before pair scores existed: no "human_pairs" in the metric's parameters, and no PairScore rows
+    before = {
+        m.name for m in metric_rows if m.source == Metric.Source.COMPUTED and "human_pairs" not in (m.parameters or {})
+    }
     return pairs.select_human_pairs(
-        frame, pair_rows, scores, names, same_references=computed - free, reference_free=free
+        frame,
+        pair_rows,
+        scores,
+        names,
+        same_references=computed - free,
+        reference_free=free,
+        before_pair_scores=before,
     )
 
 

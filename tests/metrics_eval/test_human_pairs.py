@@ -412,3 +412,27 @@ def test_pairs_clusters_compare_two_metrics_on_the_pairs_both_scored():
     assert caution and "measured on different pairs (a 10, b 20)" in caution  # before: None
     same = pd.DataFrame(rows).assign(**{"a:correct": 0.9, "a:foil": 0.1})
     assert reports.few_systems_caution(analysis.analyse_pairs(same, ["a", "b"], analysis.Parameters())) is None
+
+
+def test_a_metric_computed_before_pair_scores_existed_is_told_apart(db):
+    """A metric computed before this upgrade has no pair scores and no parameters["human_pairs"]: its human pairs
+    are left out, and the report says it was computed before pair scores existed (not that the pairs were
+    imported after it was computed, which is false for it)."""
+    dataset = foil_dataset()
+    services.import_pairs(dataset, PAIRS, "pairs.csv", pair_set="p")
+    keys = services.caption_keys(dataset)
+    scores = {pk: 0.5 for pk in keys.values()}
+    old = {"tokenizer": "PTB", "reference_sets": ["gt_1", "gt_2"], "human_captions": services.HUMAN_LEAVE_ONE_OUT}
+    services.store_scores(dataset, "bleu4", scores, source=models.Metric.Source.COMPUTED, parameters=old)
+    body = json.loads(correlate("--format", "json", "--metrics", "bleu4"))
+    assert body["human_pairs"]["computed_before_pair_scores"] == {"bleu4": 4}  # before: no such key
+    assert body["human_pairs"]["not_scored"] == {}  # before: {"bleu4": 4}
+    table = correlate("--metrics", "bleu4")
+    assert "4 of them left out for bleu4: computed before pair scores existed, so not scored against those " in table
+    assert "imported after" not in table
+    # a metric computed with pair scores, the pairs imported later: still "imported after"
+    new = {**old, "human_pairs": services.HUMAN_PAIRS_SAME_REFERENCES}
+    services.store_scores(dataset, "bleu4", scores, source=models.Metric.Source.COMPUTED, parameters=new)
+    later = json.loads(correlate("--format", "json", "--metrics", "bleu4"))
+    assert later["human_pairs"]["not_scored"] == {"bleu4": 4}
+    assert later["human_pairs"]["computed_before_pair_scores"] == {}
