@@ -75,8 +75,8 @@ def select_human_systems(frame, metrics, *, include=False, valid=(), fewer_refer
     for the metrics in ``valid`` (metrics that scored them leave-one-out against the other references, or
     without references) - for the others their scores are dropped, so ``n`` counts only what was correlated.
     ``fewer_references``: the metrics of ``valid`` that scored them leave-one-out, i.e. against one reference fewer
-    than the system captions (their scores are on a lower scale; the description lists them so the report says
-    so). ``frame`` has an ``is_human`` column (dropped from the returned frame). Returns (frame, description).
+    than the system captions (their scores are not comparable with the systems'; the description lists them so
+    the report says so). ``frame`` has an ``is_human`` column (dropped from the returned frame). Returns (frame, description).
     """
     is_human = frame["is_human"].astype(bool).to_numpy() if "is_human" in frame else np.zeros(len(frame), bool)
     systems = sorted(frame.loc[is_human, "system"].unique()) if is_human.any() else []

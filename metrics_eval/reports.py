@@ -198,8 +198,9 @@ def describe_human_systems(description):
         parts.append(
             f"scored leave-one-out against the other references by {', '.join(fewer)} (never the reference a "
             "caption is): one reference fewer than the system captions are scored against (n - 1 of a video's "
-            "n), and these metrics score higher with more references, so the human captions' scores - and the "
-            "human system's mean and rank - are on a lower scale than the systems' and not comparable with them"
+            "n); BLEU, METEOR and ROUGE-L tend to score higher with more references, CIDEr-D averages over them "
+            "with another IDF, and either way the human captions' scores - and the human system's mean and rank - "
+            "are not comparable with the systems'"
         )
     if free:
         parts.append(f"scored without references by {', '.join(free)}")

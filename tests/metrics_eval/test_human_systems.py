@@ -103,8 +103,9 @@ def test_selection_leaves_human_captions_out_unless_included():
 
 def test_an_included_human_system_scored_leave_one_out_is_said_to_be_on_another_scale():
     """Human captions scored leave-one-out see one reference fewer (n - 1) than the system captions (n); BLEU,
-    METEOR and CIDEr-D score higher with more references, so in a mixed table the human scores are on a lower
-    scale. The sentence said only "leave-one-out" (and said it of reference-free metrics too)."""
+    METEOR and ROUGE-L tend to score higher with more references, CIDEr-D averages over them with another IDF:
+    either way the human scores are not comparable with the systems'. (The sentence said all four score higher
+    with more references, "on a lower scale": false for CIDEr-D, and BLEU's brevity penalty can go either way.)"""
     frame = frame_with_human().assign(meteor=[0.3, 0.2, 0.25, 0.35, 0.1, 0.3])
     _, description = human.select_human_systems(
         frame,
@@ -120,7 +121,11 @@ def test_an_included_human_system_scored_leave_one_out_is_said_to_be_on_another_
     assert "by bleu4, meteor (never the reference a caption is): one reference fewer than the system captions" in (
         sentence
     )
-    assert "(n - 1 of a video's n)" in sentence and "not comparable with them" in sentence
+    assert "(n - 1 of a video's n); BLEU, METEOR and ROUGE-L tend to score higher with more references, CIDEr-D " in (
+        sentence
+    )
+    assert "averages over them with another IDF, and either way the human captions' scores" in sentence
+    assert "are not comparable with the systems'" in sentence and "lower scale" not in sentence
     assert sentence.endswith("; scored without references by emscore.")
     _, free_only = human.select_human_systems(frame, ["emscore"], include=True, valid={"emscore"})
     assert (
