@@ -244,7 +244,10 @@ def describe_human_pairs(description):
             f"those references (compute {metric} again)"
         )
     for metric, unscored in (description.get("without_other_references") or {}).items():
-        parts.append(f"{unscored} of them not scored by {metric}: the video has no other reference")
+        reason = "the video has no other reference"
+        if metric == "cider":  # (computed CIDEr-D also leaves them unscored when its IDF corpus has one video)
+            reason += ", or the dataset has too few videos for CIDEr-D's IDF"
+        parts.append(f"{unscored} of them not scored by {metric}: {reason}")
     return text + ": " + "; ".join(parts) + "."
 
 

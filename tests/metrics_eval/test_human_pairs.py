@@ -436,3 +436,19 @@ def test_a_metric_computed_before_pair_scores_existed_is_told_apart(db):
     later = json.loads(correlate("--format", "json", "--metrics", "bleu4"))
     assert later["human_pairs"]["not_scored"] == {"bleu4": 4}
     assert later["human_pairs"]["computed_before_pair_scores"] == {}
+
+
+def test_cider_d_does_not_score_pairs_when_its_idf_corpus_has_one_video(java, db):
+    """A dataset of one video: CIDEr-D's IDF would be log(1) = 0 for every n-gram (0 for both captions, a tie
+    counted 1/2); its pair scores are left empty and the report says why, while BLEU-4 scores the pair."""
+    dataset = foil_dataset({"v1": REFERENCES["v1"]})
+    services.import_pairs(dataset, "video_id,correct,foil\nv1,gt_1,foil\n", "p.csv", pair_set="p")
+    services.compute_scores(dataset, ["bleu4", "cider"])
+    stored = stored_pair_scores("p")
+    assert stored["cider"]["v1"] == (None, None)  # before: (0.0, 0.0)
+    assert stored["bleu4"]["v1"][0] is not None
+    body = json.loads(_correlate_set("p"))
+    assert body["metrics"]["cider"]["accuracy"]["n"] == 0 and body["metrics"]["bleu4"]["accuracy"]["n"] == 1
+    assert "not scored by cider: the video has no other reference, or the dataset has too few videos for CIDEr" in (
+        reports.describe_human_pairs(body["human_pairs"])
+    )
