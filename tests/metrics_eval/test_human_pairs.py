@@ -11,12 +11,13 @@ import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from django.core.management import call_command
 
 from annotation_site.interchange import jsonl
 from annotation_site.interchange.services import import_bundle
-from metrics_eval import loaders, models, reports, services
+from metrics_eval import analysis, loaders, models, reports, services
 
 pytestmark = pytest.mark.django_db
 
@@ -394,16 +395,12 @@ def test_pairs_clusters_compare_two_metrics_on_the_pairs_both_scored():
     11-20: 0.5). On the ten pairs both scored they are equally right, so a is not significantly better than b and
     both are in cluster 1; the report cautions that their accuracies are over different pairs. Before, a's
     resamples (always 1.0) were compared with b's over its own twenty pairs (about 0.5): a cluster 1, b 2."""
-    from metrics_eval import analysis
-
     rows = [
         {"video_id": f"v{i}", "a:correct": 0.9 if i <= 10 else np.nan, "a:foil": 0.1 if i <= 10 else np.nan}
         for i in range(1, 21)
     ]
     for i, row in enumerate(rows, start=1):
         row["b:correct"], row["b:foil"] = (0.8, 0.2) if i <= 10 else (0.2, 0.8)
-    import pandas as pd
-
     result = analysis.analyse_pairs(pd.DataFrame(rows), ["a", "b"], analysis.Parameters(resamples=500))
     assert result["metrics"]["a"]["accuracy"]["r"] == 1.0 and result["metrics"]["a"]["accuracy"]["n"] == 10
     assert result["metrics"]["b"]["accuracy"]["r"] == 0.5 and result["metrics"]["b"]["accuracy"]["n"] == 20
