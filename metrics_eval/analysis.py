@@ -217,11 +217,10 @@ def analyse_pairs(frame, metrics, params, tie_credit=0.5):
     videos = sorted(frame["video_id"].unique())
     counts = bootstrap.video_resamples(len(videos), params.resamples, params.seed)
     table = pairs.accuracy_table(frame, metrics, counts, videos, params.confidence, tie_credit)
-    samples = {m: pairs.bootstrap_accuracy(frame, m, counts, videos, tie_credit) for m in metrics}
     values = {m: table[m]["r"] for m in metrics}
     finite = [v for v in values.values() if np.isfinite(v)]
     ranks = significance.significance_clusters(
-        values, lambda a, b: significance.paired_bootstrap_pvalue(samples[a], samples[b]), params.alpha
+        values, pairs.common_pairs_pvalue(frame, counts, videos, tie_credit), params.alpha
     )
     return clean(
         {

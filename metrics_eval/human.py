@@ -67,14 +67,16 @@ def da_caption_scores(caption_scores, captions):
     return merged.set_index("caption_id")[["z", "raw", "n"]].astype(float)
 
 
-def select_human_systems(frame, metrics, *, include=False, valid=()):
+def select_human_systems(frame, metrics, *, include=False, valid=(), fewer_references=()):
     """Keep the captions of human systems out of a correlation unless asked for (issue #9).
 
     A human system's captions are (copies of) references: scored against the references they came from, BLEU
     and METEOR give them 1.0. By default they are left out of every cell; with ``include`` they stay, but only
     for the metrics in ``valid`` (metrics that scored them leave-one-out against the other references, or
     without references) - for the others their scores are dropped, so ``n`` counts only what was correlated.
-    ``frame`` has an ``is_human`` column (dropped from the returned frame). Returns (frame, description).
+    ``fewer_references``: the metrics of ``valid`` that scored them leave-one-out, i.e. against one reference fewer
+    than the system captions (their scores are not comparable with the systems'; the description lists them so
+    the report says so). ``frame`` has an ``is_human`` column (dropped from the returned frame). Returns (frame, description).
     """
     is_human = frame["is_human"].astype(bool).to_numpy() if "is_human" in frame else np.zeros(len(frame), bool)
     systems = sorted(frame.loc[is_human, "system"].unique()) if is_human.any() else []
@@ -84,6 +86,7 @@ def select_human_systems(frame, metrics, *, include=False, valid=()):
         "included": bool(include and systems),
         "metrics_with_them": [],
         "metrics_without_them": [],
+        "metrics_fewer_references": [],
     }
     if not include:
         frame = frame.loc[~is_human]
@@ -92,6 +95,8 @@ def select_human_systems(frame, metrics, *, include=False, valid=()):
         for metric in metrics:
             if metric in valid:
                 description["metrics_with_them"].append(metric)
+                if metric in fewer_references:
+                    description["metrics_fewer_references"].append(metric)
             else:
                 frame.loc[is_human, metric] = np.nan
                 description["metrics_without_them"].append(metric)

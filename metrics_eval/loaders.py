@@ -10,7 +10,7 @@ from annotation_site.corpus.models import Caption, Reference, Sentence
 from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
 
 from . import human
-from .models import CaptionPair, Metric, MetricScore
+from .models import CaptionPair, Metric, MetricScore, PairScore
 
 
 class HumanScoresUnavailable(Exception):
@@ -142,11 +142,47 @@ def pair_sets(dataset):
     )
 
 
-def caption_pairs(dataset, pair_set):
-    """[video_id, correct_id, foil_id] of a pair set."""
-    rows = (
-        CaptionPair.objects.filter(dataset=dataset, pair_set=pair_set)
-        .order_by("id")
-        .values_list("correct__video__external_id", "correct_id", "foil_id")
+PAIR_COLUMNS = [
+    "pair_id",
+    "pair_set",
+    "video_id",
+    "correct_id",
+    "foil_id",
+    "correct_system",
+    "foil_system",
+    "correct_human",
+    "foil_human",
+]
+
+
+def caption_pairs(dataset, pair_set=None):
+    """[pair_id, pair_set, video_id, correct_id, foil_id, correct_system, foil_system, correct_human, foil_human]
+    of a pair set (of every pair set when ``pair_set`` is None); ``*_human``: the caption is of a human system."""
+    queryset = CaptionPair.objects.filter(dataset=dataset)
+    if pair_set is not None:
+        queryset = queryset.filter(pair_set=pair_set)
+    rows = queryset.order_by("id").values_list(
+        "pk",
+        "pair_set",
+        "correct__video__external_id",
+        "correct_id",
+        "foil_id",
+        "correct__system__name",
+        "foil__system__name",
+        "correct__system__is_human",
+        "foil__system__is_human",
     )
-    return pd.DataFrame(list(rows), columns=["video_id", "correct_id", "foil_id"])
+    frame = pd.DataFrame(list(rows), columns=PAIR_COLUMNS)
+    for column in ("correct_human", "foil_human"):
+        frame[column] = frame[column].astype(bool)
+    return frame
+
+
+def pair_scores(dataset, pair_set, names):
+    """[pair_id, metric, correct, foil]: the stored scores of the pairs with a human caption (PairScore; NaN
+    where no reference was left) of the metrics ``names`` in a pair set."""
+    rows = PairScore.objects.filter(
+        pair__dataset=dataset, pair__pair_set=pair_set, metric__name__in=list(names)
+    ).values_list("pair_id", "metric__name", "correct", "foil")
+    frame = pd.DataFrame(list(rows), columns=["pair_id", "metric", "correct", "foil"])
+    return frame.astype({"correct": float, "foil": float})

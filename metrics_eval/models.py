@@ -1,7 +1,9 @@
 """Automatic metric scores of captions, correct/foil caption pairs, and stored correlation reports.
 
 A Metric belongs to one dataset (its parameters, e.g. the reference sets used, are the dataset's); a MetricScore
-is its score for one caption. A Report is one correlation analysis as it was computed: its parameters, the
+is its score for one caption. A PairScore holds a metric's scores of both captions of a correct/foil pair with a
+caption of a human system, scored against the same references: the video's references less the human caption's
+own (docs/metrics.md, "Correct/foil pairs with a human caption"). A Report is one correlation analysis as it was computed: its parameters, the
 snapshot of the data it used (counts and hashes), the package versions and the result, so a researcher can cite
 it and anyone can check whether the data changed since.
 """
@@ -72,6 +74,25 @@ class CaptionPair(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pair_set", "correct", "foil"], name="captionpair_unique"),
             models.CheckConstraint(condition=~Q(correct=F("foil")), name="captionpair_distinct_captions"),
+        ]
+
+
+class PairScore(models.Model):
+    """A computed metric's scores of both captions of a pair with a caption of a human system, each scored against
+    the video's references without the reference(s) the human caption is. Both empty: no reference was left."""
+
+    metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="pair_scores")
+    pair = models.ForeignKey(CaptionPair, on_delete=models.CASCADE, related_name="scores")
+    correct = models.FloatField(null=True, blank=True)
+    foil = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["metric", "pair"], name="pairscore_unique"),
+            models.CheckConstraint(
+                condition=Q(correct__isnull=True, foil__isnull=True) | Q(correct__isnull=False, foil__isnull=False),
+                name="pairscore_both_or_neither",
+            ),
         ]
 
 

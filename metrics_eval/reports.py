@@ -18,7 +18,7 @@ from django.conf import settings
 
 from annotation_site import spreadsheet_csv
 
-from . import analysis, human, loaders, services
+from . import analysis, human, loaders, pairs, services
 from .models import Metric, Report
 
 PACKAGES = ("Django", "numpy", "scipy", "pandas", "matplotlib", "pycocoevalcap")
@@ -75,14 +75,16 @@ def _metric_info(metric_rows, names):
     }
 
 
-def snapshot(frame, humans, metrics, metric_info, extra=None):
-    """Counts and hashes of exactly the data an analysis used."""
+def snapshot(frame, humans, metrics, metric_info, extra=None, hashed=None):
+    """Counts and hashes of exactly the data an analysis used (``hashed``: more of it, e.g. which scores of the
+    human captions were used, hashed into the data hash too)."""
     key_columns = ["caption_id", "video_id", "system"]
     hashes = {
         "captions": _frame_digest(frame, key_columns),
         "human": {h: _frame_digest(frame, ["caption_id", h]) for h in humans},
         "metrics": {m: _frame_digest(frame, ["caption_id", m]) for m in metrics},
         "metric_definitions": _digest(json.dumps(metric_info, sort_keys=True, default=str)),
+        **({"more": _digest(json.dumps(hashed, sort_keys=True, default=str))} if hashed is not None else {}),
     }
     hashes["data"] = _digest(json.dumps(hashes, sort_keys=True))
     return analysis.clean(
@@ -142,8 +144,10 @@ def _store(kind, dataset, parameters, snap, result, user, campaign=""):
 def _human_systems(frame, metric_rows, names, include_human):
     """The frame without (or, when asked, with valid scores of) the human systems' captions, and what was done;
     see human.select_human_systems."""
-    valid = {m.name for m in metric_rows if (m.parameters or {}).get("human_captions") in services.HUMAN_SCORING_VALID}
-    return human.select_human_systems(frame, names, include=include_human, valid=valid)
+    how = {m.name: (m.parameters or {}).get("human_captions") for m in metric_rows}
+    valid = {name for name, scored in how.items() if scored in services.HUMAN_SCORING_VALID}
+    fewer = {name for name, scored in how.items() if scored == services.HUMAN_LEAVE_ONE_OUT}
+    return human.select_human_systems(frame, names, include=include_human, valid=valid, fewer_references=fewer)
 
 
 FEW_SYSTEMS = 4  # below this a system-level correlation cannot tell metrics apart
@@ -155,8 +159,11 @@ def few_systems_caution(result):
     give Kendall and Spearman only a few values and Pearson an interval nearly as wide as its range, and the
     Williams test needs four (its p-value is then left undefined, so no metric is found better than another)."""
     parameters = result.get("parameters") or {}
-    if parameters.get("level") != "system" or parameters.get("method") == "ranking_accuracy":
-        return None  # (a pairs report's n counts pairs, not systems)
+    if parameters.get("method") == "ranking_accuracy":  # (a pairs report's n counts pairs, not systems)
+        table = {m: levels.get("accuracy") or {} for m, levels in (result.get("metrics") or {}).items()}
+        return pairs.different_pairs_caution(table)
+    if parameters.get("level") != "system":
+        return None
     counts = [
         entry["n"] for levels in (result.get("metrics") or {}).values() for entry in levels.values() if entry.get("n")
     ]
@@ -181,17 +188,67 @@ def describe_human_systems(description):
             f"Human system {systems} ({count} captions) left out: its captions are references and would be "
             "scored against themselves (include it explicitly to score it leave-one-out)."
         )
-    text = (
-        f"Human system {systems} ({count} captions) included, scored leave-one-out against the other "
-        "references (never the reference a caption is)"
-    )
+    fewer = description.get("metrics_fewer_references")
+    if fewer is None:  # (a report stored before the description said which metrics used fewer references)
+        fewer = description.get("metrics_with_them", [])
+    free = [m for m in description.get("metrics_with_them", []) if m not in fewer]
+    text = f"Human system {systems} ({count} captions) included"
+    parts = []
+    if fewer:
+        parts.append(
+            f"scored leave-one-out against the other references by {', '.join(fewer)} (never the reference a "
+            "caption is): one reference fewer than the system captions are scored against (n - 1 of a video's "
+            "n); BLEU, METEOR and ROUGE-L tend to score higher with more references, CIDEr-D averages over them "
+            "with another IDF, and either way the human captions' scores - and the human system's mean and rank - "
+            "are not comparable with the systems'"
+        )
+    if free:
+        parts.append(f"scored without references by {', '.join(free)}")
     if description.get("metrics_without_them"):
-        text += (
-            "; left out for "
+        parts.append(
+            "left out for "
             + ", ".join(description["metrics_without_them"])
             + " (its scores of human captions are not known to be leave-one-out or reference-free)"
         )
-    return text + "."
+    return text + (", " + "; ".join(parts) if parts else "") + "."
+
+
+def describe_human_pairs(description):
+    """One sentence for pages, the command's table and the CSV header: what was done with the pairs that have a
+    caption of a human system (pairs.select_human_pairs)."""
+    if not description or not description.get("pairs"):
+        return "No caption of a human system among the pairs."
+    count, systems = description["pairs"], ", ".join(description["systems"])
+    text = f"{count} pair{'s' if count != 1 else ''} with a caption of human system {systems} (a reference)"
+    parts = []
+    if same := description.get("metrics_same_references"):
+        parts.append(
+            f"both captions scored against the video's references without the human caption by {', '.join(same)} "
+            "(never against itself, and the other caption not against it either)"
+        )
+    if free := description.get("metrics_reference_free"):
+        parts.append(f"scored without references by {', '.join(free)}")
+    if without := description.get("metrics_without_them"):
+        parts.append(
+            f"left out for {', '.join(without)} (imported scores: not known to score both captions of a pair "
+            "against the same references without the human caption, or without references)"
+        )
+    for metric, missing in (description.get("not_scored") or {}).items():
+        parts.append(
+            f"{missing} of them left out for {metric}: not scored against those references (pairs imported after "
+            f"{metric} was computed: compute it again)"
+        )
+    for metric, missing in (description.get("computed_before_pair_scores") or {}).items():
+        parts.append(
+            f"{missing} of them left out for {metric}: computed before pair scores existed, so not scored against "
+            f"those references (compute {metric} again)"
+        )
+    for metric, unscored in (description.get("without_other_references") or {}).items():
+        reason = "the video has no other reference"
+        if metric == "cider":  # (computed CIDEr-D also leaves them unscored when its IDF corpus has one video)
+            reason += ", or the dataset has too few videos for CIDEr-D's IDF"
+        parts.append(f"{unscored} of them not scored by {metric}: {reason}")
+    return text + ": " + "; ".join(parts) + "."
 
 
 @dataclass
@@ -302,14 +359,44 @@ def pairs_frame(pairs, scores, names):
     return frame
 
 
+def _human_pairs(frame, pair_rows, dataset, pair_set, metric_rows, names):
+    """The pairs frame with fair scores only for the pairs with a human caption, and what was done; see
+    pairs.select_human_pairs. Computed metrics use their scores of both captions against the same references."""
+    computed = {m.name for m in metric_rows if m.source == Metric.Source.COMPUTED}
+    free = {m.name for m in metric_rows if (m.parameters or {}).get("human_captions") == "reference-free"}
+    has_human = bool((pair_rows["correct_human"] | pair_rows["foil_human"]).any())
+    scores = (
+        loaders.pair_scores(dataset, pair_set, [n for n in names if n in computed])
+        if has_human
+        else pd.DataFrame(columns=["pair_id", "metric", "correct", "foil"])
+    )
+    # computed before pair scores existed: no "human_pairs" in the metric's parameters, and no PairScore rows
+    before = {
+        m.name for m in metric_rows if m.source == Metric.Source.COMPUTED and "human_pairs" not in (m.parameters or {})
+    }
+    return pairs.select_human_pairs(
+        frame,
+        pair_rows,
+        scores,
+        names,
+        same_references=computed - free,
+        reference_free=free,
+        before_pair_scores=before,
+    )
+
+
 def pairs_report(dataset, pair_set, *, metrics=None, params=None, tie_credit=0.5, user=None):
+    """(report, created) for the pairwise ranking accuracy of the dataset's metrics on a pair set. Pairs with a
+    caption of a human system count only where both captions were scored against the same references without
+    it (or without references); the report says what was done (``human_pairs``)."""
     params = params or analysis.Parameters()
-    pairs = loaders.caption_pairs(dataset, pair_set)
-    if not len(pairs):
+    pair_rows = loaders.caption_pairs(dataset, pair_set)
+    if not len(pair_rows):
         raise loaders.HumanScoresUnavailable(f"dataset {dataset.name} has no pair set {pair_set!r}")
     metric_rows = loaders.metrics(dataset)
     names = _choose_metrics(metric_rows, metrics)
-    frame = pairs_frame(pairs, loaders.metric_scores(dataset, names), names)
+    frame = pairs_frame(pair_rows, loaders.metric_scores(dataset, names), names)
+    frame, human_pairs = _human_pairs(frame, pair_rows, dataset, pair_set, metric_rows, names)
     parameters = {
         "kind": "pairs",
         "dataset": dataset.name,
@@ -318,17 +405,25 @@ def pairs_report(dataset, pair_set, *, metrics=None, params=None, tie_credit=0.5
         "tie_credit": tie_credit,
         **params.as_dict(),
     }
-    keyed = frame.assign(caption_id=pairs["correct_id"].astype(str) + "/" + pairs["foil_id"].astype(str), system="pair")
-    columns = [c for c in frame.columns if ":" in c]
-    snap = snapshot(keyed, [], columns, _metric_info(metric_rows, names), {"pair_set": pair_set})
-    return _store(
-        Report.Kind.PAIRS,
-        dataset,
-        parameters,
-        snap,
-        lambda: analysis.analyse_pairs(frame, names, params, tie_credit),
-        user,
+    keyed = frame.assign(
+        caption_id=pair_rows["correct_id"].astype(str) + "/" + pair_rows["foil_id"].astype(str), system="pair"
     )
+    columns = [c for c in frame.columns if ":" in c]
+    snap = snapshot(
+        keyed,
+        [],
+        columns,
+        _metric_info(metric_rows, names),
+        {"pair_set": pair_set, "human_pairs": human_pairs},
+        hashed=human_pairs,
+    )
+
+    def run():
+        result = analysis.analyse_pairs(frame, names, params, tie_credit)
+        result["human_pairs"] = human_pairs
+        return result
+
+    return _store(Report.Kind.PAIRS, dataset, parameters, snap, run, user)
 
 
 def pair_set_reports(dataset, *, params=None, user=None):
@@ -391,6 +486,7 @@ def contract(report):
         "best": result["best"],
         "clusters": result["clusters"],
         **({"human_systems": result["human_systems"]} if "human_systems" in result else {}),
+        **({"human_pairs": result["human_pairs"]} if "human_pairs" in result else {}),
         "report": report.pk,
     }
 
@@ -428,6 +524,7 @@ def table_csv(report):
         f"{round(100 * parameters['confidence'])}% CI, test {parameters['test']}; data "
         f"{report.data_hash[:12]}"
         + (f"; {describe_human_systems(report.result['human_systems'])}" if "human_systems" in report.result else "")
+        + (f"; {describe_human_pairs(report.result['human_pairs'])}" if "human_pairs" in report.result else "")
         + (f"; {caution}" if (caution := few_systems_caution(report.result)) else "")
         + "\n"
     )

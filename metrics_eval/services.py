@@ -12,7 +12,7 @@ from annotation_site.corpus.models import Caption, Dataset
 from annotation_site.jobs import services as jobs
 
 from . import loaders, score_import, text_metrics
-from .models import CaptionPair, Metric, MetricScore
+from .models import CaptionPair, Metric, MetricScore, PairScore
 
 COMPUTE_KIND = "metric-scores"
 COMPUTE_STALE_AFTER = timedelta(hours=2)  # a computation without progress for this long is abandoned
@@ -23,6 +23,9 @@ HUMAN_SCORING_VALID = {
     HUMAN_LEAVE_ONE_OUT: "scored leave-one-out against the other references",
     "reference-free": "scored without references",
 }
+# How a computed metric scored the pairs with a human caption, recorded in Metric.parameters["human_pairs"]:
+# both captions of such a pair against the video's references without the human caption's own (PairScore).
+HUMAN_PAIRS_SAME_REFERENCES = "both captions against the references without the human caption"
 _BATCH = 2000
 
 
@@ -36,8 +39,10 @@ def caption_keys(dataset):
     return {(video_id, system): pk for video_id, system, pk in rows}
 
 
-def store_scores(dataset, name, scores, *, source, label="", version="", parameters=None, origin=""):
-    """Create or update the metric and replace all its scores by ``scores`` ({caption_id: score}), atomically."""
+def store_scores(dataset, name, scores, *, source, label="", version="", parameters=None, origin="", pair_scores=None):
+    """Create or update the metric and replace all its scores by ``scores`` ({caption_id: score}) and its scores of
+    pairs with a human caption by ``pair_scores`` ({pair_id: (correct, foil)}, None where not scored), atomically.
+    Pairs deleted since they were read are skipped (their rows are locked until the scores are written)."""
     with transaction.atomic():
         metric, _ = Metric.objects.update_or_create(
             dataset=dataset,
@@ -55,6 +60,19 @@ def store_scores(dataset, name, scores, *, source, label="", version="", paramet
             [MetricScore(metric=metric, caption_id=caption_id, score=score) for caption_id, score in scores.items()],
             batch_size=_BATCH,
         )
+        PairScore.objects.filter(metric=metric).delete()
+        if pair_scores:
+            present = set(
+                CaptionPair.objects.select_for_update().filter(pk__in=list(pair_scores)).values_list("pk", flat=True)
+            )
+            PairScore.objects.bulk_create(
+                [
+                    PairScore(metric=metric, pair_id=pair_id, correct=correct, foil=foil)
+                    for pair_id, (correct, foil) in pair_scores.items()
+                    if pair_id in present
+                ],
+                batch_size=_BATCH,
+            )
     return metric
 
 
@@ -83,8 +101,35 @@ def check_compute_request(dataset, names, reference_sets=None):
     return available
 
 
+def human_pair_items(pairs, texts, with_sets):
+    """The items (see text_metrics.score_captions) scoring both captions of every pair with a caption of a human
+    system against the same references: the video's references without those the pair's human caption(s) are.
+    Each pair set's correct captions and its foils are two result files (``text_metrics.PairBatch``), so both
+    captions of a pair get the same CIDEr-D IDF. Keys: ("pair", pair_id, "correct" | "foil")."""
+    items = []
+    human = pairs.loc[pairs["correct_human"] | pairs["foil_human"]]
+    for row in human.itertuples(index=False):
+        references = with_sets.get(row.video_id, [])
+        members = (
+            ("correct", row.correct_id, row.correct_system, row.correct_human),
+            ("foil", row.foil_id, row.foil_system, row.foil_human),
+        )
+        leave_out = frozenset().union(
+            *(
+                text_metrics.self_references(system, texts.get(caption_id, ""), references)
+                for _, caption_id, system, is_human in members
+                if is_human
+            )
+        )
+        for role, caption_id, _, _ in members:
+            batch = text_metrics.PairBatch(row.pair_set, role)
+            items.append((("pair", row.pair_id, role), batch, row.video_id, texts.get(caption_id, ""), leave_out))
+    return items
+
+
 def compute_scores(dataset, names, *, reference_sets=None, progress=None):
-    """Compute the text metrics for every caption of the dataset against its references and store them."""
+    """Compute the text metrics for every caption of the dataset against its references and store them; the pairs
+    with a caption of a human system are scored too, both captions against the same references (PairScore)."""
     names = parse_names(names)
     available = check_compute_request(dataset, names, reference_sets)
     captions = loaders.captions(dataset)
@@ -101,16 +146,19 @@ def compute_scores(dataset, names, *, reference_sets=None, progress=None):
             items.append((row.caption_id, row.system, row.video_id, text, own))
         else:
             items.append((row.caption_id, row.system, row.video_id, text))
-    results = text_metrics.score_captions(items, references, names, progress=progress)
+    pair_items = human_pair_items(loaders.caption_pairs(dataset), texts, with_sets)
+    results = text_metrics.score_captions(items + pair_items, references, names, progress=progress)
+    pair_ids = list(dict.fromkeys(key[1] for key, *_ in pair_items))
     version = f"pycocoevalcap {text_metrics.package_version()}"
     used_sets = list(reference_sets) if reference_sets else available
     with transaction.atomic():
         for name in names:
             spec = text_metrics.TEXT_METRICS[name]
+            scores = results[name]
             store_scores(
                 dataset,
                 name,
-                results[name],
+                {key: value for key, value in scores.items() if not isinstance(key, tuple)},
                 source=Metric.Source.COMPUTED,
                 label=spec.label,
                 version=version,
@@ -119,10 +167,18 @@ def compute_scores(dataset, names, *, reference_sets=None, progress=None):
                     "tokenizer": text_metrics.TOKENIZER,
                     "reference_sets": used_sets,
                     "human_captions": HUMAN_LEAVE_ONE_OUT,
+                    "human_pairs": HUMAN_PAIRS_SAME_REFERENCES,
+                },
+                pair_scores={
+                    pair_id: (scores.get(("pair", pair_id, "correct")), scores.get(("pair", pair_id, "foil")))
+                    for pair_id in pair_ids
                 },
             )
-    scored = {name: len(results[name]) for name in names}
+    scored = {name: len([k for k in results[name] if not isinstance(k, tuple)]) for name in names}
     unscored = [item for item in items if not text_metrics.references_used(item, references.get(item[2]) or [])]
+    unscored_pairs = {
+        item[0][1] for item in pair_items if not text_metrics.references_used(item, references.get(item[2]) or [])
+    }
     return {
         "captions": len(items),
         "scored": scored,
@@ -132,6 +188,7 @@ def compute_scores(dataset, names, *, reference_sets=None, progress=None):
             "references_left_out": left_out,
             "without_other_references": sum(1 for item in unscored if len(item) > 4),
         },
+        "pairs_with_human_captions": {"pairs": len(pair_ids), "without_other_references": len(unscored_pairs)},
     }
 
 

@@ -21,14 +21,23 @@ evaluation server"; the package's ``COCOEvalCap`` does the same steps for a whol
      captions scored together, i.e. of the videos this system captioned: for a dataset where every system
      captions every video (ActivityNet-Fact, YouCook2-Fact) that is the IDF over the dataset's references.
      A system's mean per-caption CIDEr-D is its corpus CIDEr-D.
+   The pairs of a correct/foil pair set that have a caption of a human system are scored as two more result
+   files (``PairBatch``): the correct captions and the foils, each against the video's references without the
+   human caption's own, so both captions of a pair see the same references. Their CIDEr-D IDF is that of the
+   videos of the captions scored (one document per video, all its references; ``cider_with_corpus_idf``), not
+   of the pairs scored together, so a pair's scores do not depend on the other pairs of its set.
 """
 
+import functools
 import shutil
 import subprocess
 import tempfile
+from collections import defaultdict
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+import numpy as np
 
 JAVA_HELP = (
     "pycocoevalcap needs Java (a JRE 8 or newer) for its PTB tokenizer and for METEOR, and no working 'java' "
@@ -70,6 +79,18 @@ TEXT_METRICS = {
 }
 FAMILY_LABELS = {"bleu": "BLEU", "meteor": "METEOR", "rouge": "ROUGE-L", "cider": "CIDEr-D"}
 TOKENIZER = "PTBTokenizer (Stanford CoreNLP 3.4.1, lower-cased, punctuation removed)"
+
+
+@dataclass(frozen=True)
+class PairBatch:
+    """The result file of one side (``role``: correct or foil) of a pair set's pairs with a human caption; used
+    as the "system" of those items in ``score_captions`` (never equal to a system name)."""
+
+    pair_set: str
+    role: str
+
+    def __str__(self):
+        return f"pair set {self.pair_set}, {self.role} captions"
 
 
 def java_available():
@@ -132,7 +153,8 @@ def check_names(names):
 def score_captions(captions, references, names, progress=None):
     """Scores per caption.
 
-    ``captions``: list of (key, system, video_id, text) or (key, system, video_id, text, leave_out), where
+    ``captions``: list of (key, system, video_id, text) or (key, system, video_id, text, leave_out) (``system``:
+    a system name or a ``PairBatch``: the captions scored together as one result file), where
     ``leave_out`` holds the indices (into the video's references) of references this caption must not be scored
     against (a human caption that *is* one of the references is scored leave-one-out against the others);
     ``references``: {video_id: [paragraph, ...]}; ``names``: metric names (TEXT_METRICS keys). Captions left
@@ -150,7 +172,7 @@ def score_captions(captions, references, names, progress=None):
 
     scored = [c for c in captions if references_used(c, references.get(c[2]) or [])]
     families = [f for f in ("bleu", "meteor", "rouge", "cider") if any(TEXT_METRICS[n].family == f for n in names)]
-    systems = sorted({c[1] for c in scored})
+    systems = sorted({c[1] for c in scored}, key=str)
     total, done = 1 + len(families) * len(systems), 0
     results = {name: {} for name in names}
     if not scored:
@@ -169,6 +191,9 @@ def score_captions(captions, references, names, progress=None):
     reference_of = {v: tokenized[f"r{j}"] for j, v in enumerate(videos)}
     step("tokenized captions and references")
 
+    # CIDEr-D IDF of the pairs' captions: one document per video of the captions (not pairs) scored, with its
+    # reference set - fixed, so a pair's scores do not depend on the other pairs of its set.
+    corpus = [reference_of[v] for v in sorted({c[2] for c in scored if not isinstance(c[1], PairBatch)})]
     meteor = Meteor() if "meteor" in families else None
     try:
         for family in families:
@@ -176,12 +201,66 @@ def score_captions(captions, references, names, progress=None):
                 keys = [i for i, c in enumerate(scored) if c[1] == system]
                 gts = {f"c{i}": references_used(scored[i], reference_of[scored[i][2]]) for i in keys}
                 res = {f"c{i}": tokenized[f"c{i}"] for i in keys}
-                _score_family(family, names, gts, res, scored, results, Bleu, Cider, Rouge, meteor)
+                if family == "cider" and isinstance(system, PairBatch):
+                    if len(corpus) >= MIN_IDF_VIDEOS:  # (else not scored: the IDF would be log(1) = 0)
+                        values = cider_with_corpus_idf(gts, res, corpus)
+                        for key, value in zip(gts, values):
+                            results["cider"][scored[int(key[1:])][0]] = float(value)
+                else:
+                    _score_family(family, names, gts, res, scored, results, Bleu, Cider, Rouge, meteor)
                 step(f"{FAMILY_LABELS[family]}: {system}")
     finally:
         if meteor is not None:
             _close_meteor(meteor)
     return results
+
+
+MIN_IDF_VIDEOS = 2  # CIDEr-D's IDF over one video is log(1) = 0 for every n-gram: every score 0
+
+
+def cider_with_corpus_idf(gts, res, corpus, n=4, sigma=6.0):
+    """CIDEr-D scores (in the order of ``gts``) of the captions ``res`` against their references ``gts`` (tokenised,
+    as for ``Cider().compute_score``) with the IDF of ``corpus`` (a list of documents, each a list of tokenised
+    references) instead of the IDF of ``gts`` itself: pycocoevalcap's CiderScorer with its document frequency
+    and ``ref_len`` (log of the number of documents) preset from the corpus. With ``corpus`` = the references of
+    the captions scored, this is ``Cider().compute_score(gts, res)``."""
+    from pycocoevalcap.cider.cider_scorer import CiderScorer
+
+    frequency = CiderScorer(n=n, sigma=sigma)
+    for references in corpus:
+        frequency += (None, list(references))
+    frequency.compute_doc_freq()
+    scorer = _preset_idf_scorer_class()(frequency.document_frequency, np.log(float(len(corpus))), n=n, sigma=sigma)
+    for key in gts:
+        scorer += (res[key][0], list(gts[key]))
+    return [float(v) for v in scorer.compute_cider()] if len(gts) else []
+
+
+@functools.cache
+def _preset_idf_scorer_class():
+    from pycocoevalcap.cider.cider_scorer import CiderScorer
+
+    class PresetIdfCiderScorer(CiderScorer):
+        """CiderScorer whose document frequency and ``ref_len`` are given: ``compute_cider`` assigns ``ref_len``
+        = log(number of its own documents) before scoring, which this class ignores (the corpus's is kept)."""
+
+        def __init__(self, document_frequency, ref_len, n=4, sigma=6.0):
+            super().__init__(n=n, sigma=sigma)
+            self.document_frequency = defaultdict(float, document_frequency)
+            self._corpus_ref_len = float(ref_len)
+
+        @property
+        def ref_len(self):
+            return self._corpus_ref_len
+
+        @ref_len.setter
+        def ref_len(self, value):
+            pass  # the corpus's ref_len stays
+
+        def compute_doc_freq(self):
+            pass  # preset
+
+    return PresetIdfCiderScorer
 
 
 def references_used(caption, references):

@@ -99,6 +99,7 @@ def _report_context(report):
         "human_systems": (
             reports.describe_human_systems(result["human_systems"]) if "human_systems" in result else None
         ),
+        "human_pairs": reports.describe_human_pairs(result["human_pairs"]) if "human_pairs" in result else None,
         "caution": reports.few_systems_caution(result),
     }
 
@@ -115,6 +116,10 @@ def _pairs_context(name, report):
         "seed": parameters["seed"],
         "confidence_percent": round(100 * parameters["confidence"]),
         "tie_credit": parameters.get("tie_credit"),
+        "human_pairs": (
+            reports.describe_human_pairs(report.result["human_pairs"]) if "human_pairs" in report.result else None
+        ),
+        "caution": reports.few_systems_caution(report.result),
     }
 
 

@@ -36,6 +36,7 @@ def test_human_captions_are_scored_leave_one_out(java, tiny_dataset):
     result = services.compute_scores(tiny_dataset, ["bleu4", "meteor"])
     assert result["captions"] == 16 and result["scored"] == {"bleu4": 14, "meteor": 14}
     assert result["human"] == {"captions": 4, "references_left_out": 4, "without_other_references": 2}
+    assert result["pairs_with_human_captions"] == {"pairs": 0, "without_other_references": 0}
 
     bleu4, meteor = stored_scores(tiny_dataset, "bleu4"), stored_scores(tiny_dataset, "meteor")
     human_keys = {key for key in bleu4 if key[1] == "gt_1"}
@@ -88,6 +89,7 @@ def test_selection_leaves_human_captions_out_unless_included():
         "included": False,
         "metrics_with_them": [],
         "metrics_without_them": [],
+        "metrics_fewer_references": [],
     }
     frame, description = human.select_human_systems(
         frame_with_human(), ["bleu4", "emscore"], include=True, valid={"emscore"}
@@ -97,6 +99,39 @@ def test_selection_leaves_human_captions_out_unless_included():
     assert description["included"] and description["metrics_with_them"] == ["emscore"]
     assert description["metrics_without_them"] == ["bleu4"]
     assert "left out for bleu4" in reports.describe_human_systems(description)
+
+
+def test_an_included_human_system_scored_leave_one_out_is_said_to_be_on_another_scale():
+    """Human captions scored leave-one-out see one reference fewer (n - 1) than the system captions (n); BLEU,
+    METEOR and ROUGE-L tend to score higher with more references, CIDEr-D averages over them with another IDF:
+    either way the human scores are not comparable with the systems'. (The sentence said all four score higher
+    with more references, "on a lower scale": false for CIDEr-D, and BLEU's brevity penalty can go either way.)"""
+    frame = frame_with_human().assign(meteor=[0.3, 0.2, 0.25, 0.35, 0.1, 0.3])
+    _, description = human.select_human_systems(
+        frame,
+        ["bleu4", "meteor", "emscore"],
+        include=True,
+        valid={"bleu4", "meteor", "emscore"},
+        fewer_references={"bleu4", "meteor"},
+    )
+    assert description["metrics_with_them"] == ["bleu4", "meteor", "emscore"]
+    assert description["metrics_fewer_references"] == ["bleu4", "meteor"]
+    sentence = reports.describe_human_systems(description)
+    assert sentence.startswith("Human system H (2 captions) included, scored leave-one-out against the other ")
+    assert "by bleu4, meteor (never the reference a caption is): one reference fewer than the system captions" in (
+        sentence
+    )
+    assert "(n - 1 of a video's n); BLEU, METEOR and ROUGE-L tend to score higher with more references, CIDEr-D " in (
+        sentence
+    )
+    assert "averages over them with another IDF, and either way the human captions' scores" in sentence
+    assert "are not comparable with the systems'" in sentence and "lower scale" not in sentence
+    assert sentence.endswith("; scored without references by emscore.")
+    _, free_only = human.select_human_systems(frame, ["emscore"], include=True, valid={"emscore"})
+    assert (
+        reports.describe_human_systems(free_only)
+        == "Human system H (2 captions) included, scored without references by emscore."
+    )
 
 
 def correlate(*args):
@@ -176,6 +211,7 @@ def test_api_and_page_take_include_human(reference_campaign, staff_client):
     assert b"Human system gt_1" in page.content and b"left out" in page.content
     page = staff_client.get("/metrics/campaigns/da-refs/?resamples=100&include_human=on")
     assert b"included, scored leave-one-out" in page.content
+    assert b"one reference fewer than the system captions" in page.content
     assert b'name="include_human"' in page.content
 
 

@@ -43,6 +43,7 @@ def test_scores_equal_pycocoevalcap_called_directly(java, tiny_dataset):
         "scored": {name: 12 for name in ALL},
         "without_references": 0,
         "human": {"captions": 0, "references_left_out": 0, "without_other_references": 0},
+        "pairs_with_human_captions": {"pairs": 0, "without_other_references": 0},
     }
 
     captions = loaders.captions(tiny_dataset)

@@ -144,6 +144,8 @@ class Command(BaseCommand):
             lines.append(f"{metric:<12}" + "".join(cells))
         if "human_systems" in result:
             lines.append(reports.describe_human_systems(result["human_systems"]))
+        if "human_pairs" in result:
+            lines.append(reports.describe_human_pairs(result["human_pairs"]))
         if caution := reports.few_systems_caution(result):
             lines.append(caution)
         return "\n".join(lines)
