@@ -276,12 +276,16 @@ class PaymentsView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request):
-        """Record the decisions as planned ledger rows (``send: true`` also starts sending them)."""
+        """Record the decisions as planned ledger rows (``send: true`` also starts sending them). ``recorded``:
+        the rows this call wrote; ``already_recorded``: the rows the ledger held already as decided. A retry, or
+        a second call at the same moment, is answered like the first with ``recorded`` 0: nothing is stored
+        twice."""
         send = _flag(request.data, "send", default=False)  # refused before anything is recorded
         target, policy, decisions = self._plan(request.data)
-        written = payments.record(target, decisions, policy=policy, user=request.user)
+        recorded = payments.record(target, decisions, policy=policy, user=request.user)
         body = payments.document(target, decisions, policy)
-        body["recorded"] = written
+        # a retry (a double click, a dropped connection) is answered alike: nothing recorded, all already there
+        body["recorded"], body["already_recorded"] = recorded.written, recorded.already
         if send:
             from .staff_views import start_payments_job
 

@@ -334,6 +334,25 @@ class Dispatch(models.Model):
         ordering = ["created_at", "id"]
 
 
+class LedgerLock(models.Model):
+    """The payment ledger of one target (a campaign or project) as a row to lock: ``payments.record`` holds it
+    for its whole transaction, so two recordings of the same target (a double click on the payments page, two
+    staff members, a retried API call, ``crowd_payments`` at the same moment) run one after the other, and the
+    later one finds the earlier one's rows. Not the Study row: every arrival updates its places counter, and
+    arrivals must not wait for a recording of hundreds of rows."""
+
+    protocol = models.CharField(max_length=30)
+    object_id = models.PositiveBigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["protocol", "object_id"], name="crowd_ledger_lock_once_per_target")
+        ]
+
+    def __str__(self):
+        return f"ledger of {self.protocol} {self.object_id}"
+
+
 class LedgerEntry(models.Model):
     """One decision (approve / reject) or one bonus for one protocol assignment."""
 

@@ -25,7 +25,7 @@ from annotation_site.strict_numbers import amount as parse_amount
 
 from . import adapters
 from .adapters import QCStatus
-from .models import BonusScope, Dispatch, LedgerEntry, Participation, Policy, Provider, Study
+from .models import BonusScope, Dispatch, LedgerEntry, LedgerLock, Participation, Policy, Provider, Study
 
 log = logging.getLogger(__name__)
 
@@ -243,79 +243,151 @@ def default_study(target):
     return study
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class Recorded:
+    """What one recording did, in ledger rows: ``created`` new rows; ``updated`` planned rows brought up to date
+    (QC, the policy or the bonus changed since they were recorded); ``removed`` planned rows no longer wanted
+    (now for review, or no bonus); ``already`` rows the ledger held already as decided (planned alike, or sent on
+    their way), left as they were."""
+
+    created: int = 0
+    updated: int = 0
+    removed: int = 0
+    already: int = 0
+
+    @property
+    def written(self):
+        return self.created + self.updated + self.removed
+
+    def sentence(self):
+        """What the person who recorded is told (the payments page, ``crowd_payments``)."""
+        if self.written == 0 and self.already:
+            return (
+                f"These decisions were already recorded ({self.already} ledger row(s)); nothing changed, "
+                "nothing was recorded twice"
+            )
+        text = f"{self.written} ledger row(s) recorded as planned"
+        return f"{text} ({self.already} already recorded, unchanged)" if self.already else text
+
+
+# what makes a ledger row the decision it records (who recorded it aside)
+_FOREIGN_KEYS = ("study", "participation")
+
+
+def _unchanged(row, fields):
+    for name, value in fields.items():
+        if name == "created_by":
+            continue
+        if name in _FOREIGN_KEYS:
+            if getattr(row, f"{name}_id") != (value.pk if value is not None else None):
+                return False
+        elif getattr(row, name) != value:
+            return False
+    return True
+
+
+def _lock_ledger(target):
+    """Lock the target's LedgerLock row (created on its first recording) until the transaction ends."""
+    LedgerLock.objects.select_for_update().get_or_create(protocol=target.protocol, object_id=target.object_id)
+
+
 def record(target, decisions, *, policy, user=None, currency=None):
-    """Write the decisions as planned ledger rows (one per assignment and kind). Rows already sent are never
-    touched; planned rows are brought up to date (or removed when the decision is now 'review')."""
-    fallback = None
-    written = 0
-    for d in decisions:
-        if d.state not in (LedgerEntry.State.PLANNED, "review"):
-            continue
-        study = d.participation.study if d.participation is not None else None
-        if study is None:
-            fallback = fallback or default_study(target)
-            study = fallback
-        common = {
-            "study": study,
-            "participation": d.participation,
-            "worker_id": d.worker_id,
-            "hit_id": d.hit_id,
-            "submission_id": d.participation.external_submission_id if d.participation else "",
-            "policy": policy,
-            "qc_status": d.qc.status,
-            "qc_test": d.qc.test or "",
-            "qc_p_value": d.qc.p_value,
-            "qc_n_pairs": d.qc.n_pairs,
-            "qc_threshold": d.qc.threshold,
-            "created_by": user,
-        }
-        key = {"protocol": target.protocol, "object_id": target.object_id, "assignment_key": d.assignment_key}
-        planned = LedgerEntry.objects.select_for_update().filter(**key, state=LedgerEntry.State.PLANNED)
-        if d.action == "review":
-            planned.delete()
-            continue
-        existing = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.DECISION).first()
-        if existing is None:
-            LedgerEntry.objects.create(
-                **key,
+    """Write the decisions as planned ledger rows (one per assignment and kind); returns what it did
+    (``Recorded``). Rows already sent are never touched; planned rows are brought up to date (or removed when the
+    decision is now 'review'), and left alone, counted as already recorded, when nothing about them changed.
+
+    Every entry point records through here (the payments page, the API, ``crowd_payments``), and recordings of
+    one target run one after the other: each holds the target's LedgerLock row for its transaction and reads
+    the ledger under it, so a double click, two staff members, a retried call or the command at the same moment
+    store every row once, and the later one is answered with the rows the earlier one wrote. Without the lock
+    both read the ledger before either wrote, and the second met the ledger's unique constraint: an
+    IntegrityError, a 500 on the page. Payment runs do not take the lock (they hold the study's lease), so rows
+    are changed or removed only while still planned (conditional statements): a row a run claims meanwhile is
+    on its way and stays as it is."""
+    counts = dict(created=0, updated=0, removed=0, already=0)
+    with transaction.atomic():
+        _lock_ledger(target)
+        where = {"protocol": target.protocol, "object_id": target.object_id}
+        rows = {(e.assignment_key, e.kind): e for e in LedgerEntry.objects.filter(**where)}
+        fallback = None
+        for d in decisions:
+            decided = rows.get((d.assignment_key, LedgerEntry.Kind.DECISION))
+            bonus = rows.get((d.assignment_key, LedgerEntry.Kind.BONUS))
+            if d.state not in (LedgerEntry.State.PLANNED, "review"):  # sent or settled when previewed: frozen
+                counts["already"] += (decided is not None) + (bonus is not None)
+                continue
+            key = {**where, "assignment_key": d.assignment_key}
+            if d.action == "review":
+                for row in (r for r in (decided, bonus) if r is not None):
+                    counts["removed" if _delete_planned(row) else "already"] += 1
+                continue
+            study = d.participation.study if d.participation is not None else None
+            if study is None:
+                fallback = fallback or default_study(target)
+                study = fallback
+            common = {
+                "study": study,
+                "participation": d.participation,
+                "worker_id": d.worker_id,
+                "hit_id": d.hit_id,
+                "submission_id": d.participation.external_submission_id if d.participation else "",
+                "policy": policy,
+                "qc_status": d.qc.status,
+                "qc_test": d.qc.test or "",
+                "qc_p_value": d.qc.p_value,
+                "qc_n_pairs": d.qc.n_pairs,
+                "qc_threshold": d.qc.threshold,
+                "created_by": user,
+            }
+            decision = {
                 **common,
-                kind=LedgerEntry.Kind.DECISION,
-                action=d.action,
-                reason=d.reason,
-                rejection_category=study.rejection_category if d.action == "reject" else "",
-                request_token=uuid.uuid4().hex,
-            )
-            written += 1
-        elif existing.state == LedgerEntry.State.PLANNED:
-            LedgerEntry.objects.filter(pk=existing.pk, state=LedgerEntry.State.PLANNED).update(
-                **common,
-                action=d.action,
-                reason=d.reason,
-                rejection_category=study.rejection_category if d.action == "reject" else "",
-            )
-            written += 1
-        bonus = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.BONUS).first()
-        if d.bonus:
-            if bonus is None:
+                "action": d.action,
+                "reason": d.reason,
+                "rejection_category": study.rejection_category if d.action == "reject" else "",
+            }
+            if decided is None:
                 LedgerEntry.objects.create(
-                    **key,
-                    **common,
-                    kind=LedgerEntry.Kind.BONUS,
-                    action="bonus",
-                    amount=d.bonus,
-                    currency=currency or study.currency,
-                    reason="Bonus for your work",
-                    request_token=uuid.uuid4().hex,
+                    **key, **decision, kind=LedgerEntry.Kind.DECISION, request_token=uuid.uuid4().hex
                 )
-                written += 1
-            elif bonus.state == LedgerEntry.State.PLANNED:
-                LedgerEntry.objects.filter(pk=bonus.pk, state=LedgerEntry.State.PLANNED).update(
-                    **common, amount=d.bonus
-                )
-        elif bonus is not None and bonus.state == LedgerEntry.State.PLANNED:
-            bonus.delete()
-    return written
+                counts["created"] += 1
+            else:
+                counts[_update_planned(decided, decision)] += 1
+            if d.bonus:
+                paid = {**common, "amount": d.bonus}
+                if bonus is None:
+                    LedgerEntry.objects.create(
+                        **key,
+                        **paid,
+                        kind=LedgerEntry.Kind.BONUS,
+                        action="bonus",
+                        currency=currency or study.currency,
+                        reason="Bonus for your work",
+                        request_token=uuid.uuid4().hex,
+                    )
+                    counts["created"] += 1
+                else:
+                    counts[_update_planned(bonus, paid)] += 1
+            elif bonus is not None:
+                counts["removed" if _delete_planned(bonus) else "already"] += 1
+    return Recorded(**counts)
+
+
+def _update_planned(row, fields):
+    """Bring a planned row up to date: "updated", or "already" when it is not planned any more (sent or settled;
+    a payment run may claim it at any moment) or nothing about the decision changed."""
+    if row.state != LedgerEntry.State.PLANNED or _unchanged(row, fields):
+        return "already"
+    updated = LedgerEntry.objects.filter(pk=row.pk, state=LedgerEntry.State.PLANNED).update(**fields)
+    return "updated" if updated else "already"
+
+
+def _delete_planned(row):
+    """Remove a row no longer wanted only while it is still planned: one a payment run claimed meanwhile was
+    sent to the platform (deleted by its key alone, a later recording would plan, and pay, it again)."""
+    if row.state != LedgerEntry.State.PLANNED:
+        return False
+    deleted, _ = LedgerEntry.objects.filter(pk=row.pk, state=LedgerEntry.State.PLANNED).delete()
+    return bool(deleted)
 
 
 def apply_study(study, provider=None):

@@ -244,8 +244,11 @@ def payments_preview(request, protocol, target):
                 "recorded. Check them again below.",
             )
         else:
-            written = payments.record(resolved, decisions, policy=policy, user=request.user)
-            messages.success(request, f"{written} ledger row(s) recorded as planned; nothing was sent yet.")
+            recorded = payments.record(resolved, decisions, policy=policy, user=request.user)
+            if recorded.written or not recorded.already:
+                messages.success(request, f"{recorded.sentence()}; nothing was sent yet.")
+            else:  # a second click, or another person's: the first one recorded them
+                messages.info(request, f"{recorded.sentence()}.")
             if request.POST.get("send") == "yes":
                 for s in payments.target_studies(resolved):
                     start_payments_job(s, request.user)

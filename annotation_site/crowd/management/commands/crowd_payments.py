@@ -57,8 +57,7 @@ class Command(BaseCommand):
 
         decisions = decide()
         if not options["dry_run"]:
-            written = payments.record(target, decisions, policy=policy)
-            self.stderr.write(f"{written} ledger row(s) recorded as planned.")
+            self.stderr.write(f"{payments.record(target, decisions, policy=policy).sentence()}.")
             if options["send"]:
                 from annotation_site.crowd.tasks import apply_payments
 
