@@ -134,11 +134,24 @@ class Study(models.Model):
         return self.name
 
     def clean(self):
-        """Prolific refuses a rejection without one of its categories or with a message shorter than 100
-        characters: said when the study is made or changed, not found when its rejections fail in a payment run
-        (a participant never rejected is approved by Prolific on its own after a while)."""
-        if self.provider != Provider.PROLIFIC:
-            return
+        """The bonus is at most the largest allowed (``payments.check_bonus``, ``CAPTIONEVAL_MAX_BONUS``). Prolific
+        refuses a rejection without one of its categories or with a message shorter than 100 characters: said
+        when the study is made or changed, not found when its rejections fail in a payment run (a participant
+        never rejected is approved by Prolific on its own after a while)."""
+        from .payments import check_bonus
+
+        problems = {}
+        try:
+            if isinstance(self.bonus_amount, Decimal):  # else its field's own check refused it
+                check_bonus(self.bonus_amount, what="the bonus", currency=self.currency)
+        except ValueError as exc:
+            problems["bonus_amount"] = str(exc)
+        if self.provider == Provider.PROLIFIC:
+            problems |= self._prolific_problems()
+        if problems:
+            raise ValidationError(problems)
+
+    def _prolific_problems(self):
         from .providers.prolific_client import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES
 
         problems = {}
@@ -150,8 +163,7 @@ class Study(models.Model):
                 f"Prolific needs at least {MIN_REJECTION_MESSAGE} characters ({len(message)} given); leave it "
                 "empty for the platform's explanation of the hidden checks"
             )
-        if problems:
-            raise ValidationError(problems)
+        return problems
 
 
 class Participant(models.Model):

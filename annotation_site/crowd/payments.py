@@ -98,6 +98,29 @@ def bonus_for(action, qc, scope, amount):
     return amount
 
 
+def max_bonus():
+    """The largest bonus per HIT anyone may plan, in the study's currency: ``CAPTIONEVAL_MAX_BONUS`` (100.00)."""
+    from . import config
+
+    return Decimal(str(config.setting("CAPTIONEVAL_MAX_BONUS", "100.00")))
+
+
+def check_bonus(value, *, what, currency=""):
+    """``value`` (an amount already read strictly, ``strict_numbers.amount``), or ValueError naming ``what`` when it
+    is more than ``max_bonus()``. The one check of a bonus amount wherever one is entered: a study's bonus when it
+    is made (``Study.clean``: the API, ``crowd_study create``) and a payment run's (``run_settings``: the payments
+    page, the API, ``crowd_payments``). The money columns take up to 999,999.99: a bonus typed as 50 for 0.50,
+    or with its digits doubled, was planned and sent."""
+    limit = max_bonus()
+    if value is not None and value > limit:
+        unit = f" {currency}" if currency else ""
+        raise ValueError(
+            f"{what} must be at most {limit:.2f}{unit} per HIT (the largest bonus allowed, CAPTIONEVAL_MAX_BONUS), "
+            f"not {value:.2f}"
+        )
+    return value
+
+
 def target_studies(target):
     return Study.objects.filter(protocol=target.protocol, object_id=target.object_id)
 
@@ -126,7 +149,9 @@ def run_settings(study, given, labels=None):
     approve-passing and no bonus. Every entry point (the payments page, the API, ``crowd_payments``) decides
     with these, so none plans other decisions, or drops the study's bonuses, for the same target. A value
     refused is replaced by that default and named in ``problems`` ({label: message}; ``labels`` maps a field to
-    the name its entry point shows)."""
+    the name its entry point shows). The bonus, given or the study's own, is at most ``max_bonus()``
+    (``check_bonus``): the study's own over it (a study made before the limit, or with a larger one) is a
+    problem too, and no bonus is planned."""
     labels = {name: name for name in RUN_FIELDS} | dict(labels or {})
     default = RunSettings(
         policy=study.policy if study else Policy.APPROVE_PASSING,
@@ -142,11 +167,20 @@ def run_settings(study, given, labels=None):
             problems[labels[name]] = f"{labels[name]} must be one of {', '.join(choices)}, not {str(value)[:40]!r}"
         else:
             chosen[name] = value
+    label, currency = labels["bonus_amount"], study.currency if study else ""
     if given.get("bonus_amount") not in (None, ""):
         try:
-            chosen["bonus_amount"] = parse_amount(given["bonus_amount"], what=labels["bonus_amount"])
+            chosen["bonus_amount"] = check_bonus(
+                parse_amount(given["bonus_amount"], what=label), what=label, currency=currency
+            )
         except ValueError as exc:
-            problems[labels["bonus_amount"]] = str(exc)
+            problems[label] = str(exc)
+    if "bonus_amount" not in chosen:
+        try:
+            check_bonus(default.bonus_amount, what=f"the bonus of study {study} ({label} not given)", currency=currency)
+        except ValueError as exc:
+            problems.setdefault(label, str(exc))
+            chosen["bonus_amount"] = Decimal("0")
     return RunSettings(**(default.__dict__ | chosen)), problems
 
 

@@ -230,7 +230,7 @@ def payments_preview(request, protocol, target):
         messages.error(request, f"{'; '.join(problems.values())}; nothing was recorded.")
         return redirect(request.path)
     for problem in problems.values():
-        messages.error(request, f"{problem}; the preview uses the study's setting.")
+        messages.error(request, f"{problem}; the preview below does not use it.")
     policy, scope, bonus = chosen.policy, chosen.bonus_scope, chosen.bonus_amount
     decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
     seen = payments.decisions_digest(decisions)
@@ -266,6 +266,7 @@ def payments_preview(request, protocol, target):
             "bonus_scope": scope,
             "scopes": BonusScope.choices,
             "bonus_amount": bonus,
+            "max_bonus": payments.max_bonus(),
             "study": study,
             "seen": seen,
             "currency": study.currency if study else "",
