@@ -342,7 +342,7 @@ def record(target, decisions, *, policy, user=None, currency=None):
     with transaction.atomic():
         _lock_ledger(target)
         where = {"protocol": target.protocol, "object_id": target.object_id}
-        rows = {(e.assignment_key, e.kind): e for e in LedgerEntry.objects.filter(**where)}
+        rows = _read_ledger(where)
         fallback = None
         for d in decisions:
             decided = rows.get((d.assignment_key, LedgerEntry.Kind.DECISION))
@@ -404,6 +404,19 @@ def record(target, decisions, *, policy, user=None, currency=None):
             elif bonus is not None:
                 counts["removed" if _delete_planned(bonus) else "already"] += 1
     return Recorded(**counts)
+
+
+def _read_ledger(where):
+    """The target's ledger rows by (assignment, kind), its planned rows locked first in one statement, in
+    primary-key order: a payment run claims rows in that order too (``ledger.claim``), so the two wait for each
+    other instead of deadlocking on PostgreSQL (rows updated one by one, each locked as it came, met a claim
+    that locked a batch in another order). A row a run claimed before the lock is not planned any more when
+    read here; one planned here stays planned until the recording ends."""
+    planned = LedgerEntry.objects.select_for_update().filter(**where, state=LedgerEntry.State.PLANNED).order_by("pk")
+    locked = {(e.assignment_key, e.kind): e for e in planned}
+    # every row (one put back to planned after the lock statement is read too, not locked: its updates stay
+    # conditional on its state), the locked ones as locked
+    return {(e.assignment_key, e.kind): e for e in LedgerEntry.objects.filter(**where)} | locked
 
 
 def _update_planned(row, fields):

@@ -225,14 +225,14 @@ def test_a_bonus_a_payment_run_claims_while_recording_is_never_deleted(toy_campa
 
 
 def test_recording_reads_the_ledger_once(toy_campaign, staff_user, django_assert_max_num_queries):
-    """Recording again (every row already there) reads the target's ledger in one query under the lock, and
-    writes nothing: not one statement per assignment."""
+    """Recording again (every row already there) locks the target's planned rows in one statement and reads its
+    ledger in one query under the lock, and writes nothing: not one statement per assignment."""
     target, study = toy_campaign
     adapter, _ = adapters.resolve("toy", "camp-7")
     decisions = payments.preview(
         adapter, target, policy=study.policy, bonus_scope=study.bonus_scope, bonus_amount=study.bonus_amount
     )
     payments.record(target, decisions, policy=study.policy, user=staff_user)
-    with django_assert_max_num_queries(4):  # savepoint, the lock, the ledger, release
+    with django_assert_max_num_queries(5):  # savepoint, the lock, the planned rows locked, the ledger, release
         outcome = payments.record(target, decisions, policy=study.policy, user=staff_user)
     assert outcome.written == 0 and outcome.already == 3
