@@ -279,13 +279,16 @@ class PaymentsView(APIView):
         """Record the decisions as planned ledger rows (``send: true`` also starts sending them). ``recorded``:
         the rows this call wrote; ``already_recorded``: the rows the ledger held already as decided. A retry, or
         a second call at the same moment, is answered like the first with ``recorded`` 0: nothing is stored
-        twice."""
+        twice. ``not_changed``: the assignment keys whose rows a payment run sent meanwhile with their earlier
+        decision, which this call asked to change (or remove) and did not."""
         send = _flag(request.data, "send", default=False)  # refused before anything is recorded
         target, policy, decisions = self._plan(request.data)
         recorded = payments.record(target, decisions, policy=policy, user=request.user)
         body = payments.document(target, decisions, policy)
         # a retry (a double click, a dropped connection) is answered alike: nothing recorded, all already there
         body["recorded"], body["already_recorded"] = recorded.written, recorded.already
+        # assignments whose rows were sent meanwhile with their earlier decision: not changed as asked
+        body["not_changed"] = list(recorded.not_changed)
         if send:
             from .staff_views import start_payments_job
 

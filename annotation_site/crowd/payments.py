@@ -282,26 +282,40 @@ class Recorded:
     """What one recording did, in ledger rows: ``created`` new rows; ``updated`` planned rows brought up to date
     (QC, the policy or the bonus changed since they were recorded); ``removed`` planned rows no longer wanted
     (now for review, or no bonus); ``already`` rows the ledger held already as decided (planned alike, or sent on
-    their way), left as they were."""
+    their way), left as they were; ``not_changed`` the assignments (keys) of rows this recording would have
+    changed or removed but found sent meanwhile (a payment run claimed them after the preview): they went to the
+    platform with their earlier decision and were not changed. Never counted as "already recorded": the person
+    asked for something else."""
 
     created: int = 0
     updated: int = 0
     removed: int = 0
     already: int = 0
+    not_changed: tuple = ()
 
     @property
     def written(self):
         return self.created + self.updated + self.removed
 
     def sentence(self):
-        """What the person who recorded is told (the payments page, ``crowd_payments``)."""
-        if self.written == 0 and self.already:
+        """What the person who recorded is told (the payments page, ``crowd_payments``); ``warning()`` besides."""
+        if self.written == 0 and self.already and not self.not_changed:
             return (
                 f"These decisions were already recorded ({self.already} ledger row(s)); nothing changed, "
                 "nothing was recorded twice"
             )
         text = f"{self.written} ledger row(s) recorded as planned"
         return f"{text} ({self.already} already recorded, unchanged)" if self.already else text
+
+    def warning(self):
+        """The rows sent meanwhile with their earlier decision, which this recording did not change ("" if none)."""
+        if not self.not_changed:
+            return ""
+        keys = ", ".join(self.not_changed[:10]) + (", ..." if len(self.not_changed) > 10 else "")
+        return (
+            f"{len(self.not_changed)} assignment(s) were sent to the platform meanwhile with their earlier decision "
+            f"and were NOT changed as you asked ({keys}); see their ledger rows"
+        )
 
 
 # what makes a ledger row the decision it records (who recorded it aside)
@@ -339,6 +353,15 @@ def record(target, decisions, *, policy, user=None, currency=None):
     are changed or removed only while still planned (conditional statements): a row a run claims meanwhile is
     on its way and stays as it is."""
     counts = dict(created=0, updated=0, removed=0, already=0)
+    not_changed = []  # assignments with a row this recording would have changed, found sent meanwhile
+
+    def outcome(d, done):
+        if done == "not_changed":
+            if d.assignment_key not in not_changed:
+                not_changed.append(d.assignment_key)
+        else:
+            counts[done] += 1
+
     with transaction.atomic():
         _lock_ledger(target)
         where = {"protocol": target.protocol, "object_id": target.object_id}
@@ -353,7 +376,7 @@ def record(target, decisions, *, policy, user=None, currency=None):
             key = {**where, "assignment_key": d.assignment_key}
             if d.action == "review":
                 for row in (r for r in (decided, bonus) if r is not None):
-                    counts["removed" if _delete_planned(row) else "already"] += 1
+                    outcome(d, _delete_planned(row))
                 continue
             study = d.participation.study if d.participation is not None else None
             if study is None:
@@ -385,7 +408,7 @@ def record(target, decisions, *, policy, user=None, currency=None):
                 )
                 counts["created"] += 1
             else:
-                counts[_update_planned(decided, decision)] += 1
+                outcome(d, _update_planned(decided, decision))
             if d.bonus:
                 paid = {**common, "amount": d.bonus}
                 if bonus is None:
@@ -400,10 +423,10 @@ def record(target, decisions, *, policy, user=None, currency=None):
                     )
                     counts["created"] += 1
                 else:
-                    counts[_update_planned(bonus, paid)] += 1
+                    outcome(d, _update_planned(bonus, paid))
             elif bonus is not None:
-                counts["removed" if _delete_planned(bonus) else "already"] += 1
-    return Recorded(**counts)
+                outcome(d, _delete_planned(bonus))
+    return Recorded(**counts, not_changed=tuple(not_changed))
 
 
 def _read_ledger(where):
@@ -419,22 +442,32 @@ def _read_ledger(where):
     return {(e.assignment_key, e.kind): e for e in LedgerEntry.objects.filter(**where)} | locked
 
 
+# what a row sends to the platform: a row sent meanwhile that differs in one of these was not changed as asked
+_SENT_FIELDS = ("action", "amount", "reason", "rejection_category")
+
+
 def _update_planned(row, fields):
-    """Bring a planned row up to date: "updated", or "already" when it is not planned any more (sent or settled;
-    a payment run may claim it at any moment) or nothing about the decision changed."""
-    if row.state != LedgerEntry.State.PLANNED or _unchanged(row, fields):
+    """Bring a planned row up to date: "updated"; "already" when nothing about the decision changed (whatever its
+    state); "not_changed" when it differs but is not planned any more (a payment run claimed it after the
+    preview: it is on its way with its earlier decision, and stays as it is)."""
+    if _unchanged(row, fields):
         return "already"
+    if row.state != LedgerEntry.State.PLANNED:
+        # what went to the platform: a QC detail recorded differently is no different payment
+        sent = {name: value for name, value in fields.items() if name in _SENT_FIELDS}
+        return "already" if _unchanged(row, sent) else "not_changed"
     updated = LedgerEntry.objects.filter(pk=row.pk, state=LedgerEntry.State.PLANNED).update(**fields)
-    return "updated" if updated else "already"
+    return "updated" if updated else "not_changed"
 
 
 def _delete_planned(row):
-    """Remove a row no longer wanted only while it is still planned: one a payment run claimed meanwhile was
-    sent to the platform (deleted by its key alone, a later recording would plan, and pay, it again)."""
+    """Remove a row no longer wanted only while it is still planned ("removed"): one a payment run claimed
+    meanwhile was sent to the platform (deleted by its key alone, a later recording would plan, and pay, it
+    again), so it stays, and the person is told ("not_changed")."""
     if row.state != LedgerEntry.State.PLANNED:
-        return False
+        return "not_changed"
     deleted, _ = LedgerEntry.objects.filter(pk=row.pk, state=LedgerEntry.State.PLANNED).delete()
-    return bool(deleted)
+    return "removed" if deleted else "not_changed"
 
 
 def apply_study(study, provider=None):

@@ -249,6 +249,8 @@ def payments_preview(request, protocol, target):
                 messages.success(request, f"{recorded.sentence()}; nothing was sent yet.")
             else:  # a second click, or another person's: the first one recorded them
                 messages.info(request, f"{recorded.sentence()}.")
+            if recorded.not_changed:  # a payment run sent them meanwhile: what was asked did not happen
+                messages.warning(request, f"{recorded.warning()}.")
             if request.POST.get("send") == "yes":
                 for s in payments.target_studies(resolved):
                     start_payments_job(s, request.user)

@@ -236,3 +236,45 @@ def test_recording_reads_the_ledger_once(toy_campaign, staff_user, django_assert
     with django_assert_max_num_queries(5):  # savepoint, the lock, the planned rows locked, the ledger, release
         outcome = payments.record(target, decisions, policy=study.policy, user=staff_user)
     assert outcome.written == 0 and outcome.already == 3
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_a_change_to_a_row_sent_meanwhile_is_reported_not_changed_never_already_recorded(
+    toy_campaign, staff_user, monkeypatch, entry
+):
+    """QC changed (w-pass now fails: its approval should become a rejection, its bonus go) and a person records
+    again, but a payment run claimed w-pass's rows after the preview: they went to the platform with their earlier
+    decision, and the recording leaves them. The person must be told that their change did not happen (which
+    assignments, how many), not "already recorded; nothing changed"."""
+    from annotation_site.crowd import ledger
+
+    from .conftest import FAILED
+
+    target, _ = toy_campaign
+    adapter, _ = adapters.resolve("toy", "camp-7")
+    assert _said_recorded(entry, _clicker(entry, staff_user, _page_digest())(), 3)
+    qc = adapter.targets["camp-7"].qc
+    key = next(k for k in qc if k.endswith("w-pass"))
+    qc[key] = FAILED
+    sent = list(LedgerEntry.objects.filter(worker_id__endswith="w-pass"))
+    assert len(sent) == 2  # the approval and its bonus
+    assignment = sent[0].assignment_key
+    record = payments.record
+
+    def run_claims_first(*args, **kwargs):  # after the entry point's preview, before its recording
+        ledger.claim(sent)
+        return record(*args, **kwargs)
+
+    monkeypatch.setattr(payments, "record", run_claims_first)
+    answer = _clicker(entry, staff_user, _page_digest())()
+    assert sorted(LedgerEntry.objects.filter(pk__in=[e.pk for e in sent]).values_list("action", "state")) == [
+        ("approve", "sent"),
+        ("bonus", "sent"),
+    ]
+    if entry == "api":
+        assert answer["not_changed"] == [assignment] and answer["recorded"] == 0, answer
+    else:
+        assert "These decisions were already recorded" not in answer and "nothing changed" not in answer, answer
+        assert "1 assignment(s) were sent to the platform meanwhile" in answer, answer
+        assert f"as you asked ({assignment})" in answer, answer
+        assert "NOT changed" in answer

@@ -57,7 +57,10 @@ class Command(BaseCommand):
 
         decisions = decide()
         if not options["dry_run"]:
-            self.stderr.write(f"{payments.record(target, decisions, policy=policy).sentence()}.")
+            recorded = payments.record(target, decisions, policy=policy)
+            self.stderr.write(f"{recorded.sentence()}.")
+            if recorded.not_changed:
+                self.stderr.write(f"Warning: {recorded.warning()}.")
             if options["send"]:
                 from annotation_site.crowd.tasks import apply_payments
 
