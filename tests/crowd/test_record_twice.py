@@ -6,10 +6,14 @@ server error. Two recordings at once met the ledger's unique constraint on Postg
 500 for the second person) because both checked the ledger before either wrote to it.
 
 The race runs on the real database in threads (PostgreSQL, or an SQLite file as in production): the first
-recording is held right before its first INSERT into the ledger, after every check, until the second has run
-(or, when the second waits behind the first's lock, for a moment)."""
+recording is held right before its first INSERT into the ledger, after every check, until the second is seen
+waiting for it: on PostgreSQL another backend of the test database waiting on a lock (``pg_stat_activity``),
+on SQLite the second inside ``payments.record`` (where its IMMEDIATE transaction waits for the file's write
+lock). Never a fixed delay: on a loaded machine the second may take seconds to get there, and a test that
+gave up waiting passed with the lock removed."""
 
 import threading
+import time
 from decimal import Decimal
 from io import StringIO
 
@@ -26,7 +30,7 @@ from ..factuality.conftest import in_thread, race, thread_database
 
 pytestmark = pytest.mark.django_db
 ENTRIES = ["page", "api", "command"]
-HOLD_SECONDS = 1.0  # how long the first recording waits for a second one that cannot run meanwhile
+WAIT_SECONDS = 30  # how long the first recording waits to see the second waiting (a failure, not a pass, after)
 # camp-7 under the study's settings (approve-passing, 0.40 per passing HIT): w-pass approved with a bonus,
 # w-fail rejected; w-short and w-busy are for review (no rows)
 EXPECTED = [("approve", None), ("bonus", Decimal("0.40")), ("reject", None)]
@@ -93,19 +97,55 @@ def _clicker(entry, user, seen):
 
 class HoldFirstLedgerInsert:
     """A connection wrapper: the first INSERT into the ledger waits (every check of its recording is done, nothing
-    is written yet) until the second recording has finished, or HOLD_SECONDS when that one cannot run meanwhile."""
+    is written yet) until the second recording is seen waiting for it (``second_waiting_seen``), at most
+    WAIT_SECONDS: on PostgreSQL another backend of this database waiting on a lock; on SQLite the second inside
+    ``payments.record`` (``second_entered``, set by ``watch_second``). Then it goes on, and
+    ``second_finished_meanwhile`` says whether the second had finished without waiting (it must not have)."""
 
     def __init__(self):
         self.reached = threading.Event()
+        self.second_entered = threading.Event()
         self.second_done = threading.Event()
         self.held = False
+        self.second_waiting_seen = None
         self.second_finished_meanwhile = None
+
+    def watch_second(self, monkeypatch):
+        """Sets ``second_entered`` when a thread other than the held one calls ``payments.record``."""
+        record, held = payments.record, self
+
+        def watched(*args, **kwargs):
+            if held.reached.is_set():
+                held.second_entered.set()
+            return record(*args, **kwargs)
+
+        monkeypatch.setattr(payments, "record", watched)
+
+    def _second_waiting(self):
+        if connection.vendor != "postgresql":
+            return self.second_entered.wait(timeout=WAIT_SECONDS)
+        deadline = time.monotonic() + WAIT_SECONDS
+        with connection.cursor() as cursor:  # this connection is the held one's (the wrapper lets it through)
+            while time.monotonic() < deadline:
+                # inside a transaction pg_stat_activity is a snapshot taken at its first read: take a new one
+                cursor.execute("SELECT pg_stat_clear_snapshot()")
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND pid <> pg_backend_pid() AND datname = current_database()"
+                )
+                if cursor.fetchone()[0]:
+                    return True
+                if self.second_done.is_set():  # it finished without ever waiting for this recording
+                    return False
+                time.sleep(0.02)
+        return False
 
     def __call__(self, execute, sql, params, many, context):
         if not self.held and sql.lstrip().upper().startswith("INSERT") and "crowd_ledgerentry" in sql:
             self.held = True
             self.reached.set()
-            self.second_finished_meanwhile = self.second_done.wait(timeout=HOLD_SECONDS)
+            self.second_waiting_seen = self._second_waiting()
+            self.second_finished_meanwhile = self.second_done.is_set()
         return execute(sql, params, many, context)
 
 
@@ -128,7 +168,7 @@ def _said_already_recorded(entry, answer, rows):
     ids=["page", "api", "command", "page-target-recorded-before"],
 )
 def test_two_recordings_at_once_store_every_row_once_and_both_are_answered(
-    toy_campaign, staff_user, entry, recorded_before
+    toy_campaign, staff_user, monkeypatch, entry, recorded_before
 ):
     """``recorded_before``: the target's lock row exists (an earlier recording, of nothing here); otherwise both
     recordings are the target's first and create it at once."""
@@ -139,6 +179,7 @@ def test_two_recordings_at_once_store_every_row_once_and_both_are_answered(
         assert outcome.written == 0 and not LedgerEntry.objects.exists()
     seen = _page_digest()
     hold = HoldFirstLedgerInsert()
+    hold.watch_second(monkeypatch)
 
     def record(ready, role):
         click = _clicker(entry, staff_user, seen)  # logged in before the race (a session is a write)
@@ -156,7 +197,8 @@ def test_two_recordings_at_once_store_every_row_once_and_both_are_answered(
         (first, second), errors = race(record, [("first",), ("second",)], use=use)
         ledger = in_thread(use, _ledger)
     assert not errors, errors  # on PostgreSQL the first met the second's rows: IntegrityError (a 500)
-    assert hold.second_finished_meanwhile is False  # the second waited for the first: recordings are serialised
+    assert hold.second_waiting_seen is True  # the second was seen waiting for the held first recording
+    assert hold.second_finished_meanwhile is False  # it did not finish meanwhile: recordings are serialised
     assert ledger == EXPECTED  # every decision and bonus once
     assert _said_recorded(entry, first, 3), first
     assert _said_already_recorded(entry, second, 3), second
