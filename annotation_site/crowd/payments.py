@@ -151,7 +151,7 @@ def run_settings(study, given, labels=None):
     refused is replaced by that default and named in ``problems`` ({label: message}; ``labels`` maps a field to
     the name its entry point shows). The bonus, given or the study's own, is at most ``max_bonus()``
     (``check_bonus``): the study's own over it (a study made before the limit, or with a larger one) is a
-    problem too, and no bonus is planned."""
+    problem too when the run's bonus scope pays a bonus, and no bonus is planned."""
     labels = {name: name for name in RUN_FIELDS} | dict(labels or {})
     default = RunSettings(
         policy=study.policy if study else Policy.APPROVE_PASSING,
@@ -175,7 +175,8 @@ def run_settings(study, given, labels=None):
             )
         except ValueError as exc:
             problems[label] = str(exc)
-    if "bonus_amount" not in chosen:
+    pays_bonus = chosen.get("bonus_scope", default.bonus_scope) != BonusScope.NONE
+    if "bonus_amount" not in chosen and pays_bonus:  # a scope that pays no bonus never uses the study's amount
         try:
             check_bonus(default.bonus_amount, what=f"the bonus of study {study} ({label} not given)", currency=currency)
         except ValueError as exc:
@@ -504,10 +505,11 @@ def apply_study(study, provider=None):
                 kind=LedgerEntry.Kind.DECISION, action=LedgerEntry.Action.APPROVE, state=LedgerEntry.State.CONFIRMED
             ).values_list("assignment_key", flat=True)
         )
+        hold_back_large_bonuses(study)
         bonuses = [
             e
             for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
-            if e.assignment_key in approved
+            if e.assignment_key in approved and e.amount <= max_bonus()
         ]
         if bonuses:
             provider.send([], bonuses)
@@ -517,6 +519,25 @@ def apply_study(study, provider=None):
     out = summary(study)
     out["busy"] = False
     return out
+
+
+def hold_back_large_bonuses(study):
+    """Fail, never send, the study's planned bonus rows over ``max_bonus()``: rows planned before the limit
+    existed (or while it was larger); every bonus recorded since is checked when it is entered. One conditional
+    UPDATE (planned and over the limit when it runs). Returns how many were held back."""
+    from django.utils import timezone
+
+    limit = max_bonus()
+    return LedgerEntry.objects.filter(
+        study=study, kind=LedgerEntry.Kind.BONUS, state=LedgerEntry.State.PLANNED, amount__gt=limit
+    ).update(
+        state=LedgerEntry.State.FAILED,
+        settled_at=timezone.now(),
+        error=(
+            f"held back, not sent: over the largest bonus allowed per HIT ({limit:.2f}, CAPTIONEVAL_MAX_BONUS); "
+            "plan the failed rows again, then record the decisions with a bonus at most that large"
+        ),
+    )
 
 
 def lease_remaining(study):

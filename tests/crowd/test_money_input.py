@@ -240,3 +240,35 @@ def test_an_invalid_maximum_stops_the_site_naming_the_variable(tmp_path):
         [sys.executable, "manage.py", "check"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
     assert result.returncode != 0 and "CAPTIONEVAL_MAX_BONUS must be an amount such as 100.00" in result.stderr
+
+
+def test_a_study_s_own_large_bonus_does_not_refuse_a_run_that_pays_no_bonus(client, staff_user, toy_campaign):
+    """The study's stored bonus over the limit matters only when the run's bonus scope pays a bonus: a study (or a
+    run) with no bonus records its decisions as usual."""
+    from annotation_site.crowd import payments
+
+    Study.objects.filter(name="camp-7-panel").update(bonus_amount=Decimal("500.00"), bonus_scope="none")
+    study = Study.objects.get(name="camp-7-panel")
+    assert payments.run_settings(study, {})[1] == {}
+    Study.objects.filter(pk=study.pk).update(bonus_scope="per-hit")
+    study.refresh_from_db()
+    settings, problems = payments.run_settings(study, {"bonus_scope": "none"})
+    assert problems == {} and settings.bonus_scope == "none"
+    Study.objects.filter(pk=study.pk).update(bonus_scope="none")
+    run("crowd_payments", "--campaign", "camp-7")
+    assert LedgerEntry.objects.filter(kind="decision").count() == 2 and not LedgerEntry.objects.filter(kind="bonus")
+
+
+def test_a_bonus_over_the_limit_planned_before_it_is_held_back_not_sent(toy_campaign):
+    """A bonus row planned before the limit existed (or while it was larger) is failed by the payment run with a
+    message saying why, never sent; the others go as usual."""
+    from annotation_site.crowd import payments
+
+    run("crowd_payments", "--campaign", "camp-7")
+    large = LedgerEntry.objects.get(kind="bonus")
+    LedgerEntry.objects.filter(pk=large.pk).update(amount=Decimal("400.00"))  # planned before the limit
+    payments.apply_study(large.study)
+    large.refresh_from_db()
+    assert large.state == "failed" and "CAPTIONEVAL_MAX_BONUS" in large.error and "held back" in large.error
+    assert large.attempts == 0  # never claimed, never sent
+    assert LedgerEntry.objects.filter(kind="decision", state="confirmed").count() == 2
