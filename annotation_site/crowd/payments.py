@@ -340,6 +340,37 @@ def _lock_ledger(target):
     LedgerLock.objects.select_for_update().get_or_create(protocol=target.protocol, object_id=target.object_id)
 
 
+class DecisionsChanged(Exception):
+    """The decisions computed under the ledger's lock are not the ones the person saw (``seen``): nothing recorded.
+    ``decisions``: the current ones, to show again."""
+
+    def __init__(self, decisions):
+        super().__init__("the decisions changed since they were shown")
+        self.decisions = decisions
+
+
+def decide_and_record(adapter, target, chosen, *, study, user=None, seen=None):
+    """The one recording of a payment run's decisions (the payments page, the API, ``crowd_payments``): takes the
+    target's LedgerLock first, then computes the decisions (``preview``, with ``chosen``, a ``RunSettings``) and
+    checks them against ``seen`` (the digest the page showed; None: no check) under it, then records them.
+    Returns ``(decisions, Recorded)``; raises ``DecisionsChanged`` (nothing recorded) when ``seen`` no longer
+    matches. Computed before the lock, a recording that waited for another could overwrite that newer
+    recording's rows with decisions from older QC results."""
+    with transaction.atomic():
+        _lock_ledger(target)
+        decisions = preview(
+            adapter,
+            target,
+            policy=chosen.policy,
+            bonus_scope=chosen.bonus_scope,
+            bonus_amount=chosen.bonus_amount,
+            study=study,
+        )
+        if seen is not None and decisions_digest(decisions) != seen:
+            raise DecisionsChanged(decisions)
+        return decisions, record(target, decisions, policy=chosen.policy, user=user)
+
+
 def record(target, decisions, *, policy, user=None, currency=None):
     """Write the decisions as planned ledger rows (one per assignment and kind); returns what it did
     (``Recorded``). Rows already sent are never touched; planned rows are brought up to date (or removed when the

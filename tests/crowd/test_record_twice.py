@@ -8,8 +8,8 @@ server error. Two recordings at once met the ledger's unique constraint on Postg
 The race runs on the real database in threads (PostgreSQL, or an SQLite file as in production): the first
 recording is held right before its first INSERT into the ledger, after every check, until the second is seen
 waiting for it: on PostgreSQL another backend of the test database waiting on a lock (``pg_stat_activity``),
-on SQLite the second inside ``payments.record`` (where its IMMEDIATE transaction waits for the file's write
-lock). Never a fixed delay: on a loaded machine the second may take seconds to get there, and a test that
+on SQLite the second inside ``payments.decide_and_record`` (where its IMMEDIATE transaction waits for the
+file's write lock). Never a fixed delay: on a loaded machine the second may take seconds to get there, and a test that
 gave up waiting passed with the lock removed."""
 
 import threading
@@ -99,7 +99,7 @@ class HoldFirstLedgerInsert:
     """A connection wrapper: the first INSERT into the ledger waits (every check of its recording is done, nothing
     is written yet) until the second recording is seen waiting for it (``second_waiting_seen``), at most
     WAIT_SECONDS: on PostgreSQL another backend of this database waiting on a lock; on SQLite the second inside
-    ``payments.record`` (``second_entered``, set by ``watch_second``). Then it goes on, and
+    ``payments.decide_and_record`` (``second_entered``, set by ``watch_second``). Then it goes on, and
     ``second_finished_meanwhile`` says whether the second had finished without waiting (it must not have)."""
 
     def __init__(self):
@@ -111,15 +111,16 @@ class HoldFirstLedgerInsert:
         self.second_finished_meanwhile = None
 
     def watch_second(self, monkeypatch):
-        """Sets ``second_entered`` when a thread other than the held one calls ``payments.record``."""
-        record, held = payments.record, self
+        """Sets ``second_entered`` when a recording starts (``payments.decide_and_record``, the entry points' one
+        way to record) after the held one reached its hold: it then waits for the database's write lock."""
+        record, held = payments.decide_and_record, self
 
         def watched(*args, **kwargs):
             if held.reached.is_set():
                 held.second_entered.set()
             return record(*args, **kwargs)
 
-        monkeypatch.setattr(payments, "record", watched)
+        monkeypatch.setattr(payments, "decide_and_record", watched)
 
     def _second_waiting(self):
         if connection.vendor != "postgresql":
@@ -320,3 +321,46 @@ def test_a_change_to_a_row_sent_meanwhile_is_reported_not_changed_never_already_
         assert "1 assignment(s) were sent to the platform meanwhile" in answer, answer
         assert f"as you asked ({assignment})" in answer, answer
         assert "NOT changed" in answer
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_a_recording_that_waited_decides_from_the_qc_of_now_not_from_before(
+    toy_campaign, staff_user, monkeypatch, entry
+):
+    """A person records camp-7's decisions (w-fail failed QC: reject) but waits for the ledger's lock behind
+    another recording, made after w-fail's QC result changed to passed (approve, with its bonus). When the
+    first gets the lock it must not record its older decisions over the newer ones: it decides again under the
+    lock (the API and the command record the QC of now; the page, whose shown decisions no longer match, records
+    nothing and says so)."""
+    from .conftest import PASSED
+
+    target, study = toy_campaign
+    adapter, _ = adapters.resolve("toy", "camp-7")
+    seen = _page_digest()
+    qc = adapter.targets["camp-7"].qc
+    key = next(k for k in qc if k.endswith("w-fail"))
+    lock, state = payments._lock_ledger, {"waited": False}
+
+    def another_recording_first(target):  # the lock was held by a newer recording, which commits first
+        if not state["waited"]:
+            state["waited"] = True
+            qc[key] = PASSED
+            newer = payments.preview(
+                adapter, target, policy=study.policy, bonus_scope=study.bonus_scope, bonus_amount=study.bonus_amount
+            )
+            payments.record(target, newer, policy=study.policy, user=staff_user)
+        return lock(target)
+
+    monkeypatch.setattr(payments, "_lock_ledger", another_recording_first)
+    answer = _clicker(entry, staff_user, seen)()
+    assert state["waited"]
+    decided = {w: a for w, a in LedgerEntry.objects.filter(kind="decision").values_list("worker_id", "action")}
+    w_fail = [a for w, a in decided.items() if w.endswith("w-fail")]
+    if entry == "page":
+        # nothing recorded by the page (here the newer recording, made inside the page's transaction by this
+        # test's hook, is rolled back with it): above all, never the older rejection
+        assert "The decisions changed since this page was shown" in answer
+        assert w_fail in ([], ["approve"]), (decided, answer)
+    else:
+        assert w_fail == ["approve"], (decided, answer)
+        assert LedgerEntry.objects.filter(kind="bonus").count() == 2
