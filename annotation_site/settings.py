@@ -11,6 +11,7 @@ switch to the real parts (see README, "Configuration"):
 - ``CAPTIONEVAL_MODE=production``                         hardened settings that pass ``check --deploy``.
 """
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -262,6 +263,13 @@ CROWD_FRAME_ORIGINS = env.list(
 )
 CROWD_EXPORT_EXPIRES = env.int("CROWD_EXPORT_EXPIRES", default=24 * 3600)
 CROWD_PAYMENTS_LEASE_SECONDS = env.int("CROWD_PAYMENTS_LEASE_SECONDS", default=15 * 60)
+# The largest bonus per HIT a study or a payment run may plan, in the study's currency (docs/crowd.md, "Policies").
+CAPTIONEVAL_MAX_BONUS = env("CAPTIONEVAL_MAX_BONUS", default="100.00").strip()
+if not re.fullmatch(r"[0-9]{1,6}(?:\.[0-9]{1,2})?", CAPTIONEVAL_MAX_BONUS):
+    raise ImproperlyConfigured(
+        f"CAPTIONEVAL_MAX_BONUS must be an amount such as 100.00 (digits, at most two after the point), "
+        f"not {CAPTIONEVAL_MAX_BONUS[:20]!r}"
+    )
 PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
 PROLIFIC_API_URL = env("PROLIFIC_API_URL", default="https://api.prolific.com")
 PROLIFIC_COMPLETION_URL = env("PROLIFIC_COMPLETION_URL", default="https://app.prolific.com/submissions/complete")

@@ -246,6 +246,18 @@ class PaymentsView(APIView):
     ]
 
     def _plan(self, data):
+        adapter, target, study, chosen = self._settings(data)
+        decisions = payments.preview(
+            adapter,
+            target,
+            policy=chosen.policy,
+            bonus_scope=chosen.bonus_scope,
+            bonus_amount=chosen.bonus_amount,
+            study=study,
+        )
+        return target, chosen.policy, decisions
+
+    def _settings(self, data):
         name = data.get("campaign") or ""
         try:
             adapter, target = (
@@ -257,16 +269,7 @@ class PaymentsView(APIView):
         chosen, problems = payments.run_settings(study, data)  # the study's own settings unless given
         if problems:
             raise serializers.ValidationError(problems)
-        decisions = payments.preview(
-            adapter,
-            target,
-            policy=chosen.policy,
-            bonus_scope=chosen.bonus_scope,
-            bonus_amount=chosen.bonus_amount,
-            study=study,
-        )
-        policy = chosen.policy
-        return target, policy, decisions
+        return adapter, target, study, chosen
 
     @extend_schema(parameters=params, responses={200: OpenApiTypes.OBJECT})
     def get(self, request):
@@ -276,12 +279,21 @@ class PaymentsView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request):
-        """Record the decisions as planned ledger rows (``send: true`` also starts sending them)."""
+        """Record the decisions as planned ledger rows (``send: true`` also starts sending them). ``recorded``:
+        the rows this call wrote; ``already_recorded``: the rows the ledger held already as decided. A retry, or
+        a second call at the same moment, is answered like the first with ``recorded`` 0: nothing is stored
+        twice. ``not_changed``: the assignment keys whose rows a payment run sent meanwhile with their earlier
+        decision, which this call asked to change (or remove) and did not."""
         send = _flag(request.data, "send", default=False)  # refused before anything is recorded
-        target, policy, decisions = self._plan(request.data)
-        written = payments.record(target, decisions, policy=policy, user=request.user)
+        adapter, target, study, chosen = self._settings(request.data)
+        # decided under the ledger's lock: a call that waited for another records from the QC of now
+        decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=study, user=request.user)
+        policy = chosen.policy
         body = payments.document(target, decisions, policy)
-        body["recorded"] = written
+        # a retry (a double click, a dropped connection) is answered alike: nothing recorded, all already there
+        body["recorded"], body["already_recorded"] = recorded.written, recorded.already
+        # assignments whose rows were sent meanwhile with their earlier decision: not changed as asked
+        body["not_changed"] = list(recorded.not_changed)
         if send:
             from .staff_views import start_payments_job
 

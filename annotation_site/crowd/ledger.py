@@ -14,17 +14,25 @@ def checkpoint(name):
     """Called between two platform calls of the payment engine (tests replace it to 'crash' the run there)."""
 
 
-def claim(entries):
-    """planned -> sent for each row (attempts + 1); returns the rows this run claimed, fresh from the database."""
+def claim(entries, action=None):
+    """planned -> sent for each row (attempts + 1); returns the rows this run claimed, read again under their
+    locks: the caller acts on these (their action, amount, reason as they are now), never on ``entries``, which
+    were read before and may have been changed since by a recording (``payments.record`` updates planned rows).
+    ``action``: claim only rows whose action is still that one; a row a recording changed to another action
+    since ``entries`` were read stays planned for the next run (it is never sent as what it no longer is).
+
+    The rows are locked in primary-key order, as ``payments.record`` locks the target's planned rows, so a
+    recording and a payment run wait for each other instead of deadlocking on PostgreSQL."""
     ids = [e.pk for e in entries]
+    wanted = LedgerEntry.objects.filter(pk__in=ids, state=State.PLANNED)
+    if action is not None:
+        wanted = wanted.filter(action=action)
     with transaction.atomic():
-        claimed = list(
-            LedgerEntry.objects.select_for_update().filter(pk__in=ids, state=State.PLANNED).values_list("pk", flat=True)
-        )
+        claimed = list(wanted.select_for_update().order_by("pk").values_list("pk", flat=True))
         LedgerEntry.objects.filter(pk__in=claimed).update(
             state=State.SENT, sent_at=timezone.now(), attempts=F("attempts") + 1, error=""
         )
-    return list(LedgerEntry.objects.filter(pk__in=claimed).order_by("pk"))
+        return list(LedgerEntry.objects.filter(pk__in=claimed).order_by("pk"))
 
 
 def confirm(entries, note=""):

@@ -134,11 +134,24 @@ class Study(models.Model):
         return self.name
 
     def clean(self):
-        """Prolific refuses a rejection without one of its categories or with a message shorter than 100
-        characters: said when the study is made or changed, not found when its rejections fail in a payment run
-        (a participant never rejected is approved by Prolific on its own after a while)."""
-        if self.provider != Provider.PROLIFIC:
-            return
+        """The bonus is at most the largest allowed (``payments.check_bonus``, ``CAPTIONEVAL_MAX_BONUS``). Prolific
+        refuses a rejection without one of its categories or with a message shorter than 100 characters: said
+        when the study is made or changed, not found when its rejections fail in a payment run (a participant
+        never rejected is approved by Prolific on its own after a while)."""
+        from .payments import check_bonus
+
+        problems = {}
+        try:
+            if isinstance(self.bonus_amount, Decimal):  # else its field's own check refused it
+                check_bonus(self.bonus_amount, what="the bonus", currency=self.currency)
+        except ValueError as exc:
+            problems["bonus_amount"] = str(exc)
+        if self.provider == Provider.PROLIFIC:
+            problems |= self._prolific_problems()
+        if problems:
+            raise ValidationError(problems)
+
+    def _prolific_problems(self):
         from .providers.prolific_client import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES
 
         problems = {}
@@ -150,8 +163,7 @@ class Study(models.Model):
                 f"Prolific needs at least {MIN_REJECTION_MESSAGE} characters ({len(message)} given); leave it "
                 "empty for the platform's explanation of the hidden checks"
             )
-        if problems:
-            raise ValidationError(problems)
+        return problems
 
 
 class Participant(models.Model):
@@ -332,6 +344,25 @@ class Dispatch(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+
+class LedgerLock(models.Model):
+    """The payment ledger of one target (a campaign or project) as a row to lock: ``payments.record`` holds it
+    for its whole transaction, so two recordings of the same target (a double click on the payments page, two
+    staff members, a retried API call, ``crowd_payments`` at the same moment) run one after the other, and the
+    later one finds the earlier one's rows. Not the Study row: every arrival updates its places counter, and
+    arrivals must not wait for a recording of hundreds of rows."""
+
+    protocol = models.CharField(max_length=30)
+    object_id = models.PositiveBigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["protocol", "object_id"], name="crowd_ledger_lock_once_per_target")
+        ]
+
+    def __str__(self):
+        return f"ledger of {self.protocol} {self.object_id}"
 
 
 class LedgerEntry(models.Model):

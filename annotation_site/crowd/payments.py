@@ -25,7 +25,7 @@ from annotation_site.strict_numbers import amount as parse_amount
 
 from . import adapters
 from .adapters import QCStatus
-from .models import BonusScope, Dispatch, LedgerEntry, Participation, Policy, Provider, Study
+from .models import BonusScope, Dispatch, LedgerEntry, LedgerLock, Participation, Policy, Provider, Study
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,29 @@ def bonus_for(action, qc, scope, amount):
     return amount
 
 
+def max_bonus():
+    """The largest bonus per HIT anyone may plan, in the study's currency: ``CAPTIONEVAL_MAX_BONUS`` (100.00)."""
+    from . import config
+
+    return Decimal(str(config.setting("CAPTIONEVAL_MAX_BONUS", "100.00")))
+
+
+def check_bonus(value, *, what, currency=""):
+    """``value`` (an amount already read strictly, ``strict_numbers.amount``), or ValueError naming ``what`` when it
+    is more than ``max_bonus()``. The one check of a bonus amount wherever one is entered: a study's bonus when it
+    is made (``Study.clean``: the API, ``crowd_study create``) and a payment run's (``run_settings``: the payments
+    page, the API, ``crowd_payments``). The money columns take up to 999,999.99: a bonus typed as 50 for 0.50,
+    or with its digits doubled, was planned and sent."""
+    limit = max_bonus()
+    if value is not None and value > limit:
+        unit = f" {currency}" if currency else ""
+        raise ValueError(
+            f"{what} must be at most {limit:.2f}{unit} per HIT (the largest bonus allowed, CAPTIONEVAL_MAX_BONUS), "
+            f"not {value:.2f}"
+        )
+    return value
+
+
 def target_studies(target):
     return Study.objects.filter(protocol=target.protocol, object_id=target.object_id)
 
@@ -126,7 +149,9 @@ def run_settings(study, given, labels=None):
     approve-passing and no bonus. Every entry point (the payments page, the API, ``crowd_payments``) decides
     with these, so none plans other decisions, or drops the study's bonuses, for the same target. A value
     refused is replaced by that default and named in ``problems`` ({label: message}; ``labels`` maps a field to
-    the name its entry point shows)."""
+    the name its entry point shows). The bonus, given or the study's own, is at most ``max_bonus()``
+    (``check_bonus``): the study's own over it (a study made before the limit, or with a larger one) is a
+    problem too when the run's bonus scope pays a bonus, and no bonus is planned."""
     labels = {name: name for name in RUN_FIELDS} | dict(labels or {})
     default = RunSettings(
         policy=study.policy if study else Policy.APPROVE_PASSING,
@@ -142,11 +167,21 @@ def run_settings(study, given, labels=None):
             problems[labels[name]] = f"{labels[name]} must be one of {', '.join(choices)}, not {str(value)[:40]!r}"
         else:
             chosen[name] = value
+    label, currency = labels["bonus_amount"], study.currency if study else ""
     if given.get("bonus_amount") not in (None, ""):
         try:
-            chosen["bonus_amount"] = parse_amount(given["bonus_amount"], what=labels["bonus_amount"])
+            chosen["bonus_amount"] = check_bonus(
+                parse_amount(given["bonus_amount"], what=label), what=label, currency=currency
+            )
         except ValueError as exc:
-            problems[labels["bonus_amount"]] = str(exc)
+            problems[label] = str(exc)
+    pays_bonus = chosen.get("bonus_scope", default.bonus_scope) != BonusScope.NONE
+    if "bonus_amount" not in chosen and pays_bonus:  # a scope that pays no bonus never uses the study's amount
+        try:
+            check_bonus(default.bonus_amount, what=f"the bonus of study {study} ({label} not given)", currency=currency)
+        except ValueError as exc:
+            problems.setdefault(label, str(exc))
+            chosen["bonus_amount"] = Decimal("0")
     return RunSettings(**(default.__dict__ | chosen)), problems
 
 
@@ -243,79 +278,228 @@ def default_study(target):
     return study
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class Recorded:
+    """What one recording did, in ledger rows: ``created`` new rows; ``updated`` planned rows brought up to date
+    (QC, the policy or the bonus changed since they were recorded); ``removed`` planned rows no longer wanted
+    (now for review, or no bonus); ``already`` rows the ledger held already as decided (planned alike, or sent on
+    their way), left as they were; ``not_changed`` the assignments (keys) of rows this recording would have
+    changed or removed but found sent meanwhile (a payment run claimed them after the preview): they went to the
+    platform with their earlier decision and were not changed. Never counted as "already recorded": the person
+    asked for something else."""
+
+    created: int = 0
+    updated: int = 0
+    removed: int = 0
+    already: int = 0
+    not_changed: tuple = ()
+
+    @property
+    def written(self):
+        return self.created + self.updated + self.removed
+
+    def sentence(self):
+        """What the person who recorded is told (the payments page, ``crowd_payments``); ``warning()`` besides."""
+        if self.written == 0 and self.already and not self.not_changed:
+            return (
+                f"These decisions were already recorded ({self.already} ledger row(s)); nothing changed, "
+                "nothing was recorded twice"
+            )
+        text = f"{self.written} ledger row(s) recorded as planned"
+        return f"{text} ({self.already} already recorded, unchanged)" if self.already else text
+
+    def warning(self):
+        """The rows sent meanwhile with their earlier decision, which this recording did not change ("" if none)."""
+        if not self.not_changed:
+            return ""
+        keys = ", ".join(self.not_changed[:10]) + (", ..." if len(self.not_changed) > 10 else "")
+        return (
+            f"{len(self.not_changed)} assignment(s) were sent to the platform meanwhile with their earlier decision "
+            f"and were NOT changed as you asked ({keys}); see their ledger rows"
+        )
+
+
+# what makes a ledger row the decision it records (who recorded it aside)
+_FOREIGN_KEYS = ("study", "participation")
+
+
+def _unchanged(row, fields):
+    for name, value in fields.items():
+        if name == "created_by":
+            continue
+        if name in _FOREIGN_KEYS:
+            if getattr(row, f"{name}_id") != (value.pk if value is not None else None):
+                return False
+        elif getattr(row, name) != value:
+            return False
+    return True
+
+
+def _lock_ledger(target):
+    """Lock the target's LedgerLock row (created on its first recording) until the transaction ends."""
+    LedgerLock.objects.select_for_update().get_or_create(protocol=target.protocol, object_id=target.object_id)
+
+
+class DecisionsChanged(Exception):
+    """The decisions computed under the ledger's lock are not the ones the person saw (``seen``): nothing recorded.
+    ``decisions``: the current ones, to show again."""
+
+    def __init__(self, decisions):
+        super().__init__("the decisions changed since they were shown")
+        self.decisions = decisions
+
+
+def decide_and_record(adapter, target, chosen, *, study, user=None, seen=None):
+    """The one recording of a payment run's decisions (the payments page, the API, ``crowd_payments``): takes the
+    target's LedgerLock first, then computes the decisions (``preview``, with ``chosen``, a ``RunSettings``) and
+    checks them against ``seen`` (the digest the page showed; None: no check) under it, then records them.
+    Returns ``(decisions, Recorded)``; raises ``DecisionsChanged`` (nothing recorded) when ``seen`` no longer
+    matches. Computed before the lock, a recording that waited for another could overwrite that newer
+    recording's rows with decisions from older QC results."""
+    with transaction.atomic():
+        _lock_ledger(target)
+        decisions = preview(
+            adapter,
+            target,
+            policy=chosen.policy,
+            bonus_scope=chosen.bonus_scope,
+            bonus_amount=chosen.bonus_amount,
+            study=study,
+        )
+        if seen is not None and decisions_digest(decisions) != seen:
+            raise DecisionsChanged(decisions)
+        return decisions, record(target, decisions, policy=chosen.policy, user=user)
+
+
 def record(target, decisions, *, policy, user=None, currency=None):
-    """Write the decisions as planned ledger rows (one per assignment and kind). Rows already sent are never
-    touched; planned rows are brought up to date (or removed when the decision is now 'review')."""
-    fallback = None
-    written = 0
-    for d in decisions:
-        if d.state not in (LedgerEntry.State.PLANNED, "review"):
-            continue
-        study = d.participation.study if d.participation is not None else None
-        if study is None:
-            fallback = fallback or default_study(target)
-            study = fallback
-        common = {
-            "study": study,
-            "participation": d.participation,
-            "worker_id": d.worker_id,
-            "hit_id": d.hit_id,
-            "submission_id": d.participation.external_submission_id if d.participation else "",
-            "policy": policy,
-            "qc_status": d.qc.status,
-            "qc_test": d.qc.test or "",
-            "qc_p_value": d.qc.p_value,
-            "qc_n_pairs": d.qc.n_pairs,
-            "qc_threshold": d.qc.threshold,
-            "created_by": user,
-        }
-        key = {"protocol": target.protocol, "object_id": target.object_id, "assignment_key": d.assignment_key}
-        planned = LedgerEntry.objects.select_for_update().filter(**key, state=LedgerEntry.State.PLANNED)
-        if d.action == "review":
-            planned.delete()
-            continue
-        existing = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.DECISION).first()
-        if existing is None:
-            LedgerEntry.objects.create(
-                **key,
+    """Write the decisions as planned ledger rows (one per assignment and kind); returns what it did
+    (``Recorded``). Rows already sent are never touched; planned rows are brought up to date (or removed when the
+    decision is now 'review'), and left alone, counted as already recorded, when nothing about them changed.
+
+    Every entry point records through here (the payments page, the API, ``crowd_payments``), and recordings of
+    one target run one after the other: each holds the target's LedgerLock row for its transaction and reads
+    the ledger under it, so a double click, two staff members, a retried call or the command at the same moment
+    store every row once, and the later one is answered with the rows the earlier one wrote. Without the lock
+    both read the ledger before either wrote, and the second met the ledger's unique constraint: an
+    IntegrityError, a 500 on the page. Payment runs do not take the lock (they hold the study's lease), so rows
+    are changed or removed only while still planned (conditional statements): a row a run claims meanwhile is
+    on its way and stays as it is."""
+    counts = dict(created=0, updated=0, removed=0, already=0)
+    not_changed = []  # assignments with a row this recording would have changed, found sent meanwhile
+
+    def outcome(d, done):
+        if done == "not_changed":
+            if d.assignment_key not in not_changed:
+                not_changed.append(d.assignment_key)
+        else:
+            counts[done] += 1
+
+    with transaction.atomic():
+        _lock_ledger(target)
+        where = {"protocol": target.protocol, "object_id": target.object_id}
+        rows = _read_ledger(where)
+        fallback = None
+        for d in decisions:
+            decided = rows.get((d.assignment_key, LedgerEntry.Kind.DECISION))
+            bonus = rows.get((d.assignment_key, LedgerEntry.Kind.BONUS))
+            if d.state not in (LedgerEntry.State.PLANNED, "review"):  # sent or settled when previewed: frozen
+                counts["already"] += (decided is not None) + (bonus is not None)
+                continue
+            key = {**where, "assignment_key": d.assignment_key}
+            if d.action == "review":
+                for row in (r for r in (decided, bonus) if r is not None):
+                    outcome(d, _delete_planned(row))
+                continue
+            study = d.participation.study if d.participation is not None else None
+            if study is None:
+                fallback = fallback or default_study(target)
+                study = fallback
+            common = {
+                "study": study,
+                "participation": d.participation,
+                "worker_id": d.worker_id,
+                "hit_id": d.hit_id,
+                "submission_id": d.participation.external_submission_id if d.participation else "",
+                "policy": policy,
+                "qc_status": d.qc.status,
+                "qc_test": d.qc.test or "",
+                "qc_p_value": d.qc.p_value,
+                "qc_n_pairs": d.qc.n_pairs,
+                "qc_threshold": d.qc.threshold,
+                "created_by": user,
+            }
+            decision = {
                 **common,
-                kind=LedgerEntry.Kind.DECISION,
-                action=d.action,
-                reason=d.reason,
-                rejection_category=study.rejection_category if d.action == "reject" else "",
-                request_token=uuid.uuid4().hex,
-            )
-            written += 1
-        elif existing.state == LedgerEntry.State.PLANNED:
-            LedgerEntry.objects.filter(pk=existing.pk, state=LedgerEntry.State.PLANNED).update(
-                **common,
-                action=d.action,
-                reason=d.reason,
-                rejection_category=study.rejection_category if d.action == "reject" else "",
-            )
-            written += 1
-        bonus = LedgerEntry.objects.filter(**key, kind=LedgerEntry.Kind.BONUS).first()
-        if d.bonus:
-            if bonus is None:
+                "action": d.action,
+                "reason": d.reason,
+                "rejection_category": study.rejection_category if d.action == "reject" else "",
+            }
+            if decided is None:
                 LedgerEntry.objects.create(
-                    **key,
-                    **common,
-                    kind=LedgerEntry.Kind.BONUS,
-                    action="bonus",
-                    amount=d.bonus,
-                    currency=currency or study.currency,
-                    reason="Bonus for your work",
-                    request_token=uuid.uuid4().hex,
+                    **key, **decision, kind=LedgerEntry.Kind.DECISION, request_token=uuid.uuid4().hex
                 )
-                written += 1
-            elif bonus.state == LedgerEntry.State.PLANNED:
-                LedgerEntry.objects.filter(pk=bonus.pk, state=LedgerEntry.State.PLANNED).update(
-                    **common, amount=d.bonus
-                )
-        elif bonus is not None and bonus.state == LedgerEntry.State.PLANNED:
-            bonus.delete()
-    return written
+                counts["created"] += 1
+            else:
+                outcome(d, _update_planned(decided, decision))
+            if d.bonus:
+                paid = {**common, "amount": d.bonus}
+                if bonus is None:
+                    LedgerEntry.objects.create(
+                        **key,
+                        **paid,
+                        kind=LedgerEntry.Kind.BONUS,
+                        action="bonus",
+                        currency=currency or study.currency,
+                        reason="Bonus for your work",
+                        request_token=uuid.uuid4().hex,
+                    )
+                    counts["created"] += 1
+                else:
+                    outcome(d, _update_planned(bonus, paid))
+            elif bonus is not None:
+                outcome(d, _delete_planned(bonus))
+    return Recorded(**counts, not_changed=tuple(not_changed))
+
+
+def _read_ledger(where):
+    """The target's ledger rows by (assignment, kind), its planned rows locked first in one statement, in
+    primary-key order: a payment run claims rows in that order too (``ledger.claim``), so the two wait for each
+    other instead of deadlocking on PostgreSQL (rows updated one by one, each locked as it came, met a claim
+    that locked a batch in another order). A row a run claimed before the lock is not planned any more when
+    read here; one planned here stays planned until the recording ends."""
+    planned = LedgerEntry.objects.select_for_update().filter(**where, state=LedgerEntry.State.PLANNED).order_by("pk")
+    locked = {(e.assignment_key, e.kind): e for e in planned}
+    # every row (one put back to planned after the lock statement is read too, not locked: its updates stay
+    # conditional on its state), the locked ones as locked
+    return {(e.assignment_key, e.kind): e for e in LedgerEntry.objects.filter(**where)} | locked
+
+
+# what a row sends to the platform: a row sent meanwhile that differs in one of these was not changed as asked
+_SENT_FIELDS = ("action", "amount", "reason", "rejection_category")
+
+
+def _update_planned(row, fields):
+    """Bring a planned row up to date: "updated"; "already" when nothing about the decision changed (whatever its
+    state); "not_changed" when it differs but is not planned any more (a payment run claimed it after the
+    preview: it is on its way with its earlier decision, and stays as it is)."""
+    if _unchanged(row, fields):
+        return "already"
+    if row.state != LedgerEntry.State.PLANNED:
+        # what went to the platform: a QC detail recorded differently is no different payment
+        sent = {name: value for name, value in fields.items() if name in _SENT_FIELDS}
+        return "already" if _unchanged(row, sent) else "not_changed"
+    updated = LedgerEntry.objects.filter(pk=row.pk, state=LedgerEntry.State.PLANNED).update(**fields)
+    return "updated" if updated else "not_changed"
+
+
+def _delete_planned(row):
+    """Remove a row no longer wanted only while it is still planned ("removed"): one a payment run claimed
+    meanwhile was sent to the platform (deleted by its key alone, a later recording would plan, and pay, it
+    again), so it stays, and the person is told ("not_changed")."""
+    if row.state != LedgerEntry.State.PLANNED:
+        return "not_changed"
+    deleted, _ = LedgerEntry.objects.filter(pk=row.pk, state=LedgerEntry.State.PLANNED).delete()
+    return "removed" if deleted else "not_changed"
 
 
 def apply_study(study, provider=None):
@@ -352,10 +536,11 @@ def apply_study(study, provider=None):
                 kind=LedgerEntry.Kind.DECISION, action=LedgerEntry.Action.APPROVE, state=LedgerEntry.State.CONFIRMED
             ).values_list("assignment_key", flat=True)
         )
+        hold_back_large_bonuses(study)
         bonuses = [
             e
             for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
-            if e.assignment_key in approved
+            if e.assignment_key in approved and e.amount <= max_bonus()
         ]
         if bonuses:
             provider.send([], bonuses)
@@ -365,6 +550,25 @@ def apply_study(study, provider=None):
     out = summary(study)
     out["busy"] = False
     return out
+
+
+def hold_back_large_bonuses(study):
+    """Fail, never send, the study's planned bonus rows over ``max_bonus()``: rows planned before the limit
+    existed (or while it was larger); every bonus recorded since is checked when it is entered. One conditional
+    UPDATE (planned and over the limit when it runs). Returns how many were held back."""
+    from django.utils import timezone
+
+    limit = max_bonus()
+    return LedgerEntry.objects.filter(
+        study=study, kind=LedgerEntry.Kind.BONUS, state=LedgerEntry.State.PLANNED, amount__gt=limit
+    ).update(
+        state=LedgerEntry.State.FAILED,
+        settled_at=timezone.now(),
+        error=(
+            f"held back, not sent: over the largest bonus allowed per HIT ({limit:.2f}, CAPTIONEVAL_MAX_BONUS); "
+            "plan the failed rows again, then record the decisions with a bonus at most that large"
+        ),
+    )
 
 
 def lease_remaining(study):

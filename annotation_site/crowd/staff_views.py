@@ -214,6 +214,20 @@ def mturk_batch_csv(request, name):
     return response
 
 
+def _said_recorded(request, recorded, target):
+    """The messages after a recording (``payments.Recorded``), and the sending started when asked."""
+    if recorded.written or not recorded.already:
+        messages.success(request, f"{recorded.sentence()}; nothing was sent yet.")
+    else:  # a second click, or another person's: the first one recorded them
+        messages.info(request, f"{recorded.sentence()}.")
+    if recorded.not_changed:  # a payment run sent them meanwhile: what was asked did not happen
+        messages.warning(request, f"{recorded.warning()}.")
+    if request.POST.get("send") == "yes":
+        for s in payments.target_studies(target):
+            start_payments_job(s, request.user)
+        messages.info(request, "Sending started.")
+
+
 @staff_member_required
 def payments_preview(request, protocol, target):
     """Every planned decision and the money, before anything is recorded or sent."""
@@ -230,27 +244,27 @@ def payments_preview(request, protocol, target):
         messages.error(request, f"{'; '.join(problems.values())}; nothing was recorded.")
         return redirect(request.path)
     for problem in problems.values():
-        messages.error(request, f"{problem}; the preview uses the study's setting.")
+        messages.error(request, f"{problem}; the preview below does not use it.")
     policy, scope, bonus = chosen.policy, chosen.bonus_scope, chosen.bonus_amount
-    decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
-    seen = payments.decisions_digest(decisions)
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":
             messages.error(request, "Tick the confirmation box to record these decisions.")
-        elif request.POST.get("seen") != seen:
-            messages.error(
-                request,
-                "The decisions changed since this page was shown (new QC results or submissions); nothing was "
-                "recorded. Check them again below.",
-            )
         else:
-            written = payments.record(resolved, decisions, policy=policy, user=request.user)
-            messages.success(request, f"{written} ledger row(s) recorded as planned; nothing was sent yet.")
-            if request.POST.get("send") == "yes":
-                for s in payments.target_studies(resolved):
-                    start_payments_job(s, request.user)
-                messages.info(request, "Sending started.")
+            try:  # decided again and checked against what was shown under the ledger's lock, then recorded
+                decisions, recorded = payments.decide_and_record(
+                    adapter, resolved, chosen, study=study, user=request.user, seen=request.POST.get("seen")
+                )
+            except payments.DecisionsChanged:
+                messages.error(
+                    request,
+                    "The decisions changed since this page was shown (new QC results or submissions); nothing "
+                    "was recorded. Check them again below.",
+                )
+            else:
+                _said_recorded(request, recorded, resolved)
         return redirect(f"{request.path}?{urlencode({'policy': policy, 'bonus_scope': scope, 'bonus_amount': bonus})}")
+    decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
+    seen = payments.decisions_digest(decisions)
     return render(
         request,
         "crowd/payments.html",
@@ -263,6 +277,7 @@ def payments_preview(request, protocol, target):
             "bonus_scope": scope,
             "scopes": BonusScope.choices,
             "bonus_amount": bonus,
+            "max_bonus": payments.max_bonus(),
             "study": study,
             "seen": seen,
             "currency": study.currency if study else "",

@@ -123,3 +123,152 @@ def test_an_unknown_bonus_scope_pays_no_bonus(client, staff_user, toy_campaign):
         url, {"policy": "approve-all", "bonus_scope": "per_hit", "bonus_amount": "1.00", "confirm": "yes"}, follow=True
     )
     assert b"nothing was recorded" in answer.content and not LedgerEntry.objects.exists()
+
+
+# --- The largest bonus (CAPTIONEVAL_MAX_BONUS, 100.00 unless set) ----------------------------------------------
+# The money columns take up to 999,999.99, and every entry point read a bonus that large as valid: a bonus typed as
+# 50 for 0.50, or 0.50 with its digits doubled, was planned and sent. Each entry point where a bonus is entered now
+# refuses one over the maximum, naming the field, through one check (payments.check_bonus).
+TOO_LARGE = ["100.01", "150", "999999.99"]
+
+
+@pytest.mark.parametrize("bonus", TOO_LARGE)
+def test_the_payments_page_refuses_a_bonus_over_the_maximum(client, staff_user, toy_campaign, bonus):
+    client.force_login(staff_user)
+    url = reverse("crowd-payments", args=["toy", "camp-7"])
+    page = client.get(url, {"policy": "approve-all", "bonus_scope": "per-hit", "bonus_amount": bonus})
+    assert b"Bonus must be at most 100.00 GBP per HIT" in page.content
+    assert page.context["bonus_amount"] == Decimal("0.40")  # the preview uses the study's bonus instead
+    answer = client.post(
+        url,
+        {"policy": "approve-all", "bonus_scope": "per-hit", "bonus_amount": bonus, "confirm": "yes", "seen": "x"},
+        follow=True,
+    )
+    assert b"Bonus must be at most 100.00 GBP per HIT" in answer.content and b"nothing was recorded" in answer.content
+    assert not LedgerEntry.objects.exists()
+
+
+@pytest.mark.parametrize("bonus", TOO_LARGE)
+def test_the_payments_api_refuses_a_bonus_over_the_maximum(client, staff_user, toy_campaign, bonus):
+    client.force_login(staff_user)
+    params = {"campaign": "camp-7", "policy": "approve-all", "bonus_scope": "per-hit", "bonus_amount": bonus}
+    for answer in (
+        client.get(reverse("api-crowd-payments"), params),
+        client.post(reverse("api-crowd-payments"), params, content_type="application/json"),
+    ):
+        assert answer.status_code == 400
+        assert "bonus_amount must be at most 100.00 GBP per HIT" in str(answer.json()["bonus_amount"])
+    assert not LedgerEntry.objects.exists()
+
+
+@pytest.mark.parametrize("bonus", TOO_LARGE)
+def test_crowd_payments_refuses_a_bonus_over_the_maximum(toy_campaign, bonus):
+    for extra in (["--dry-run"], []):
+        with pytest.raises(CommandError, match="--bonus-amount must be at most 100.00 GBP per HIT"):
+            run("crowd_payments", "--campaign", "camp-7", "--bonus-scope", "per-hit", "--bonus-amount", bonus, *extra)
+    assert not LedgerEntry.objects.exists()
+
+
+@pytest.mark.parametrize("bonus", TOO_LARGE)
+def test_a_study_is_not_made_with_a_bonus_over_the_maximum(client, staff_user, toy_campaign, bonus):
+    client.force_login(staff_user)
+    answer = client.post(
+        reverse("api-crowd-studies"),
+        {"target": "camp-7", "name": "big-bonus", "provider": "link", "bonus_amount": bonus},
+        content_type="application/json",
+    )
+    assert answer.status_code == 400
+    assert "bonus_amount: the bonus must be at most 100.00 GBP per HIT" in answer.json()["detail"]
+    with pytest.raises(CommandError, match="bonus_amount: the bonus must be at most 100.00 USD per HIT"):
+        run(
+            "crowd_study",
+            "create",
+            "--target",
+            "camp-7",
+            "--provider",
+            "mturk",
+            "--name",
+            "big",
+            "--bonus-amount",
+            bonus,
+        )
+    assert not Study.objects.filter(name__startswith="big").exists()
+
+
+def test_the_maximum_itself_is_accepted_and_is_a_setting(client, staff_user, toy_campaign, settings):
+    run("crowd_payments", "--campaign", "camp-7", "--bonus-scope", "per-hit", "--bonus-amount", "100.00", "--dry-run")
+    run("crowd_study", "create", "--target", "camp-7", "--provider", "link", "--name", "top", "--bonus-amount", "100")
+    assert Study.objects.get(name="top").bonus_amount == Decimal("100.00")
+    settings.CAPTIONEVAL_MAX_BONUS = "0.30"
+    with pytest.raises(CommandError, match="--bonus-amount must be at most 0.30 GBP per HIT"):
+        run("crowd_payments", "--campaign", "camp-7", "--bonus-scope", "per-hit", "--bonus-amount", "0.31")
+    client.force_login(staff_user)
+    page = client.get(reverse("crowd-payments", args=["toy", "camp-7"]), {"bonus_amount": "0.30"})
+    assert page.context["bonus_amount"] == Decimal("0.30") and b'max="0.30"' in page.content
+    assert not LedgerEntry.objects.exists()
+
+
+def test_a_study_s_own_bonus_over_the_maximum_is_not_planned(client, staff_user, toy_campaign):
+    """A study made before the limit (or when it was larger) keeps its bonus in the database: a payment run that
+    gives no bonus of its own is refused naming it, instead of planning that bonus; one that gives a bonus
+    within the limit records as usual."""
+    Study.objects.filter(name="camp-7-panel").update(bonus_amount=Decimal("500.00"))
+    with pytest.raises(CommandError, match=r"the bonus of study camp-7-panel \(--bonus-amount not given\) must be"):
+        run("crowd_payments", "--campaign", "camp-7")
+    client.force_login(staff_user)
+    answer = client.post(reverse("api-crowd-payments"), {"campaign": "camp-7"}, content_type="application/json")
+    assert answer.status_code == 400 and "at most 100.00 GBP" in answer.json()["bonus_amount"]
+    assert not LedgerEntry.objects.exists()
+    page = client.get(reverse("crowd-payments", args=["toy", "camp-7"]))
+    assert b"the bonus of study camp-7-panel (Bonus not given) must be at most 100.00 GBP" in page.content
+    assert b"not 500.00; the preview below does not use it" in page.content
+    assert page.context["bonus_amount"] == Decimal("0")  # previewed without the bonus
+    run("crowd_payments", "--campaign", "camp-7", "--bonus-amount", "0.40")
+    assert LedgerEntry.objects.get(kind="bonus").amount == Decimal("0.40")
+
+
+def test_an_invalid_maximum_stops_the_site_naming_the_variable(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    env = dict(os.environ, CAPTIONEVAL_MAX_BONUS="1e2", CAPTIONEVAL_VAR_DIR=str(tmp_path))
+    env.pop("DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode != 0 and "CAPTIONEVAL_MAX_BONUS must be an amount such as 100.00" in result.stderr
+
+
+def test_a_study_s_own_large_bonus_does_not_refuse_a_run_that_pays_no_bonus(client, staff_user, toy_campaign):
+    """The study's stored bonus over the limit matters only when the run's bonus scope pays a bonus: a study (or a
+    run) with no bonus records its decisions as usual."""
+    from annotation_site.crowd import payments
+
+    Study.objects.filter(name="camp-7-panel").update(bonus_amount=Decimal("500.00"), bonus_scope="none")
+    study = Study.objects.get(name="camp-7-panel")
+    assert payments.run_settings(study, {})[1] == {}
+    Study.objects.filter(pk=study.pk).update(bonus_scope="per-hit")
+    study.refresh_from_db()
+    settings, problems = payments.run_settings(study, {"bonus_scope": "none"})
+    assert problems == {} and settings.bonus_scope == "none"
+    Study.objects.filter(pk=study.pk).update(bonus_scope="none")
+    run("crowd_payments", "--campaign", "camp-7")
+    assert LedgerEntry.objects.filter(kind="decision").count() == 2 and not LedgerEntry.objects.filter(kind="bonus")
+
+
+def test_a_bonus_over_the_limit_planned_before_it_is_held_back_not_sent(toy_campaign):
+    """A bonus row planned before the limit existed (or while it was larger) is failed by the payment run with a
+    message saying why, never sent; the others go as usual."""
+    from annotation_site.crowd import payments
+
+    run("crowd_payments", "--campaign", "camp-7")
+    large = LedgerEntry.objects.get(kind="bonus")
+    LedgerEntry.objects.filter(pk=large.pk).update(amount=Decimal("400.00"))  # planned before the limit
+    payments.apply_study(large.study)
+    large.refresh_from_db()
+    assert large.state == "failed" and "CAPTIONEVAL_MAX_BONUS" in large.error and "held back" in large.error
+    assert large.attempts == 0  # never claimed, never sent
+    assert LedgerEntry.objects.filter(kind="decision", state="confirmed").count() == 2

@@ -177,12 +177,13 @@ class ProlificProvider(CrowdProvider):
         approvals = [e for e in decisions if e.action == LedgerEntry.Action.APPROVE and e.submission_id]
         accepted = []  # rows whose request Prolific accepted: settled from the submissions' statuses below
         for start in range(0, len(approvals), APPROVE_BATCH):
-            rows = ledger.claim(approvals[start : start + APPROVE_BATCH])
+            # only rows still to approve: one a recording changed to a rejection meanwhile stays planned
+            rows = ledger.claim(approvals[start : start + APPROVE_BATCH], action=LedgerEntry.Action.APPROVE)
             if rows and self._call(rows, lambda rows=rows: self.client.bulk_approve([r.submission_id for r in rows])):
                 accepted += rows
             ledger.checkpoint("after-approve-batch")
         for entry in [e for e in decisions if e.action == LedgerEntry.Action.REJECT and e.submission_id]:
-            rows = ledger.claim([entry])
+            rows = ledger.claim([entry], action=LedgerEntry.Action.REJECT)
             if rows and self._call(rows, partial(self.client.reject, *_rejection(rows[0]))):
                 accepted += rows
             ledger.checkpoint("after-reject")

@@ -55,10 +55,14 @@ class Command(BaseCommand):
         def decide():
             return payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
 
-        decisions = decide()
-        if not options["dry_run"]:
-            written = payments.record(target, decisions, policy=policy)
-            self.stderr.write(f"{written} ledger row(s) recorded as planned.")
+        if options["dry_run"]:
+            decisions = decide()
+        else:
+            # decided under the ledger's lock: a recording that waited for another uses the QC of now
+            decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=study)
+            self.stderr.write(f"{recorded.sentence()}.")
+            if recorded.not_changed:
+                self.stderr.write(f"Warning: {recorded.warning()}.")
             if options["send"]:
                 from annotation_site.crowd.tasks import apply_payments
 

@@ -1,0 +1,102 @@
+"""A recording while a payment run sends: the run reads the study's planned rows, then claims and sends them in
+batches; a recording between the two may change a planned row (QC changed: an approval is now a rejection, or
+the other way round). The run must act on each row as the ledger holds it when claimed, never on its earlier
+read: a row Prolific was told to approve while the ledger says reject (or a REJECT sent with the approval's
+reason) cannot be taken back."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation_site.crowd import ledger, payments
+from annotation_site.crowd.models import LedgerEntry
+from annotation_site.crowd.providers.prolific import ProlificProvider
+
+from .conftest import FAILED, PASSED
+from .test_payments_prolific import plan_and_record, study_setup  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("was,now", [("approve", "reject"), ("reject", "approve")])
+def test_a_decision_changed_between_the_runs_read_and_its_claim_is_never_sent_as_it_was(
+    study_setup,  # noqa: F811
+    fake_prolific,
+    monkeypatch,
+    was,
+    now,
+):
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    changed = LedgerEntry.objects.filter(kind="decision", action=was).order_by("pk").first()
+    worker = changed.worker_id
+    qc = toy.targets["camp"].qc
+    key = next(k for k in qc if k.endswith(worker) or worker in k)
+    send = ProlificProvider.send
+
+    def recording_meanwhile(self, decisions, bonuses):
+        if decisions:  # the run read its planned decisions: a recording changes one before it claims them
+            assert any(e.pk == changed.pk and e.action == was for e in decisions)
+            qc[key] = FAILED if now == "reject" else PASSED
+            plan_and_record(toy, target, study)
+            assert LedgerEntry.objects.get(pk=changed.pk).action == now
+        return send(self, decisions, bonuses)
+
+    monkeypatch.setattr(ProlificProvider, "send", recording_meanwhile)
+    payments.apply_study(study)
+    approved = {s for call in fake_prolific.log("POST", "bulk-approve") for s in call.body["submission_ids"]}
+    rejected = {c.path.split("/")[-3] for c in fake_prolific.log("POST", r"/transition/$")}
+    changed.refresh_from_db()
+    sent = fake_prolific.submissions[changed.submission_id]["status"]
+    # never sent as what it no longer is: it stays planned for the next run
+    assert changed.submission_id not in (approved if now == "reject" else rejected)
+    assert changed.state == "planned" and changed.action == now and sent == "AWAITING REVIEW"
+    monkeypatch.setattr(ProlificProvider, "send", send)
+    payments.apply_study(study)  # the next run sends it as the ledger says
+    changed.refresh_from_db()
+    assert changed.state == "confirmed"
+    assert fake_prolific.submissions[changed.submission_id]["status"] == ("REJECTED" if now == "reject" else "APPROVED")
+
+
+def _ledger_statements(queries):
+    return [q["sql"] for q in queries if "crowd_ledgerentry" in q["sql"]]
+
+
+def _locks_in_pk_order(sql):
+    """A SELECT that locks ledger rows (FOR UPDATE where the database has it) sorted by primary key alone
+    (``ORDER BY 1`` when the primary key is the only column selected)."""
+    sql = sql.strip()
+    locks = "FOR UPDATE" in sql or not connection.features.has_select_for_update
+    order = sql.split("ORDER BY")[-1].split("FOR UPDATE")[0].strip() if "ORDER BY" in sql else ""
+    by_pk = order == '"crowd_ledgerentry"."id" ASC' or (
+        order == "1 ASC" and sql.startswith('SELECT "crowd_ledgerentry"."id" AS "pk" FROM')
+    )
+    return sql.upper().startswith("SELECT") and locks and by_pk
+
+
+def test_a_recording_and_a_claim_lock_ledger_rows_in_the_same_order(study_setup, staff_user):  # noqa: F811
+    """A recording updates planned rows and a payment run claims a batch of them at the same time: on PostgreSQL
+    each locks rows, and two transactions that lock the same rows in different orders deadlock (one is aborted:
+    a 500 on the payments page, or a failed run). The recording locks every planned row of the target in one
+    statement sorted by primary key before it changes any, and the claim locks its batch sorted the same way, so
+    one simply waits for the other. Checked on the statements sent (a deadlock cannot be caused on demand without
+    timing), on every database: on SQLite, which locks the whole file, the order is the same, without FOR UPDATE."""
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    qc = toy.targets["camp"].qc
+    for key in [k for k, v in qc.items() if v == PASSED][:2]:
+        qc[key] = FAILED  # two approvals (and their bonuses) change: the recording updates and deletes rows
+    with CaptureQueriesContext(connection) as recording:
+        plan_and_record(toy, target, study)
+    statements = _ledger_statements(recording.captured_queries)
+    writes = [i for i, sql in enumerate(statements) if sql.lstrip().upper().startswith(("UPDATE", "DELETE"))]
+    assert writes, statements
+    locked = [i for i, sql in enumerate(statements) if _locks_in_pk_order(sql) and '"state"' in sql]
+    assert locked and locked[0] < writes[0], statements  # every planned row locked, in pk order, before any write
+
+    planned = list(LedgerEntry.objects.filter(state="planned").order_by("-pk"))  # handed over in another order
+    with CaptureQueriesContext(connection) as claiming:
+        claimed = ledger.claim(planned)
+    assert [r.pk for r in claimed] == sorted(e.pk for e in planned)
+    lock = [sql for sql in _ledger_statements(claiming.captured_queries) if sql.lstrip().upper().startswith("SELECT")]
+    assert _locks_in_pk_order(lock[0]), lock
