@@ -3,6 +3,8 @@ selected in the list query, so the pages stay fast on large label sets."""
 
 from django.contrib import admin
 
+from annotation_site.workflow import capacity
+
 from .models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
 
 
@@ -111,6 +113,10 @@ class ProjectAdmin(admin.ModelAdmin):
     filter_horizontal = ("systems",)
     inlines = [ScaleAnchorInline, ProjectMemberInline]
 
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)  # the admin's view runs in a transaction
+        capacity.follow(obj.project_videos.all(), obj.annotators_per_video)
+
 
 @admin.register(ProjectVideo)
 class ProjectVideoAdmin(admin.ModelAdmin):
@@ -118,6 +124,7 @@ class ProjectVideoAdmin(admin.ModelAdmin):
     list_select_related = ("project", "video")
     list_filter = ("project",)
     raw_id_fields = ("project", "video")
+    readonly_fields = ("capacity",)  # the project's overlap, copied (annotation_site/workflow/capacity.py)
 
 
 @admin.register(Assignment)

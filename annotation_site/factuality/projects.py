@@ -228,8 +228,9 @@ def update_project(
                 setattr(project, name, value)
         project.full_clean(exclude=_NOT_CHECKED)
         project.save()
-        if annotators_per_video is not None:
-            capacity.follow(ProjectVideo.objects.filter(project=project), project.annotators_per_video)
+        # every time, not only when the overlap is given: this save writes every field, so a request that read
+        # the project before another changed its overlap writes its older value back, and the copies must follow
+        capacity.follow(ProjectVideo.objects.filter(project=project), project.annotators_per_video)
         if anchors is not None and project.is_rating:
             longest = ScaleAnchor._meta.get_field("label").max_length
             for anchor in ScaleAnchor.objects.filter(project=project):

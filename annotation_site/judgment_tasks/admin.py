@@ -24,6 +24,7 @@ class ItemAdmin(admin.ModelAdmin):
     search_fields = ["key"]
     list_select_related = ["task", "video"]
     raw_id_fields = ["video"]
+    readonly_fields = ["capacity"]  # the task's overlap, copied (annotation_site/workflow/capacity.py)
 
 
 @admin.register(Assignment)

@@ -27,7 +27,7 @@ from annotation_site.db_statistics import refresh_after_bulk_load
 from annotation_site.problems import FormatError, ProblemList
 
 from .answers import check_answer
-from .models import Assignment, Item, ModelAnswer
+from .models import Assignment, Item, ModelAnswer, Task
 
 ITEM_KEYS = {"item_id", "video_id", "system", "model", "subset"}
 MAX_ELEMENTS = 500
@@ -213,6 +213,11 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
     items = read_items(task, text, filename=filename, existing_keys=existing)
     videos = _videos(task, {item["video_id"] for item in items})
     with transaction.atomic():
+        # the overlap the new items copy, read under the task's row lock: a change of it (``update_task``, which
+        # holds that lock) made while the file was read waits, or is seen (annotation_site/workflow/capacity.py)
+        overlap = (
+            Task.objects.select_for_update().filter(pk=task.pk).values_list("annotators_per_item", flat=True).get()
+        )
         if replace:
             ModelAnswer.objects.filter(task=task).delete()
             Item.objects.filter(task=task).delete()
@@ -232,7 +237,7 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
                     fields=item["fields"],
                     lists=item["lists"],
                     position=start + index,
-                    capacity=task.annotators_per_item,
+                    capacity=overlap,
                 )
                 for index, item in enumerate(items)
             ],

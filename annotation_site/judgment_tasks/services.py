@@ -162,8 +162,9 @@ def update_task(task, *, title=None, description=None, instructions=None, annota
     task.full_clean(exclude=_NOT_CHECKED, validate_unique=False)
     with transaction.atomic():
         task.save()
-        if annotators_per_item is not None:
-            capacity.follow(Item.objects.filter(task=task), task.annotators_per_item)
+        # every time, not only when the overlap is given: this save writes every field, so a request that read
+        # the task before another changed its overlap writes its older value back, and the copies must follow
+        capacity.follow(Item.objects.filter(task=task), task.annotators_per_item)
     return task
 
 

@@ -123,7 +123,7 @@ class ProtocolPages:
                 title=getattr(unit, self.title_attr),
                 assignments=mine,
                 available=available,
-                more_available=available >= ASSIGNABLE_COUNTED,  # counted only that far: "1000+"
+                more_available=available >= ASSIGNABLE_COUNTED,  # counted only that far: "100+"
                 open=next((a for a in mine if a.status == AssignmentStatus.OPEN), None),
             ),
         )

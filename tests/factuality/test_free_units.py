@@ -4,12 +4,14 @@ made and following every change of it, and the hand-out reads through that index
 however large the project is."""
 
 import pytest
+from django.contrib import admin
 from django.db import connection
 
 from annotation_site.corpus.models import Video
 from annotation_site.factuality import assignment as assigning
 from annotation_site.factuality import projects
-from annotation_site.factuality.models import ProjectVideo
+from annotation_site.factuality.admin import ProjectAdmin
+from annotation_site.factuality.models import Project, ProjectVideo
 from annotation_site.workflow.slots import ASSIGNABLE_COUNTED
 from tests.query_plans import rows_read, sqlite_plan
 
@@ -27,6 +29,26 @@ def test_each_video_copies_the_project_capacity_and_follows_every_change(make_pr
     assert copies(project) == {5}
     projects.update_project(project, instructions="Look closely.")  # other settings leave the copies alone
     assert copies(project) == {5}
+
+
+def test_copies_follow_an_overlap_changed_in_the_admin(make_project, annotator_accounts):
+    a, b = annotator_accounts(2)
+    project = make_project(annotators=[a, b], annotators_per_video=1, videos=["v1"])
+    assert assigning.next_assignment(project, a) is not None
+    assert assigning.next_assignment(project, b) is None  # its one video is full
+    project.annotators_per_video = 2  # staff raising the overlap in Django's admin
+    ProjectAdmin(Project, admin.site).save_model(None, project, None, True)
+    assert copies(project) == {2}
+    assert assigning.next_assignment(project, b) is not None
+
+
+def test_copies_follow_the_overlap_a_save_writes_even_an_older_one(make_project):
+    project = make_project(annotators_per_video=3)
+    stale = Project.objects.get(pk=project.pk)
+    projects.update_project(project, annotators_per_video=1)
+    projects.update_project(stale, description="Read before the change.")  # saves 3 as it read it
+    assert Project.objects.get(pk=project.pk).annotators_per_video == 3
+    assert copies(project) == {3}
 
 
 def test_raising_the_capacity_hands_out_videos_that_were_full(make_project, annotator_accounts):

@@ -9,12 +9,12 @@ from django.db import connection
 from django.urls import reverse
 
 from annotation_site.judgment_tasks import assignment as assigning
-from annotation_site.judgment_tasks import services
+from annotation_site.judgment_tasks import imports, services
 from annotation_site.judgment_tasks.admin import TaskAdmin
 from annotation_site.judgment_tasks.assignment import next_assignment
 from annotation_site.judgment_tasks.models import Item, Task
 from annotation_site.workflow.slots import ASSIGNABLE_COUNTED
-from tests.judgment_tasks.conftest import question_quality_items
+from tests.judgment_tasks.conftest import lines, question_quality_items
 from tests.query_plans import rows_read, sqlite_plan
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +36,28 @@ def test_each_item_copies_the_task_capacity_and_follows_every_change(make_task):
     assert copies(task) == {5}
     task.annotators_per_item = 4  # staff editing the task in Django's admin
     TaskAdmin(Task, admin.site).save_model(None, task, None, True)
+    assert copies(task) == {4}
+
+
+def test_copies_follow_the_overlap_a_save_writes_even_an_older_one(make_task):
+    """A request that read the task before another changed its overlap writes the older value back with its
+    save (every field): the copies follow what was saved, not only an overlap given to update_task."""
+    task = make_task("stale", "fifa-question-quality", question_quality_items(2), per_item=3)
+    stale = Task.objects.get(pk=task.pk)
+    services.update_task(task, annotators_per_item=1)
+    assert copies(task) == {1}
+    services.update_task(stale, title="A new title")  # saves annotators_per_item=3 as it read it
+    assert Task.objects.get(pk=task.pk).annotators_per_item == 3
+    assert copies(task) == {3}
+
+
+def test_imported_items_copy_the_overlap_of_the_task_as_it_is_now(make_task):
+    """The task object an import was handed may predate a change of the overlap (a long upload); the new items
+    copy the overlap read under the task's lock, as it is when they are written."""
+    task = make_task("late", "fifa-question-quality", question_quality_items(1), per_item=2)
+    stale = Task.objects.get(pk=task.pk)
+    services.update_task(task, annotators_per_item=4)
+    imports.import_items(stale, lines(*many_items(3)[1:]), filename="more.jsonl")
     assert copies(task) == {4}
 
 
@@ -67,8 +89,9 @@ def test_item_n_of_many_stops_counting(make_task, annotator_accounts, client):
 def test_handing_out_and_counting_read_a_bounded_number_of_items(make_task, annotator_accounts):
     """3,000 items, the first 1,500 full: on PostgreSQL the next free item is found by reading a few entries of
     the index of items with room, and the page's count stops at ASSIGNABLE_COUNTED (before, both read every
-    item of the task: a sequential scan and a sort). SQLite (the embedded default) has no planner statistics
-    here; its plans search an index of the items, never scan them all."""
+    item of the task: a sequential scan and a sort). SQLite (the embedded default) plans without statistics
+    here and sorts the items with room it finds through an index of its own choice: the check there is only
+    that no plan scans the whole table."""
     [a] = annotator_accounts(1)
     task = make_task("big", "fifa-question-quality", many_items(3000), members=[a], per_item=1)
     Item.objects.filter(task=task, position__lt=1500).update(assigned=1)
