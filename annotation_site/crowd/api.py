@@ -247,14 +247,7 @@ class PaymentsView(APIView):
 
     def _plan(self, data):
         adapter, target, study, chosen = self._settings(data)
-        decisions = payments.preview(
-            adapter,
-            target,
-            policy=chosen.policy,
-            bonus_scope=chosen.bonus_scope,
-            bonus_amount=chosen.bonus_amount,
-            study=study,
-        )
+        decisions = payments.run_decisions(adapter, target, chosen, study=study)
         return target, chosen.policy, decisions
 
     def _settings(self, data):

@@ -234,6 +234,19 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
     return decisions
 
 
+def run_decisions(adapter, target, chosen, *, study):
+    """``preview`` with a payment run's settings (``chosen``, a ``RunSettings`` from ``run_settings``): the
+    decisions every entry point shows and records."""
+    return preview(
+        adapter,
+        target,
+        policy=chosen.policy,
+        bonus_scope=chosen.bonus_scope,
+        bonus_amount=chosen.bonus_amount,
+        study=study,
+    )
+
+
 def decisions_digest(decisions):
     """A short digest of what a person checks on the payments page (each assignment's decision, reason and bonus):
     the page records only when the decisions recomputed at the click still have it, so QC results or submissions
@@ -358,14 +371,7 @@ def decide_and_record(adapter, target, chosen, *, study, user=None, seen=None):
     recording's rows with decisions from older QC results."""
     with transaction.atomic():
         _lock_ledger(target)
-        decisions = preview(
-            adapter,
-            target,
-            policy=chosen.policy,
-            bonus_scope=chosen.bonus_scope,
-            bonus_amount=chosen.bonus_amount,
-            study=study,
-        )
+        decisions = run_decisions(adapter, target, chosen, study=study)
         if seen is not None and decisions_digest(decisions) != seen:
             raise DecisionsChanged(decisions)
         return decisions, record(target, decisions, policy=chosen.policy, user=user)

@@ -263,7 +263,7 @@ def payments_preview(request, protocol, target):
             else:
                 _said_recorded(request, recorded, resolved)
         return redirect(f"{request.path}?{urlencode({'policy': policy, 'bonus_scope': scope, 'bonus_amount': bonus})}")
-    decisions = payments.preview(adapter, resolved, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
+    decisions = payments.run_decisions(adapter, resolved, chosen, study=study)
     seen = payments.decisions_digest(decisions)
     return render(
         request,

@@ -50,10 +50,10 @@ class Command(BaseCommand):
         )
         if problems:
             raise CommandError("; ".join(problems.values()))
-        policy, scope, bonus = chosen.policy, chosen.bonus_scope, chosen.bonus_amount
+        policy = chosen.policy
 
         def decide():
-            return payments.preview(adapter, target, policy=policy, bonus_scope=scope, bonus_amount=bonus, study=study)
+            return payments.run_decisions(adapter, target, chosen, study=study)
 
         if options["dry_run"]:
             decisions = decide()
