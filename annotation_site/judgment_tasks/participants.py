@@ -159,7 +159,11 @@ def progress(task, annotator, *, limit=None):
 def is_complete(task, annotator, *, limit=None):
     """Nothing left to do: no item open and none available (``progress(...)["taken"] == 0`` then means the
     task was full before they started)."""
-    counts = progress(task, annotator, limit=limit)
+    return nothing_left(progress(task, annotator, limit=limit))
+
+
+def nothing_left(counts):
+    """``is_complete`` of counts ``progress`` already gave."""
     return counts["open"] == 0 and counts["available"] == 0
 
 

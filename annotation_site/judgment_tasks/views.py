@@ -147,7 +147,7 @@ def participant_home(request, token):
     participant = _participant(request, token)
     task, annotator = participant.task, participant.annotator
     counts = participants.progress(task, annotator, limit=participant.limit)
-    done = participants.is_complete(task, annotator, limit=participant.limit) and counts["taken"] > 0
+    done = participants.nothing_left(counts) and counts["taken"] > 0  # (is_complete would read them again)
     return render(
         request,
         "judgment_tasks/participant.html",
