@@ -52,3 +52,20 @@ def sqlite_plan(queryset):
         sql, params = queryset.query.get_compiler(connection=connection).as_sql()
         cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
         return [row[-1] for row in cursor.fetchall()]
+
+
+def assert_reads_bounded(reads, table, bounds):
+    """Each queryset of ``reads`` ({name: queryset}) reads at most ``bounds[name]`` rows of ``table`` and never
+    scans it whole, on PostgreSQL both as planned for its values and as a prepared statement's generic plan runs
+    it (the table analysed first). On SQLite, which plans these without statistics: no plan scans the table."""
+    if connection.vendor != "postgresql":
+        for queryset in reads.values():
+            assert not [line for line in sqlite_plan(queryset) if line.startswith(f"SCAN {table}")]
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
+    for generic in (False, True):  # as sent, and as a prepared statement's generic plan runs it
+        for name, queryset in reads.items():
+            read, scans = rows_read(queryset, table, generic=generic)
+            assert read <= bounds[name], (name, generic, read, scans)
+            assert ("Seq Scan", None) not in scans, (name, generic, scans)
