@@ -149,6 +149,7 @@ class Injector:
         self.planned_submissions = made["planned_submissions"]
         if self.jobs is not None:
             self.jobs.made = made
+            self.jobs.prepare({kind.split(":", 1)[1] for _, _, kind in self.plan if kind.startswith("celery-kill:")})
 
     async def run(self, recorder):
         began = time.monotonic()

@@ -4,7 +4,9 @@ participants work; the Celery worker is SIGKILLed once the job is visibly under 
 or the payment platform has received a first call), a new worker is started after the broker's visibility
 timeout, and ``check`` then requires every job done exactly once in effect:
 
-- QC: the job succeeded and the campaign holds exactly one QC row per worker, equal to a recomputation;
+- QC (of a campaign of simulated workers made before the run, beside the one the participants rate: its
+  judgments are final, so a recomputation afterwards must agree): the job succeeded and the campaign holds
+  exactly one QC row per worker, equal to a recomputation;
 - metrics: the job succeeded and each metric has exactly one score per caption it scored (the unique constraint
   and the stored count equal to what the finishing run scored: nothing left over from the killed run);
 - payments (against the fake Prolific server of tests/crowd, on loopback, answering each POST after a pause):
@@ -16,7 +18,9 @@ import time
 from decimal import Decimal
 
 KINDS = ("qc", "metrics", "payments")
+FINISHED = ("succeeded", "failed")  # Job.Status values
 RUNNING_TIMEOUT = 120
+QC_CROWD = 400  # simulated workers of the QC fault's campaign (one HIT each)
 
 
 def visibility_timeout():
@@ -49,12 +53,43 @@ class FaultJobs:
     def start(self, kind):
         return getattr(self, f"start_{kind}")()
 
+    def prepare(self, kinds):
+        """Before the participants start: the QC fault's campaign (``prepare_qc``) when it is planned."""
+        if "qc" in kinds:
+            self.prepare_qc()
+
+    def prepare_qc(self):
+        """A campaign of its own for the QC fault, beside the one the participants rate. The participants'
+        campaign's QC keeps moving while they work and for a while after: each finished HIT queues a QC task for
+        its worker, which may still wait behind the metric job when ``check`` recomputes (a CI run on a busy
+        machine failed that way); and that campaign is too small for its QC to be caught in the middle (on a
+        quick machine the job ended before the kill). This one holds ``QC_CROWD`` simulated workers' HITs, all
+        finished before the run: the job takes a while, and a recomputation afterwards must agree."""
+        from assessment import simulation
+        from assessment.campaigns import create_campaign
+        from assessment.models import Campaign
+
+        rated = Campaign.objects.select_related("dataset", "human_system").get(pk=self.made["campaign"])
+        systems = list(rated.systems.all())
+        campaign = create_campaign(
+            name=f"{self.made['name']}-qc",
+            dataset=rated.dataset,
+            systems=systems,
+            human_system=rated.human_system,
+            qc_min_pairs=3,
+            seed=9,
+        )
+        quality = {s.name: 40 + 10 * i for i, s in enumerate(systems)} | {rated.human_system.name: 80.0}
+        crowd = {"diligent": QC_CROWD * 4 // 5, "random": QC_CROWD - QC_CROWD * 4 // 5}
+        simulation.simulate_campaign(campaign, crowd, quality, seed=5, prefix=f"{self.made['name']}-qcsim")
+        self.started["qc campaign"] = campaign.pk
+
     def start_qc(self):
         from annotation_site.jobs.models import Job
         from assessment.models import Campaign
         from assessment.services import start_qc_job
 
-        job = start_qc_job(Campaign.objects.get(pk=self.made["campaign"]))
+        job = start_qc_job(Campaign.objects.get(pk=self.started["qc campaign"]))
         self.started["qc"] = job.pk
         return lambda: Job.objects.get(pk=job.pk).status == Job.Status.RUNNING
 
@@ -162,22 +197,33 @@ class FaultJobs:
             time.sleep(0.02)
         killed = the_stack.kill_worker()
         state = self.snapshot(kind)
-        self.started.setdefault("killed", []).append(kind)
+        midway = self.job_status(kind) not in FINISHED  # (the job may have ended between the look and the kill)
+        if midway:
+            self.started.setdefault("killed", []).append(kind)
         wait = visibility_timeout() + 1
         time.sleep(wait)
         the_stack.start_worker()
         return (
-            f"{kind}: Celery worker {killed} killed while the job was running ({state}); new worker started "
-            f"after {wait:g} s (the broker's visibility timeout)"
+            f"{kind}: Celery worker {killed} killed "
+            f"{'while the job was running' if midway else 'after the job had ended: NOT in the middle'} ({state}); "
+            f"new worker started after {wait:g} s (the broker's visibility timeout)"
         )
+
+    def job_id(self, kind):
+        return self.started[kind]["job"] if kind == "payments" else self.started[kind]
+
+    def job_status(self, kind):
+        from annotation_site.jobs.models import Job
+
+        return Job.objects.get(pk=self.job_id(kind)).status
 
     def snapshot(self, kind):
         from annotation_site.jobs.models import Job
 
+        job = Job.objects.get(pk=self.job_id(kind))
         if kind == "payments":
             posts = [c for c in self.fake.calls if c.method == "POST"]
-            return f"{len(posts)} payment-platform POSTs so far"
-        job = Job.objects.get(pk=self.started[kind])
+            return f"job {job.status}, {len(posts)} payment-platform POSTs so far"
         return f"job {job.status}, {job.done}/{job.total or '?'} steps"
 
     # --- afterwards -----------------------------------------------------------------------------------------------
@@ -190,13 +236,9 @@ class FaultJobs:
         for kind in KINDS:
             if kind not in self.started:
                 continue
-            job_id = self.started[kind]["job"] if kind == "payments" else self.started[kind]
-            while (
-                Job.objects.get(pk=job_id).status not in (Job.Status.SUCCEEDED, Job.Status.FAILED)
-                and time.monotonic() < deadline
-            ):
+            while self.job_status(kind) not in FINISHED and time.monotonic() < deadline:
                 time.sleep(0.5)
-            job = Job.objects.get(pk=job_id)
+            job = Job.objects.get(pk=self.job_id(kind))
             entry = {"job": job.status, "killed in the middle": kind in self.started.get("killed", [])}
             entry.update(getattr(self, f"check_{kind}")())
             entry["ok"] = job.status == Job.Status.SUCCEEDED and entry["killed in the middle"] and not entry["problems"]
@@ -208,7 +250,7 @@ class FaultJobs:
         from assessment import services
         from assessment.models import Assignment, Campaign, QCResult
 
-        campaign = Campaign.objects.get(pk=self.made["campaign"])
+        campaign = Campaign.objects.get(pk=self.started["qc campaign"])
         rows = list(QCResult.objects.filter(campaign=campaign).values_list("worker_id", "n_pairs", "status"))
         workers = set(Assignment.objects.filter(hit__campaign=campaign).values_list("worker_id", flat=True))
         problems = []

@@ -179,7 +179,7 @@ def remove(made):
     Session.objects.filter(session_key__in=[p["session"] for p in made["participants"] if "session" in p]).delete()
     Task.objects.filter(name=name).delete()
     Project.objects.filter(name=name).delete()
-    Campaign.objects.filter(name=name).delete()
+    Campaign.objects.filter(name__in=[name, f"{name}-qc"]).delete()  # (-qc: the QC fault's, jobs.py)
     Worker.objects.filter(external_id__startswith=f"{name}-").delete()
     Annotator.objects.filter(provider="load", external_id__startswith=f"{name}-").delete()
     get_user_model().objects.filter(username__startswith=f"{name}-").delete()
