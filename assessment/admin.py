@@ -58,3 +58,6 @@ class QCResultAdmin(admin.ModelAdmin):
     list_select_related = ("campaign", "worker")
     list_filter = ("passed", "test")
     raw_id_fields = ("campaign", "worker")
+    # when the judgments it was computed from were read: a later date typed here would keep every recomputation
+    # from replacing the row (annotation_site/newest_wins.py)
+    readonly_fields = ("computed_at",)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from annotation_site import identities
+from annotation_site import identities, newest_wins
 from annotation_site.jobs import services as jobs
 from annotation_site.jobs.models import Job
 from annotation_site.prepared_queries import Prepared
@@ -362,7 +362,9 @@ def create_assignment(hit, worker):
 def _mark_in_progress(campaign, worker):
     """A stored verdict no longer holds once the worker takes more work: their status is in progress until the
     QC computed at the end of the HIT replaces it."""
-    QCResult.objects.filter(campaign=campaign, worker=worker).update(status=QCStatus.IN_PROGRESS, passed=False)
+    QCResult.objects.filter(campaign=campaign, worker=worker).update(
+        status=QCStatus.IN_PROGRESS, passed=False, computed_at=newest_wins.now_expression()
+    )  # stamped: a campaign's QC that read before the worker took the HIT must not replace it
 
 
 # --- Rating ----------------------------------------------------------------------------------------------
@@ -636,16 +638,27 @@ def submit(assignment, *, item_id, score, client_uuid, elapsed_ms=None, played=F
 def store_qc(campaign, worker_ids=None):
     """Compute the QC of the campaign's workers (or of ``worker_ids``) with the campaign's parameters and store
     it (one row per worker, replaced): n_pairs, the test's statistic and p-value, and the status (passed, failed,
-    insufficient data, in progress). Safe to run twice, also concurrently. Returns the QC DataFrame."""
+    insufficient data, in progress). Safe to run twice, also concurrently: each row is stamped with the time before
+    the judgments were read, and a row stored from a later read is never replaced by this one's (a campaign's QC
+    job that read before a worker's last judgments does not undo the worker's own QC after the HIT;
+    ``annotation_site.newest_wins``). Returns the QC DataFrame."""
+    as_of = newest_wins.database_now()
+    # the parameters as they are now, not as when the caller read the campaign: a computation that reads after
+    # a change of them (da_qc --test ...) stores the new ones, whoever stamps last
+    campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs = (
+        Campaign.objects.filter(pk=campaign.pk).values_list("qc_test", "qc_threshold", "qc_min_pairs").get()
+    )
+    # who is still rating, read before their judgments: one who finishes between the two reads is then "in
+    # progress" (their own QC follows), not judged on the judgments of a HIT read half done
+    unfinished = loading.unfinished_workers(campaign, worker_ids)
     frame = loading.judgments_frame(campaign, worker_ids)
     qc = quality_control.worker_qc(
         frame,
         test=campaign.qc_test,
         threshold=campaign.qc_threshold,
         min_pairs=campaign.qc_min_pairs,
-        unfinished=loading.unfinished_workers(campaign, worker_ids),
+        unfinished=unfinished,
     )
-    now = timezone.now()
 
     def value(x):
         return None if x is None or math.isnan(x) else float(x)
@@ -664,14 +677,13 @@ def store_qc(campaign, worker_ids=None):
             status=row.status,
             n_repeats=int(row.n_repeats),
             repeats_p_value=value(row.repeats_p_value),
-            computed_at=now,
+            computed_at=as_of,
         )
         for row in qc.itertuples()
     ]
-    QCResult.objects.bulk_create(
+    newest_wins.upsert_newest(
+        QCResult,
         rows,
-        batch_size=1000,
-        update_conflicts=True,
         unique_fields=["campaign", "worker"],
         update_fields=[
             "test",
@@ -686,6 +698,7 @@ def store_qc(campaign, worker_ids=None):
             "repeats_p_value",
             "computed_at",
         ],
+        stamp_field="computed_at",
     )
     return qc
 

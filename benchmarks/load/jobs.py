@@ -20,7 +20,7 @@ from decimal import Decimal
 KINDS = ("qc", "metrics", "payments")
 FINISHED = ("succeeded", "failed")  # Job.Status values
 RUNNING_TIMEOUT = 120
-QC_CROWD = 400  # simulated workers of the QC fault's campaign (one HIT each)
+QC_CROWD = 800  # simulated workers of the QC fault's campaign, one HIT each (400 made a job of 0.2-0.4 s)
 
 
 def visibility_timeout():

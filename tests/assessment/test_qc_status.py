@@ -9,10 +9,12 @@ import uuid
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from assessment import analysis, quality_control, services
-from assessment.models import Judgment, QCResult, QCStatus
+from assessment import analysis, loading, quality_control, services
+from assessment.models import Assignment, Judgment, QCResult, QCStatus
 
 
 def test_status_of_every_case():
@@ -113,3 +115,159 @@ def test_only_passed_workers_count_towards_scores(campaign, crowd):
         assignment__worker=crowd["good"], item__item_type__in=["system", "repeat", "original"]
     ).count()
     assert expected > 0 and result.captions["n"].sum() == expected
+
+
+def test_a_campaign_qc_that_read_before_a_worker_finished_does_not_undo_the_workers_own(campaign, crowd, monkeypatch):
+    """A lost update: the campaign's QC job reads the judgments while "busy" is still rating; the worker then
+    finishes and their own QC (the task after a finished HIT) is stored; then the job writes what it had read.
+    The worker's verdict must stay: the job's rows are older than theirs."""
+    busy = crowd["busy"]
+    open_hit = Assignment.objects.get(worker=busy, hit__campaign=campaign, completed_at__isnull=True)
+    read = loading.judgments_frame
+    interleaved = []
+
+    def read_then_the_worker_finishes(campaign_, worker_ids=None):
+        frame = read(campaign_, worker_ids)
+        if not interleaved:  # the job's read only, not the worker's own QC below
+            interleaved.append(True)
+            rate(open_hit)
+            services.store_qc(campaign, [busy.pk])
+        return frame
+
+    monkeypatch.setattr(loading, "judgments_frame", read_then_the_worker_finishes)
+    services.store_qc(campaign)
+    monkeypatch.undo()
+
+    assert interleaved
+    fresh = quality_control.worker_qc(
+        loading.judgments_frame(campaign),
+        test=campaign.qc_test,
+        threshold=campaign.qc_threshold,
+        min_pairs=campaign.qc_min_pairs,
+        unfinished=loading.unfinished_workers(campaign),
+    ).set_index("worker")
+    stored = QCResult.objects.get(campaign=campaign, worker=busy)
+    assert (stored.status, stored.n_pairs) == (QCStatus.PASSED, int(fresh.loc[busy.pk, "n_pairs"]))
+    # the job's rows of the workers who did not change were written
+    assert QCResult.objects.filter(campaign=campaign).count() == len(crowd)
+
+
+def test_a_stored_result_is_replaced_only_by_one_stamped_as_late_or_later(campaign, crowd):
+    from datetime import timedelta
+
+    from annotation_site.newest_wins import database_now, upsert_newest
+
+    services.store_qc(campaign)
+    stored = {r.worker_id: r for r in QCResult.objects.filter(campaign=campaign)}
+    good, bad = stored[crowd["good"].pk], stored[crowd["bad"].pk]
+    fields = ["n_pairs", "computed_at"]
+
+    def row(result, n_pairs, at):
+        return QCResult(
+            campaign=campaign,
+            worker_id=result.worker_id,
+            test=result.test,
+            threshold=result.threshold,
+            min_pairs=result.min_pairs,
+            n_pairs=n_pairs,
+            passed=result.passed,
+            status=result.status,
+            computed_at=at,
+        )
+
+    upsert_newest(
+        QCResult,
+        [
+            row(good, 999, good.computed_at - timedelta(seconds=1)),
+            row(bad, 777, bad.computed_at + timedelta(seconds=1)),
+        ],
+        unique_fields=["campaign", "worker"],
+        update_fields=fields,
+        stamp_field="computed_at",
+    )
+    after = dict(QCResult.objects.filter(campaign=campaign).values_list("worker_id", "n_pairs"))
+    assert after[good.worker_id] == good.n_pairs  # older: left as it was
+    assert after[bad.worker_id] == 777  # later: replaced
+
+    # a row stamped the same as the stored one replaces it ("as late or later")
+    upsert_newest(
+        QCResult,
+        [row(bad, 778, QCResult.objects.get(pk=bad.pk).computed_at)],
+        unique_fields=["campaign", "worker"],
+        update_fields=fields,
+        stamp_field="computed_at",
+    )
+    assert QCResult.objects.get(pk=bad.pk).n_pairs == 778
+
+    # new rows are inserted, in batches the database accepts (Django's SQLite backend: 999 parameters a statement)
+    newcomers = [services.worker_by_external_id(f"new-{i:03d}") for i in range(120)]
+    rows = [row(good, 5, database_now())] + [
+        QCResult(
+            campaign=campaign,
+            worker=w,
+            test="wilcoxon",
+            threshold=0.05,
+            min_pairs=3,
+            n_pairs=i,
+            passed=False,
+            status=QCStatus.IN_PROGRESS,
+            computed_at=database_now(),
+        )
+        for i, w in enumerate(newcomers)
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        upsert_newest(
+            QCResult,
+            rows,
+            unique_fields=["campaign", "worker"],
+            update_fields=["test", "threshold", "min_pairs", "n_pairs", "passed", "status", "computed_at"],
+            stamp_field="computed_at",
+        )
+    inserts = [q for q in queries.captured_queries if q["sql"].startswith("INSERT")]
+    per_statement = connection.ops.bulk_batch_size(
+        [f for f in QCResult._meta.concrete_fields if not f.primary_key], rows
+    )
+    assert len(inserts) == -(-len(rows) // per_statement)
+    if connection.vendor == "sqlite":
+        assert len(inserts) == 2  # 121 rows of 13 columns, 76 rows a statement
+    after = dict(QCResult.objects.filter(campaign=campaign).values_list("worker_id", "n_pairs"))
+    assert [after[w.pk] for w in newcomers] == list(range(120))
+    assert after[good.worker_id] == 5
+    with pytest.raises(ValueError, match="computed_at"):
+        upsert_newest(
+            QCResult, [], unique_fields=["campaign", "worker"], update_fields=["n_pairs"], stamp_field="computed_at"
+        )
+
+
+def test_a_campaign_qc_that_read_before_a_worker_took_more_work_does_not_undo_in_progress(campaign, crowd, monkeypatch):
+    """The other way round: the campaign's QC job reads while "good" has finished; "good" then takes another HIT
+    (their stored verdict becomes "in progress"); the job's older verdict must not replace that mark."""
+    good = crowd["good"]
+    services.store_qc(campaign)
+    read = loading.judgments_frame
+    interleaved = []
+
+    def read_then_the_worker_takes_a_hit(campaign_, worker_ids=None):
+        frame = read(campaign_, worker_ids)
+        if not interleaved:
+            interleaved.append(services.assign(campaign, good))
+        return frame
+
+    monkeypatch.setattr(loading, "judgments_frame", read_then_the_worker_takes_a_hit)
+    services.store_qc(campaign)
+    monkeypatch.undo()
+
+    assert interleaved and interleaved[0] is not None
+    assert QCResult.objects.get(campaign=campaign, worker=good).status == QCStatus.IN_PROGRESS
+    assert services.qc_status(campaign, good) is QCStatus.IN_PROGRESS
+
+
+def test_a_computation_stores_the_parameters_as_they_are_when_it_reads(campaign, crowd):
+    """A caller holding the campaign from before a change of its QC parameters stores the new ones."""
+    from assessment.models import Campaign
+
+    held = Campaign.objects.get(pk=campaign.pk)
+    Campaign.objects.filter(pk=campaign.pk).update(qc_min_pairs=40)
+    services.store_qc(held)
+    assert set(QCResult.objects.filter(campaign=campaign).values_list("min_pairs", flat=True)) == {40}
+    assert QCResult.objects.get(campaign=campaign, worker=crowd["good"]).status == QCStatus.INSUFFICIENT_DATA
