@@ -201,3 +201,7 @@ class Injector:
     def stop(self):
         if self.jobs is not None:
             self.jobs.stop()
+
+    def remove(self):
+        if self.jobs is not None:
+            self.jobs.remove()

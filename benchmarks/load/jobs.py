@@ -48,6 +48,23 @@ class FaultJobs:
         if self.fake is not None:
             self.fake.stop()
 
+    def remove(self):
+        """Delete what the faults made beside ``work.make_work``'s rows (the QC campaign goes with them): the
+        payment study with its ledger (kept from deletion otherwise: money records), the participants it made and
+        the jobs."""
+        from annotation_site.crowd.models import Dispatch, LedgerEntry, LedgerLock, Participant, Study
+        from annotation_site.jobs.models import Job
+
+        payments = self.started.get("payments")
+        if payments:
+            LedgerEntry.objects.filter(study_id=payments["study"]).delete()
+            Dispatch.objects.filter(study_id=payments["study"]).delete()
+            Study.objects.filter(pk=payments["study"]).delete()
+            Participant.objects.filter(pk__in=payments["participants"]).delete()
+            protocol, object_id = payments["target"]
+            LedgerLock.objects.filter(protocol=protocol, object_id=object_id).delete()
+        Job.objects.filter(pk__in=[self.job_id(kind) for kind in KINDS if kind in self.started]).delete()
+
     # --- starting each job ------------------------------------------------------------------------------------
 
     def start(self, kind):
@@ -158,10 +175,13 @@ class FaultJobs:
             bonus_amount=Decimal("0.25"),
         )
         namespace = provider_for(study).namespace()
+        made_participants = []
         for index, (assignment, hit) in enumerate(done):
             platform_id = f"5f{index:022x}"
             submission = self.fake.add_submission(external, platform_id, status="AWAITING REVIEW")
-            participant, _ = Participant.objects.get_or_create(namespace=namespace, platform_id=platform_id)
+            participant, created = Participant.objects.get_or_create(namespace=namespace, platform_id=platform_id)
+            if created:
+                made_participants.append(participant.pk)
             Participation.objects.create(
                 study=study,
                 participant=participant,
@@ -181,7 +201,13 @@ class FaultJobs:
         self.fake.fail("POST", r".", kind="slow", times=100_000, delay=0.3)  # each call takes a while
         job = jobs.create_job("crowd-payments", scope=f"study:{study.pk}", total=1, message="waiting for a worker")
         apply_payments.delay(study.pk, str(job.pk))
-        self.started["payments"] = {"study": study.pk, "job": job.pk, "submissions": len(done)}
+        self.started["payments"] = {
+            "study": study.pk,
+            "job": job.pk,
+            "submissions": len(done),
+            "participants": made_participants,
+            "target": (target.protocol, target.object_id),
+        }
         return lambda: any(c.method == "POST" for c in self.fake.calls)
 
     # --- the fault ----------------------------------------------------------------------------------------------

@@ -345,6 +345,8 @@ def main(argv=None):
         reconnect()
         print(f"server logs: {log_dir}")
         if not args.keep:
+            if injector:
+                injector.remove()
             work.remove(made)
     return 0 if ok else 1
 
