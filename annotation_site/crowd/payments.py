@@ -508,12 +508,21 @@ def _delete_planned(row):
     return "removed" if deleted else "not_changed"
 
 
+RUN_PASSES = 3  # passes of one payment run: the second sends what recordings changed during the first
+
+
+def _as_read(entry):
+    return entry.pk, entry.action, entry.amount
+
+
 def apply_study(study, provider=None):
     """Send a study's planned rows, after reconciling rows a crash or an error left ``sent``. Safe to run twice
     or concurrently: one run at a time holds the study's payment lease (a conditional UPDATE, no transaction
     held across platform calls, so a crash loses no ledger state); a run that finds it held sends nothing and
     answers ``busy`` (the task retries later). Without the lease, a second run would reconcile the first's rows
     while its requests are still queued at the platform, find nothing changed yet and send them again.
+    A recording during the run (a decision changed, a row added) is sent by the same run: it passes over the
+    planned rows again (at most ``RUN_PASSES`` times) until a pass finds none it has not tried as they are.
     Returns the counts by state and the dispatches in doubt."""
     from .providers import provider_for
 
@@ -533,23 +542,37 @@ def apply_study(study, provider=None):
             [e for e in sent if e.kind == LedgerEntry.Kind.BONUS],
         )
         renew_lease(study, token)
-        decisions = list(rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.DECISION).order_by("pk"))
-        if decisions:
-            provider.send(decisions, [])
-        renew_lease(study, token)
-        approved = set(
-            rows.filter(
-                kind=LedgerEntry.Kind.DECISION, action=LedgerEntry.Action.APPROVE, state=LedgerEntry.State.CONFIRMED
-            ).values_list("assignment_key", flat=True)
-        )
-        hold_back_large_bonuses(study)
-        bonuses = [
-            e
-            for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
-            if e.assignment_key in approved and e.amount <= max_bonus()
-        ]
-        if bonuses:
-            provider.send([], bonuses)
+        tried = set()  # the rows each pass read and sent, as read (a row still planned as read is not tried again)
+        for _ in range(RUN_PASSES):
+            decisions = [
+                e
+                for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.DECISION).order_by("pk")
+                if _as_read(e) not in tried
+            ]
+            if decisions:
+                provider.send(decisions, [])
+            renew_lease(study, token)
+            approved = set(
+                rows.filter(
+                    kind=LedgerEntry.Kind.DECISION,
+                    action=LedgerEntry.Action.APPROVE,
+                    state=LedgerEntry.State.CONFIRMED,
+                ).values_list("assignment_key", flat=True)
+            )
+            hold_back_large_bonuses(study)
+            bonuses = [
+                e
+                for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
+                if e.assignment_key in approved and e.amount <= max_bonus() and _as_read(e) not in tried
+            ]
+            if bonuses:
+                provider.send([], bonuses)
+            renew_lease(study, token)
+            if not decisions and not bonuses:
+                break
+            # another pass: rows a recording planned or changed while this one sent (its claim left a changed
+            # row planned: never sent as what it no longer is) are sent now, as the ledger holds them
+            tried.update(_as_read(e) for e in decisions + bonuses)
         replace_rejected(study)
     finally:
         release_lease(study, token)
