@@ -645,9 +645,9 @@ def store_qc(campaign, worker_ids=None):
     as_of = newest_wins.database_now()
     # the parameters as they are now, not as when the caller read the campaign: a computation that reads after
     # a change of them (da_qc --test ...) stores the new ones, whoever stamps last
-    campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs = (
-        Campaign.objects.filter(pk=campaign.pk).values_list("qc_test", "qc_threshold", "qc_min_pairs").get()
-    )
+    current = Campaign.objects.filter(pk=campaign.pk).values_list("qc_test", "qc_threshold", "qc_min_pairs").first()
+    if current is not None:  # (a campaign deleted meanwhile: nothing can be stored for it anyway)
+        campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs = current
     # who is still rating, read before their judgments: one who finishes between the two reads is then "in
     # progress" (their own QC follows), not judged on the judgments of a HIT read half done
     unfinished = loading.unfinished_workers(campaign, worker_ids)
