@@ -19,7 +19,8 @@ def claim(entries, action=None):
     locks: the caller acts on these (their action, amount, reason as they are now), never on ``entries``, which
     were read before and may have been changed since by a recording (``payments.record`` updates planned rows).
     ``action``: claim only rows whose action is still that one; a row a recording changed to another action
-    since ``entries`` were read stays planned for the next run (it is never sent as what it no longer is).
+    since ``entries`` were read stays planned (it is never sent as what it no longer is; the run's next pass
+    sends it as it is, ``payments.apply_study``).
 
     The rows are locked in primary-key order, as ``payments.record`` locks the target's planned rows, so a
     recording and a payment run wait for each other instead of deadlocking on PostgreSQL."""

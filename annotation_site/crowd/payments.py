@@ -521,8 +521,10 @@ def apply_study(study, provider=None):
     held across platform calls, so a crash loses no ledger state); a run that finds it held sends nothing and
     answers ``busy`` (the task retries later). Without the lease, a second run would reconcile the first's rows
     while its requests are still queued at the platform, find nothing changed yet and send them again.
-    A recording during the run (a decision changed, a row added) is sent by the same run: it passes over the
-    planned rows again (at most ``RUN_PASSES`` times) until a pass finds none it has not tried as they are.
+    A recording during the run (a decision changed, a row added) is usually sent by the same run: it passes
+    over the planned rows again (at most ``RUN_PASSES`` times) until a pass finds none it has not tried as they
+    are. One recorded during the last pass, or changed back to what the run had tried, stays planned until the
+    payments are sent again. A run that finds its lease lost sends nothing more.
     Returns the counts by state and the dispatches in doubt."""
     from .providers import provider_for
 
@@ -541,9 +543,10 @@ def apply_study(study, provider=None):
             [e for e in sent if e.kind == LedgerEntry.Kind.DECISION],
             [e for e in sent if e.kind == LedgerEntry.Kind.BONUS],
         )
-        renew_lease(study, token)
         tried = set()  # the rows each pass read and sent, as read (a row still planned as read is not tried again)
-        for _ in range(RUN_PASSES):
+        # each send is followed by renewing the lease; a run that finds it lost (a send that outlasted it, and
+        # another run took it over) sends nothing more: that run sends the rest
+        for _ in range(RUN_PASSES if renew_lease(study, token) else 0):
             decisions = [
                 e
                 for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.DECISION).order_by("pk")
@@ -551,7 +554,8 @@ def apply_study(study, provider=None):
             ]
             if decisions:
                 provider.send(decisions, [])
-            renew_lease(study, token)
+            if not renew_lease(study, token):
+                break
             approved = set(
                 rows.filter(
                     kind=LedgerEntry.Kind.DECISION,
@@ -567,8 +571,7 @@ def apply_study(study, provider=None):
             ]
             if bonuses:
                 provider.send([], bonuses)
-            renew_lease(study, token)
-            if not decisions and not bonuses:
+            if not renew_lease(study, token) or not (decisions or bonuses):
                 break
             # another pass: rows a recording planned or changed while this one sent (its claim left a changed
             # row planned: never sent as what it no longer is) are sent now, as the ledger holds them
@@ -636,10 +639,13 @@ def take_lease(study, now=None):
 
 
 def renew_lease(study, token):
+    """Extend this run's lease; False when the run no longer holds it (it ran out and another run took it)."""
     from django.utils import timezone
 
-    Study.objects.filter(pk=study.pk, payments_lease_token=token).update(
-        payments_lease_until=timezone.now() + timezone.timedelta(seconds=_lease_seconds())
+    return bool(
+        Study.objects.filter(pk=study.pk, payments_lease_token=token).update(
+            payments_lease_until=timezone.now() + timezone.timedelta(seconds=_lease_seconds())
+        )
     )
 
 

@@ -106,3 +106,77 @@ def test_a_recording_and_a_claim_lock_ledger_rows_in_the_same_order(study_setup,
     assert [r.pk for r in claimed] == sorted(e.pk for e in planned)
     lock = [sql for sql in _ledger_statements(claiming.captured_queries) if sql.lstrip().upper().startswith("SELECT")]
     assert _locks_in_pk_order(lock[0]), lock
+
+
+def _decided_on_the_platform(fake_prolific):
+    """Submission ids of every approval and transition the fake platform answered, once per call."""
+    decided = [s for call in fake_prolific.log("POST", "bulk-approve") for s in call.body["submission_ids"]]
+    return decided + [c.path.split("/")[-3] for c in fake_prolific.log("POST", r"/transition/$")]
+
+
+def test_a_decision_changed_back_during_the_run_waits_and_is_then_sent_once(
+    study_setup,  # noqa: F811
+    fake_prolific,
+    monkeypatch,
+):
+    """approve -> reject during the first pass, then back to approve while the second pass sends the rejection:
+    the run has already tried the row as an approval, so it leaves it planned (a run does not try a row twice as
+    it is); the next run approves it, once."""
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    changed = LedgerEntry.objects.filter(kind="decision", action="approve").order_by("pk").first()
+    qc = toy.targets["camp"].qc
+    key = next(k for k in qc if k.endswith(changed.worker_id) or changed.worker_id in k)
+    send = ProlificProvider.send
+    passes = []
+
+    def recording_meanwhile(self, decisions, bonuses):
+        if decisions:
+            passes.append([(e.pk, e.action) for e in decisions])
+            if len(passes) <= 2:  # first pass: to a rejection; second pass (sending it): back to an approval
+                qc[key] = FAILED if len(passes) == 1 else PASSED
+                plan_and_record(toy, target, study)
+        return send(self, decisions, bonuses)
+
+    monkeypatch.setattr(ProlificProvider, "send", recording_meanwhile)
+    payments.apply_study(study)
+    assert len(passes) == 2 and passes[1] == [(changed.pk, "reject")]
+    changed.refresh_from_db()
+    assert changed.state == "planned" and changed.action == "approve"
+    assert changed.submission_id not in _decided_on_the_platform(fake_prolific)
+
+    monkeypatch.setattr(ProlificProvider, "send", send)
+    payments.apply_study(study)
+    changed.refresh_from_db()
+    assert changed.state == "confirmed" and fake_prolific.submissions[changed.submission_id]["status"] == "APPROVED"
+    decided = _decided_on_the_platform(fake_prolific)
+    assert decided.count(changed.submission_id) == 1 and len(decided) == len(set(decided))
+
+
+def test_a_run_that_lost_its_lease_sends_nothing_more(study_setup, fake_prolific, monkeypatch):  # noqa: F811
+    """A send outlasts the lease and another run takes it over: this run stops (no bonuses, no further pass);
+    the lease holder sends the rest, each once."""
+    from annotation_site.crowd.models import Study
+
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    send = ProlificProvider.send
+    calls = []
+
+    def lease_taken_meanwhile(self, decisions, bonuses):
+        calls.append((len(decisions), len(bonuses)))
+        out = send(self, decisions, bonuses)
+        Study.objects.filter(pk=study.pk).update(payments_lease_token="another-run")
+        return out
+
+    monkeypatch.setattr(ProlificProvider, "send", lease_taken_meanwhile)
+    payments.apply_study(study)
+    assert calls and calls == [(calls[0][0], 0)]  # the decisions only
+    assert not LedgerEntry.objects.filter(kind="bonus").exclude(state="planned").exists()
+    assert not fake_prolific.paid()
+
+    monkeypatch.setattr(ProlificProvider, "send", send)
+    Study.objects.filter(pk=study.pk).update(payments_lease_token="", payments_lease_until=None)  # (it ended)
+    payments.apply_study(study)
+    assert not LedgerEntry.objects.exclude(state="confirmed").exists()
+    assert all(len(cents) == 1 for cents in fake_prolific.paid().values()) and fake_prolific.paid()
