@@ -78,9 +78,10 @@ class FaultJobs:
     def prepare_qc(self):
         """A campaign of its own for the QC fault, beside the one the participants rate. The participants'
         campaign's QC keeps moving while they work and for a while after: each finished HIT queues a QC task for
-        its worker, which may still wait behind the metric job when ``check`` recomputes (a CI run on a busy
-        machine failed that way); and that campaign is too small for its QC to be caught in the middle (on a
-        quick machine the job ended before the kill). This one holds ``QC_CROWD`` simulated workers' HITs, all
+        its worker, which may still wait behind the metric job when ``check`` recomputes (the old set-up fails
+        that way with participants who think 0.6 s; a CI run on a busy machine failed in this test); and that
+        campaign is too small for its QC to be caught in the middle (on a quick machine the job ended before the
+        kill). This one holds ``QC_CROWD`` simulated workers' HITs, all
         finished before the run: the job takes a while, and a recomputation afterwards must agree."""
         from assessment import simulation
         from assessment.campaigns import create_campaign
