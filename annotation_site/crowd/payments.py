@@ -374,7 +374,7 @@ def decide_and_record(adapter, target, chosen, *, study, user=None, seen=None):
         decisions = run_decisions(adapter, target, chosen, study=study)
         if seen is not None and decisions_digest(decisions) != seen:
             raise DecisionsChanged(decisions)
-        return decisions, record(target, decisions, policy=chosen.policy, user=user)
+        return decisions, _record_locked(target, decisions, policy=chosen.policy, user=user)
 
 
 def record(target, decisions, *, policy, user=None, currency=None):
@@ -390,6 +390,13 @@ def record(target, decisions, *, policy, user=None, currency=None):
     IntegrityError, a 500 on the page. Payment runs do not take the lock (they hold the study's lease), so rows
     are changed or removed only while still planned (conditional statements): a row a run claims meanwhile is
     on its way and stays as it is."""
+    with transaction.atomic():
+        _lock_ledger(target)
+        return _record_locked(target, decisions, policy=policy, user=user, currency=currency)
+
+
+def _record_locked(target, decisions, *, policy, user=None, currency=None):
+    """``record``, in the transaction that holds the target's LedgerLock (``record``, ``decide_and_record``)."""
     counts = dict(created=0, updated=0, removed=0, already=0)
     not_changed = []  # assignments with a row this recording would have changed, found sent meanwhile
 
@@ -400,70 +407,68 @@ def record(target, decisions, *, policy, user=None, currency=None):
         else:
             counts[done] += 1
 
-    with transaction.atomic():
-        _lock_ledger(target)
-        where = {"protocol": target.protocol, "object_id": target.object_id}
-        rows = _read_ledger(where)
-        fallback = None
-        for d in decisions:
-            decided = rows.get((d.assignment_key, LedgerEntry.Kind.DECISION))
-            bonus = rows.get((d.assignment_key, LedgerEntry.Kind.BONUS))
-            if d.state not in (LedgerEntry.State.PLANNED, "review"):  # sent or settled when previewed: frozen
-                counts["already"] += (decided is not None) + (bonus is not None)
-                continue
-            key = {**where, "assignment_key": d.assignment_key}
-            if d.action == "review":
-                for row in (r for r in (decided, bonus) if r is not None):
-                    outcome(d, _delete_planned(row))
-                continue
-            study = d.participation.study if d.participation is not None else None
-            if study is None:
-                fallback = fallback or default_study(target)
-                study = fallback
-            common = {
-                "study": study,
-                "participation": d.participation,
-                "worker_id": d.worker_id,
-                "hit_id": d.hit_id,
-                "submission_id": d.participation.external_submission_id if d.participation else "",
-                "policy": policy,
-                "qc_status": d.qc.status,
-                "qc_test": d.qc.test or "",
-                "qc_p_value": d.qc.p_value,
-                "qc_n_pairs": d.qc.n_pairs,
-                "qc_threshold": d.qc.threshold,
-                "created_by": user,
-            }
-            decision = {
-                **common,
-                "action": d.action,
-                "reason": d.reason,
-                "rejection_category": study.rejection_category if d.action == "reject" else "",
-            }
-            if decided is None:
+    where = {"protocol": target.protocol, "object_id": target.object_id}
+    rows = _read_ledger(where)
+    fallback = None
+    for d in decisions:
+        decided = rows.get((d.assignment_key, LedgerEntry.Kind.DECISION))
+        bonus = rows.get((d.assignment_key, LedgerEntry.Kind.BONUS))
+        if d.state not in (LedgerEntry.State.PLANNED, "review"):  # sent or settled when previewed: frozen
+            counts["already"] += (decided is not None) + (bonus is not None)
+            continue
+        key = {**where, "assignment_key": d.assignment_key}
+        if d.action == "review":
+            for row in (r for r in (decided, bonus) if r is not None):
+                outcome(d, _delete_planned(row))
+            continue
+        study = d.participation.study if d.participation is not None else None
+        if study is None:
+            fallback = fallback or default_study(target)
+            study = fallback
+        common = {
+            "study": study,
+            "participation": d.participation,
+            "worker_id": d.worker_id,
+            "hit_id": d.hit_id,
+            "submission_id": d.participation.external_submission_id if d.participation else "",
+            "policy": policy,
+            "qc_status": d.qc.status,
+            "qc_test": d.qc.test or "",
+            "qc_p_value": d.qc.p_value,
+            "qc_n_pairs": d.qc.n_pairs,
+            "qc_threshold": d.qc.threshold,
+            "created_by": user,
+        }
+        decision = {
+            **common,
+            "action": d.action,
+            "reason": d.reason,
+            "rejection_category": study.rejection_category if d.action == "reject" else "",
+        }
+        if decided is None:
+            LedgerEntry.objects.create(
+                **key, **decision, kind=LedgerEntry.Kind.DECISION, request_token=uuid.uuid4().hex
+            )
+            counts["created"] += 1
+        else:
+            outcome(d, _update_planned(decided, decision))
+        if d.bonus:
+            paid = {**common, "amount": d.bonus}
+            if bonus is None:
                 LedgerEntry.objects.create(
-                    **key, **decision, kind=LedgerEntry.Kind.DECISION, request_token=uuid.uuid4().hex
+                    **key,
+                    **paid,
+                    kind=LedgerEntry.Kind.BONUS,
+                    action="bonus",
+                    currency=currency or study.currency,
+                    reason="Bonus for your work",
+                    request_token=uuid.uuid4().hex,
                 )
                 counts["created"] += 1
             else:
-                outcome(d, _update_planned(decided, decision))
-            if d.bonus:
-                paid = {**common, "amount": d.bonus}
-                if bonus is None:
-                    LedgerEntry.objects.create(
-                        **key,
-                        **paid,
-                        kind=LedgerEntry.Kind.BONUS,
-                        action="bonus",
-                        currency=currency or study.currency,
-                        reason="Bonus for your work",
-                        request_token=uuid.uuid4().hex,
-                    )
-                    counts["created"] += 1
-                else:
-                    outcome(d, _update_planned(bonus, paid))
-            elif bonus is not None:
-                outcome(d, _delete_planned(bonus))
+                outcome(d, _update_planned(bonus, paid))
+        elif bonus is not None:
+            outcome(d, _delete_planned(bonus))
     return Recorded(**counts, not_changed=tuple(not_changed))
 
 

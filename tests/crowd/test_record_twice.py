@@ -302,13 +302,13 @@ def test_a_change_to_a_row_sent_meanwhile_is_reported_not_changed_never_already_
     sent = list(LedgerEntry.objects.filter(worker_id__endswith="w-pass"))
     assert len(sent) == 2  # the approval and its bonus
     assignment = sent[0].assignment_key
-    record = payments.record
+    record = payments._record_locked  # what every entry point's recording runs, under the ledger's lock
 
     def run_claims_first(*args, **kwargs):  # after the entry point's preview, before its recording
         ledger.claim(sent)
         return record(*args, **kwargs)
 
-    monkeypatch.setattr(payments, "record", run_claims_first)
+    monkeypatch.setattr(payments, "_record_locked", run_claims_first)
     answer = _clicker(entry, staff_user, _page_digest())()
     assert sorted(LedgerEntry.objects.filter(pk__in=[e.pk for e in sent]).values_list("action", "state")) == [
         ("approve", "sent"),
