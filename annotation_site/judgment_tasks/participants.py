@@ -27,7 +27,7 @@ from django.urls import reverse
 from annotation_site import identities
 from annotation_site.annotators.models import Annotator
 from annotation_site.prepared_queries import Prepared
-from annotation_site.workflow.slots import ASSIGNABLE_COUNTED
+from annotation_site.workflow.slots import more_than_counted
 
 from . import assignment as assigning
 from .models import Assignment, Task
@@ -139,11 +139,11 @@ def next_path(participant):
 
 def progress(task, annotator, *, limit=None):
     """{"taken", "submitted", "open", "available", "more_available", "limit"} for one participant (two
-    queries). ``available`` is counted up to ``ASSIGNABLE_COUNTED``; ``more_available``: there may be more."""
+    queries). ``available`` is counted up to ``slots.ASSIGNABLE_COUNTED``; ``more_available``: there may be more."""
     rows = list(Assignment.objects.filter(task=task, annotator=annotator).values_list("status", flat=True))
     submitted = sum(1 for status in rows if status == Assignment.Status.SUBMITTED)
     available = assigning.assignable_count(task, annotator)
-    more = available >= ASSIGNABLE_COUNTED
+    more = more_than_counted(available)
     if limit is not None and available >= limit - len(rows):
         available, more = max(limit - len(rows), 0), False
     return {

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_POST
 from annotation_site import uploads
 from annotation_site.problems import FormatError
 
-from .slots import ASSIGNABLE_COUNTED
+from .slots import more_than_counted
 from .statuses import AssignmentStatus
 
 
@@ -123,7 +123,7 @@ class ProtocolPages:
                 title=getattr(unit, self.title_attr),
                 assignments=mine,
                 available=available,
-                more_available=available >= ASSIGNABLE_COUNTED,  # counted only that far: "100+"
+                more_available=more_than_counted(available),  # counted only that far: "100+"
                 open=next((a for a in mine if a.status == AssignmentStatus.OPEN), None),
             ),
         )

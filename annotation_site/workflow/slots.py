@@ -41,6 +41,11 @@ IN_ORDER = ("position", "id")  # the hand-out's order, that index's
 ASSIGNABLE_COUNTED = 100
 
 
+def more_than_counted(count):
+    """A count of open units read up to ``ASSIGNABLE_COUNTED`` reached it: there may be more ("N+")."""
+    return count >= ASSIGNABLE_COUNTED
+
+
 def claim(free, take, *, after_lock=None, rounds=50):
     """The pk of the unit whose slot was taken, or None when no unit is left. Each round either claims a slot
     or sees one fewer free unit, so ``rounds`` only bounds pathological contention."""
@@ -297,7 +302,7 @@ class ScopeQueries:
         """``Position(number, mine + assignable, more)`` of assignment ``pk`` (``position_queryset``); ``more``:
         the count of assignable units stopped at ``ASSIGNABLE_COUNTED``, so there are more than that."""
         [found] = self._position.run(pk=pk)
-        return Position(found.number, found.mine + found.assignable, found.assignable >= ASSIGNABLE_COUNTED)
+        return Position(found.number, found.mine + found.assignable, more_than_counted(found.assignable))
 
 
 class Position(NamedTuple):
