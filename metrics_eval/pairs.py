@@ -60,6 +60,7 @@ def common_pairs_pvalue(frame, counts, videos, tie_credit=0.5):
     metrics may have scored different pairs (imported scores of a subset; pairs with a human caption left out for
     one metric and not another), and comparing their accuracies over different pairs says nothing."""
     outcomes = {}
+    samples = {}  # (metric, its rows): bootstrapped once, however many metrics it is compared with on them
     cache = {}
 
     def outcome(metric):
@@ -67,13 +68,16 @@ def common_pairs_pvalue(frame, counts, videos, tie_credit=0.5):
             outcomes[metric] = pair_outcomes(frame[f"{metric}:correct"], frame[f"{metric}:foil"], tie_credit)
         return outcomes[metric]
 
+    def sample(metric, rows):
+        key = (metric, rows.tobytes())
+        if key not in samples:
+            samples[key] = bootstrap_accuracy(frame.loc[rows], metric, counts, videos, tie_credit)
+        return samples[key]
+
     def better(a, b):
         if (a, b) not in cache:
-            common = frame.loc[~np.isnan(outcome(a)) & ~np.isnan(outcome(b))]
-            cache[(a, b)] = significance.paired_bootstrap_pvalue(
-                bootstrap_accuracy(common, a, counts, videos, tie_credit),
-                bootstrap_accuracy(common, b, counts, videos, tie_credit),
-            )
+            common = ~np.isnan(outcome(a)) & ~np.isnan(outcome(b))
+            cache[(a, b)] = significance.paired_bootstrap_pvalue(sample(a, common), sample(b, common))
         return cache[(a, b)]
 
     return better
