@@ -528,9 +528,10 @@ def apply_study(study, provider=None):
     while its requests are still queued at the platform, find nothing changed yet and send them again.
     A recording during the run (a decision changed, a row added) is usually sent by the same run: it passes
     over the planned rows again (at most ``RUN_PASSES`` times) until a pass finds none it has not tried as they
-    are. One recorded during the last pass, or changed back to what the run had tried, stays planned until the
-    payments are sent again. A run that finds its lease lost sends nothing more.
-    Returns the counts by state and the dispatches in doubt."""
+    are. One recorded during the last pass, or changed back to what the run had tried, stays planned: the run
+    counts it in ``pending``, and the payment task sends it a few seconds later (``tasks.apply_payments``). A run
+    that finds its lease lost sends nothing more.
+    Returns the counts by state, the dispatches in doubt and ``pending``."""
     from .providers import provider_for
 
     token = take_lease(study)
@@ -552,28 +553,13 @@ def apply_study(study, provider=None):
         # each send is followed by renewing the lease; a run that finds it lost (a send that outlasted it, and
         # another run took it over) sends nothing more: that run sends the rest
         for _ in range(RUN_PASSES if renew_lease(study, token) else 0):
-            decisions = [
-                e
-                for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.DECISION).order_by("pk")
-                if _as_read(e) not in tried
-            ]
+            decisions = [e for e in _planned_decisions(rows) if _as_read(e) not in tried]
             if decisions:
                 provider.send(decisions, [])
             if not renew_lease(study, token):
                 break
-            approved = set(
-                rows.filter(
-                    kind=LedgerEntry.Kind.DECISION,
-                    action=LedgerEntry.Action.APPROVE,
-                    state=LedgerEntry.State.CONFIRMED,
-                ).values_list("assignment_key", flat=True)
-            )
             hold_back_large_bonuses(study)
-            bonuses = [
-                e
-                for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
-                if e.assignment_key in approved and e.amount <= max_bonus() and _as_read(e) not in tried
-            ]
+            bonuses = [e for e in _payable_bonuses(rows) if _as_read(e) not in tried]
             if bonuses:
                 provider.send([], bonuses)
             if not renew_lease(study, token) or not (decisions or bonuses):
@@ -586,7 +572,32 @@ def apply_study(study, provider=None):
         release_lease(study, token)
     out = summary(study)
     out["busy"] = False
+    # what a send would send now: recorded during the last pass, or changed back to what this run tried (the
+    # task sends it in a moment, tasks.apply_payments; nothing else would until a person sends again)
+    out["pending"] = len(_planned_decisions(rows)) + len(_payable_bonuses(rows))
     return out
+
+
+def _planned_decisions(rows):
+    """The planned decision rows of ``rows`` (a study's ledger queryset), in primary-key order (claims lock in
+    that order, ``ledger.claim``)."""
+    return list(rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.DECISION).order_by("pk"))
+
+
+def _payable_bonuses(rows):
+    """The planned bonus rows of ``rows`` a run may send: their approval is confirmed on the platform and they
+    are at most ``max_bonus()`` (larger ones are held back, ``hold_back_large_bonuses``), in primary-key order."""
+    approved = set(
+        rows.filter(
+            kind=LedgerEntry.Kind.DECISION, action=LedgerEntry.Action.APPROVE, state=LedgerEntry.State.CONFIRMED
+        ).values_list("assignment_key", flat=True)
+    )
+    limit = max_bonus()
+    return [
+        e
+        for e in rows.filter(state=LedgerEntry.State.PLANNED, kind=LedgerEntry.Kind.BONUS).order_by("pk")
+        if e.assignment_key in approved and e.amount <= limit
+    ]
 
 
 def hold_back_large_bonuses(study):

@@ -139,11 +139,12 @@ def test_a_decision_changed_back_during_the_run_waits_and_is_then_sent_once(
         return send(self, decisions, bonuses)
 
     monkeypatch.setattr(ProlificProvider, "send", recording_meanwhile)
-    payments.apply_study(study)
+    result = payments.apply_study(study)
     assert len(passes) == 2 and passes[1] == [(changed.pk, "reject")]
     changed.refresh_from_db()
     assert changed.state == "planned" and changed.action == "approve"
     assert changed.submission_id not in _decided_on_the_platform(fake_prolific)
+    assert result["pending"] == 1  # the run says it left a row to send (the task sends it a moment later)
 
     monkeypatch.setattr(ProlificProvider, "send", send)
     payments.apply_study(study)
@@ -180,3 +181,80 @@ def test_a_run_that_lost_its_lease_sends_nothing_more(study_setup, fake_prolific
     payments.apply_study(study)
     assert not LedgerEntry.objects.exclude(state="confirmed").exists()
     assert all(len(cents) == 1 for cents in fake_prolific.paid().values()) and fake_prolific.paid()
+
+
+def test_a_run_that_sent_everything_leaves_nothing_pending(study_setup, fake_prolific):  # noqa: F811
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    result = payments.apply_study(study)
+    assert result["pending"] == 0 and not LedgerEntry.objects.exclude(state="confirmed").exists()
+
+
+class _Retried(Exception):
+    pass
+
+
+def _run_task_once(study, job, monkeypatch, tries=0):
+    """One run of the payment task as a worker runs it (not eager); returns its result, or the keyword arguments
+    of the retry it asked for (``_Retried``)."""
+    from annotation_site.crowd.tasks import apply_payments
+
+    def retry(**kwargs):
+        raise _Retried(kwargs)
+
+    monkeypatch.setattr(apply_payments, "retry", retry)
+    apply_payments.push_request(retries=tries, is_eager=False)
+    try:
+        return apply_payments.run(study.pk, str(job.pk), unsettled_tries=tries)
+    except _Retried as asked:
+        return asked.args[0]
+    finally:
+        apply_payments.pop_request()
+
+
+def test_a_decision_recorded_during_the_last_pass_is_sent_by_the_task_a_moment_later(
+    study_setup,  # noqa: F811
+    fake_prolific,
+    monkeypatch,
+):
+    """A recording changes a decision while the run's last pass sends: the run leaves it planned (it already
+    tried it, or has no pass left). Before, the task ended "succeeded" and the row waited, planned, until a person
+    sent the payments again; now the task says so and runs again a few seconds later, which sends it once."""
+    from annotation_site.crowd.tasks import PENDING_COUNTDOWN
+    from annotation_site.jobs import services as jobs
+    from annotation_site.jobs.models import Job
+
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    changed = LedgerEntry.objects.filter(kind="decision", action="approve").order_by("pk").first()
+    qc = toy.targets["camp"].qc
+    key = next(k for k in qc if k.endswith(changed.worker_id) or changed.worker_id in k)
+    send = ProlificProvider.send
+    passes = []
+
+    def recording_meanwhile(self, decisions, bonuses):
+        if decisions:
+            passes.append([(e.pk, e.action) for e in decisions])
+            if len(passes) <= 2:  # as in the test above: to a rejection, then back while the second pass sends
+                qc[key] = FAILED if len(passes) == 1 else PASSED
+                plan_and_record(toy, target, study)
+        return send(self, decisions, bonuses)
+
+    monkeypatch.setattr(ProlificProvider, "send", recording_meanwhile)
+    job = jobs.create_job("crowd-payments", scope=f"crowd-study:{study.pk}", total=1)
+    retry = _run_task_once(study, job, monkeypatch)
+    changed.refresh_from_db()
+    assert changed.state == "planned" and changed.action == "approve"
+    assert retry["countdown"] == PENDING_COUNTDOWN and retry["kwargs"]["unsettled_tries"] == 1, retry
+    job.refresh_from_db()
+    assert "1 recorded while this run sent, not sent yet: sending them in a moment" in job.message, job.message
+
+    monkeypatch.setattr(ProlificProvider, "send", send)
+    result = _run_task_once(study, job, monkeypatch, tries=1)  # the retry
+    assert result["pending"] == 0 and result["unsettled"] == 0, result
+    changed.refresh_from_db()
+    assert changed.state == "confirmed" and fake_prolific.submissions[changed.submission_id]["status"] == "APPROVED"
+    decided = _decided_on_the_platform(fake_prolific)
+    assert decided.count(changed.submission_id) == 1 and len(decided) == len(set(decided))
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and "not sent yet" not in job.message
