@@ -213,6 +213,10 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
         if decided is not None and decided.state != LedgerEntry.State.PLANNED:
             action, reason, state = decided.action, decided.reason, decided.state
             bonus = bonus_row.amount if bonus_row is not None else None
+            if bonus_row is not None and bonus_row.state == LedgerEntry.State.PLANNED:
+                # its bonus is not sent yet (it waits for the approval to be confirmed, or was planned again after
+                # it was held back): decided again, as any planned row, for the decision that was sent
+                bonus = bonus_for(action, record.qc, bonus_scope, bonus_amount)
         else:
             action, reason = decide(record, policy, rejection_message)
             bonus = bonus_for(action, record.qc, bonus_scope, bonus_amount)
@@ -414,7 +418,14 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
         decided = rows.get((d.assignment_key, LedgerEntry.Kind.DECISION))
         bonus = rows.get((d.assignment_key, LedgerEntry.Kind.BONUS))
         if d.state not in (LedgerEntry.State.PLANNED, "review"):  # sent or settled when previewed: frozen
-            counts["already"] += (decided is not None) + (bonus is not None)
+            counts["already"] += decided is not None
+            if bonus is not None and bonus.state == LedgerEntry.State.PLANNED:
+                # a bonus not sent yet is brought up to date as any planned row (``preview`` decided it again)
+                paid = {"amount": d.bonus, "policy": policy, "qc_status": d.qc.status, "qc_test": d.qc.test or ""}
+                paid |= {"qc_p_value": d.qc.p_value, "qc_n_pairs": d.qc.n_pairs, "qc_threshold": d.qc.threshold}
+                outcome(d, _update_planned(bonus, paid) if d.bonus else _delete_planned(bonus))
+            else:
+                counts["already"] += bonus is not None
             continue
         key = {**where, "assignment_key": d.assignment_key}
         if d.action == "review":

@@ -272,3 +272,45 @@ def test_a_bonus_over_the_limit_planned_before_it_is_held_back_not_sent(toy_camp
     assert large.state == "failed" and "CAPTIONEVAL_MAX_BONUS" in large.error and "held back" in large.error
     assert large.attempts == 0  # never claimed, never sent
     assert LedgerEntry.objects.filter(kind="decision", state="confirmed").count() == 2
+
+
+def test_a_held_back_bonus_follows_its_message_and_is_then_paid_once_as_now_recorded(toy_campaign):
+    """The held-back row's message says: plan the failed rows again, then record the decisions with a bonus at most
+    the limit. Its approval was already sent, so the recording left the bonus as it was (sent decisions are
+    frozen) and the next run held it back again: the remedy the message names did nothing."""
+    from annotation_site.crowd import payments
+
+    run("crowd_payments", "--campaign", "camp-7")
+    large = LedgerEntry.objects.get(kind="bonus")
+    LedgerEntry.objects.filter(pk=large.pk).update(amount=Decimal("400.00"))  # planned before the limit
+    payments.apply_study(large.study)
+    large.refresh_from_db()
+    assert large.state == "failed" and large.attempts == 0
+
+    assert payments.plan_failed_again(large.study)["planned"] == 1
+    run("crowd_payments", "--campaign", "camp-7", "--bonus-amount", "0.50")
+    payments.apply_study(large.study)
+    large.refresh_from_db()
+    assert large.state == "confirmed" and large.amount == Decimal("0.50") and large.attempts == 1
+    assert LedgerEntry.objects.filter(kind="bonus").count() == 1
+
+
+def test_a_bonus_waiting_for_its_approval_follows_a_new_recording_and_the_sent_approval_stays(toy_campaign):
+    """A planned bonus whose approval was sent (not confirmed yet) is a planned row like any other: recording
+    again with another amount changes it, and with no bonus removes it; the approval, sent, is never touched."""
+
+    run("crowd_payments", "--campaign", "camp-7")
+    bonus = LedgerEntry.objects.get(kind="bonus")
+    approval = LedgerEntry.objects.get(kind="decision", assignment_key=bonus.assignment_key)
+    LedgerEntry.objects.filter(pk=approval.pk).update(state="sent")  # on its way to the platform
+    before = LedgerEntry.objects.get(pk=approval.pk)
+
+    run("crowd_payments", "--campaign", "camp-7", "--bonus-amount", "0.25")
+    bonus.refresh_from_db()
+    assert bonus.state == "planned" and bonus.amount == Decimal("0.25")
+    after = LedgerEntry.objects.get(pk=approval.pk)
+    assert (after.state, after.action, after.reason) == ("sent", "approve", before.reason)
+
+    run("crowd_payments", "--campaign", "camp-7", "--bonus-scope", "none")
+    assert not LedgerEntry.objects.filter(kind="bonus").exists()
+    assert LedgerEntry.objects.get(pk=approval.pk).state == "sent"
