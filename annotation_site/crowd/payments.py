@@ -213,9 +213,10 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
         if decided is not None and decided.state != LedgerEntry.State.PLANNED:
             action, reason, state = decided.action, decided.reason, decided.state
             bonus = bonus_row.amount if bonus_row is not None else None
-            if bonus_row is not None and bonus_row.state == LedgerEntry.State.PLANNED:
-                # its bonus is not sent yet (it waits for the approval to be confirmed, or was planned again after
-                # it was held back): decided again, as any planned row, for the decision that was sent
+            if bonus_row is not None and bonus_row.state == LedgerEntry.State.PLANNED and not bonus_row.attempts:
+                # its bonus was never sent (it waits for the approval to be confirmed, or was held back over the
+                # limit and planned again): decided again, as any planned row, for the decision that was sent. One
+                # sent before keeps its amount: the platform knows it by its token and amount
                 bonus = bonus_for(action, record.qc, bonus_scope, bonus_amount)
         else:
             action, reason = decide(record, policy, rejection_message)
@@ -419,13 +420,17 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
         bonus = rows.get((d.assignment_key, LedgerEntry.Kind.BONUS))
         if d.state not in (LedgerEntry.State.PLANNED, "review"):  # sent or settled when previewed: frozen
             counts["already"] += decided is not None
-            if bonus is not None and bonus.state == LedgerEntry.State.PLANNED:
-                # a bonus not sent yet is brought up to date as any planned row (``preview`` decided it again)
-                paid = {"amount": d.bonus, "policy": policy, "qc_status": d.qc.status, "qc_test": d.qc.test or ""}
-                paid |= {"qc_p_value": d.qc.p_value, "qc_n_pairs": d.qc.n_pairs, "qc_threshold": d.qc.threshold}
-                outcome(d, _update_planned(bonus, paid) if d.bonus else _delete_planned(bonus))
-            else:
-                counts["already"] += bonus is not None
+            if bonus is None:  # none is created for a decision already sent
+                continue
+            if bonus.attempts and d.bonus != bonus.amount:
+                # sent since the preview (or before it, and planned again): never sent again with another amount
+                outcome(d, "not_changed")
+                continue
+            # a bonus never sent is brought up to date as any planned row (``preview`` decided it again); one
+            # claimed meanwhile is on its way and stays as it is ("not_changed"), one unchanged is "already"
+            paid = {"amount": d.bonus, "policy": policy, "qc_status": d.qc.status, "qc_test": d.qc.test or ""}
+            paid |= {"qc_p_value": d.qc.p_value, "qc_n_pairs": d.qc.n_pairs, "qc_threshold": d.qc.threshold}
+            outcome(d, _update_planned(bonus, {**paid, "created_by": user}) if d.bonus else _delete_planned(bonus))
             continue
         key = {**where, "assignment_key": d.assignment_key}
         if d.action == "review":

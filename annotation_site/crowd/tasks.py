@@ -16,14 +16,16 @@ log = logging.getLogger(__name__)
 
 UNSETTLED_RETRIES = 12  # runs after which rows still waiting for the platform are left to a person
 PENDING_COUNTDOWN = 5  # seconds before a run sends what a recording planned during the previous one
+PENDING_RETRIES = 10  # such runs in a row after which the task leaves the rest to a person
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
-def apply_payments(self, study_id, job_id=None, unsettled_tries=0):
+def apply_payments(self, study_id, job_id=None, unsettled_tries=0, pending_tries=0):
     """Send a study's planned decisions and bonuses. Rows a platform could not settle (5xx, timeouts) stay
     ``sent`` and the task retries later; reconciliation runs first, so a retry never pays twice. Rows a
     recording planned or changed while the run sent, which it left planned (``payments.apply_study``:
-    ``pending``), are sent by a retry a few seconds later."""
+    ``pending``), are sent by a retry a few seconds later (by the next check's run when rows also wait for the
+    platform)."""
     study = Study.objects.filter(pk=study_id).first()
     if study is None:
         return None
@@ -44,7 +46,7 @@ def apply_payments(self, study_id, job_id=None, unsettled_tries=0):
         if self.request.is_eager:
             return result
         raise self.retry(countdown=result["retry_in"])  # (a busy study: not counted as a try)
-    pending = result.get("pending", 0)
+    pending, unsettled = result.get("pending", 0), result["unsettled"]
     if job_id:
         states = result["states"]
         jobs.report_progress(job_id, 1)
@@ -54,29 +56,42 @@ def apply_payments(self, study_id, job_id=None, unsettled_tries=0):
             result,
             message=f"{states['confirmed']} confirmed, {states['sent']} waiting for the "
             f"platform, {states['failed']} failed"
-            + (f"; {pending} recorded while this run sent, not sent yet: {later}" if pending else ""),
+            + (
+                f"; {pending} planned row(s) not sent by this run (recorded or planned again while it sent): {later}"
+                if pending
+                else ""
+            ),
         )
-    if (result["unsettled"] or pending) and not self.request.is_eager:
-        if unsettled_tries >= UNSETTLED_RETRIES:
-            # retrying for ever would hide rows that need a person; stopping silently would lose them: say so
-            waiting = [f"{result['unsettled']} row(s) still wait for the platform"] if result["unsettled"] else []
-            waiting += [f"{pending} row(s) recorded while each run sent are still planned"] if pending else []
-            message = (
-                f"stopped checking after {UNSETTLED_RETRIES} retries: {'; '.join(waiting)}; send the recorded "
-                "payments again (the study page, or crowd_ledger apply) to check them, and resolve any batch in doubt"
-            )
-            log.warning("study %s: %s", study.name, message)
-            if job_id:
-                jobs.mark_failed(job_id, message)
-            return result
-        raise self.retry(
-            args=(study_id,),
-            kwargs={"job_id": job_id, "unsettled_tries": unsettled_tries + 1},
-            # rows a recording planned during the run only need sending; rows the platform has not settled are
-            # asked about again later and later
-            countdown=PENDING_COUNTDOWN if pending else min(60 * 2**unsettled_tries, 3600),
+    if self.request.is_eager or not (unsettled or pending):
+        return result
+    if unsettled:  # rows the platform has not settled are asked about later and later (that run sends the pending)
+        tries, limit, countdown = unsettled_tries, UNSETTLED_RETRIES, min(60 * 2**unsettled_tries, 3600)
+        stopped = f"stopped checking after {UNSETTLED_RETRIES} retries: {unsettled} row(s) still wait for the platform"
+    else:  # rows planned while the run sent only need sending
+        tries, limit, countdown = pending_tries, PENDING_RETRIES, PENDING_COUNTDOWN
+        stopped = (
+            f"stopped after {PENDING_RETRIES} runs that each left rows recorded while it sent: {pending} planned "
+            "row(s) wait"
         )
-    return result
+    if tries >= limit:
+        # retrying for ever would hide rows that need a person; stopping silently would lose them: say so
+        message = (
+            f"{stopped}; send the recorded payments again (the study page, or crowd_ledger apply) to check them, "
+            "and resolve any batch in doubt"
+        )
+        log.warning("study %s: %s", study.name, message)
+        if job_id:
+            jobs.mark_failed(job_id, message)
+        return result
+    raise self.retry(
+        args=(study_id,),
+        kwargs={
+            "job_id": job_id,
+            "unsettled_tries": unsettled_tries + bool(unsettled),
+            "pending_tries": pending_tries + (not unsettled),
+        },
+        countdown=countdown,
+    )
 
 
 @shared_task(acks_late=True)

@@ -3,6 +3,7 @@ strictly (issue #11, "scores such as 1e2 and non-ASCII digits are accepted", her
 most two decimals, never negative, NaN or infinite, within the money columns. A refused amount records nothing
 and is answered with a message that says what is expected, never a server error."""
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -314,3 +315,50 @@ def test_a_bonus_waiting_for_its_approval_follows_a_new_recording_and_the_sent_a
     run("crowd_payments", "--campaign", "camp-7", "--bonus-scope", "none")
     assert not LedgerEntry.objects.filter(kind="bonus").exists()
     assert LedgerEntry.objects.get(pk=approval.pk).state == "sent"
+
+
+def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign):
+    """A bonus that was sent once (refused, then planned again) is known to the platform by its token and amount:
+    a recording with another amount leaves it as it is and says so, never sends it again for another amount."""
+    from annotation_site.crowd import payments
+
+    run("crowd_payments", "--campaign", "camp-7")
+    bonus = LedgerEntry.objects.get(kind="bonus")
+    payments.apply_study(bonus.study)
+    LedgerEntry.objects.filter(pk=bonus.pk).update(state="failed")  # as if the platform had refused it
+    assert payments.plan_failed_again(bonus.study)["planned"] == 1
+    bonus.refresh_from_db()
+    assert (bonus.state, bonus.attempts) == ("planned", 1)
+
+    document = json.loads(run("crowd_payments", "--campaign", "camp-7", "--bonus-amount", "0.25", "--format", "json"))
+    bonus.refresh_from_db()
+    assert bonus.amount == Decimal("0.40") and bonus.state == "planned"
+    assert [d["bonus"] for d in document["decisions"] if d["bonus"]] == ["0.40"]
+
+
+def test_a_bonus_claimed_between_the_preview_and_the_recording_is_reported_not_changed(toy_campaign, monkeypatch):
+    """The page showed a planned bonus removed (or changed); a payment run claims it before the recording takes the
+    ledger's lock: it is on its way and stays as it is, and the person is told so (not "already recorded")."""
+    from annotation_site.crowd import adapters, ledger, payments
+
+    run("crowd_payments", "--campaign", "camp-7")
+    bonus = LedgerEntry.objects.get(kind="bonus")
+    study = bonus.study
+    approval = LedgerEntry.objects.get(kind="decision", assignment_key=bonus.assignment_key)
+    LedgerEntry.objects.filter(pk=approval.pk).update(state="sent")
+    adapter, target = adapters.find_target("camp-7")
+    settings_, problems = payments.run_settings(study, {"bonus_scope": "none"})
+    assert not problems
+    read_ledger = payments._read_ledger
+
+    def claimed_first(where):
+        ledger.claim([bonus])  # a run claims the bonus between the preview and the recording's lock
+        return read_ledger(where)
+
+    decisions = payments.run_decisions(adapter, target, settings_, study=study)
+    assert [d.bonus for d in decisions if d.assignment_key == bonus.assignment_key] == [None]
+    monkeypatch.setattr(payments, "_read_ledger", claimed_first)
+    recorded = payments.record(target, decisions, policy=settings_.policy)
+    assert recorded.not_changed == (bonus.assignment_key,) and recorded.removed == 0, recorded
+    bonus.refresh_from_db()
+    assert bonus.state == "sent" and bonus.amount == Decimal("0.40")

@@ -194,7 +194,7 @@ class _Retried(Exception):
     pass
 
 
-def _run_task_once(study, job, monkeypatch, tries=0):
+def _run_task_once(study, job, monkeypatch, **tries):
     """One run of the payment task as a worker runs it (not eager); returns its result, or the keyword arguments
     of the retry it asked for (``_Retried``)."""
     from annotation_site.crowd.tasks import apply_payments
@@ -203,9 +203,9 @@ def _run_task_once(study, job, monkeypatch, tries=0):
         raise _Retried(kwargs)
 
     monkeypatch.setattr(apply_payments, "retry", retry)
-    apply_payments.push_request(retries=tries, is_eager=False)
+    apply_payments.push_request(retries=sum(tries.values()), is_eager=False)
     try:
-        return apply_payments.run(study.pk, str(job.pk), unsettled_tries=tries)
+        return apply_payments.run(study.pk, str(job.pk), **tries)
     except _Retried as asked:
         return asked.args[0]
     finally:
@@ -245,12 +245,13 @@ def test_a_decision_recorded_during_the_last_pass_is_sent_by_the_task_a_moment_l
     retry = _run_task_once(study, job, monkeypatch)
     changed.refresh_from_db()
     assert changed.state == "planned" and changed.action == "approve"
-    assert retry["countdown"] == PENDING_COUNTDOWN and retry["kwargs"]["unsettled_tries"] == 1, retry
+    assert retry["countdown"] == PENDING_COUNTDOWN, retry
+    assert (retry["kwargs"]["pending_tries"], retry["kwargs"]["unsettled_tries"]) == (1, 0), retry
     job.refresh_from_db()
-    assert "1 recorded while this run sent, not sent yet: sending them in a moment" in job.message, job.message
+    assert "1 planned row(s) not sent by this run" in job.message and "sending them in a moment" in job.message
 
     monkeypatch.setattr(ProlificProvider, "send", send)
-    result = _run_task_once(study, job, monkeypatch, tries=1)  # the retry
+    result = _run_task_once(study, job, monkeypatch, pending_tries=1)  # the retry
     assert result["pending"] == 0 and result["unsettled"] == 0, result
     changed.refresh_from_db()
     assert changed.state == "confirmed" and fake_prolific.submissions[changed.submission_id]["status"] == "APPROVED"
@@ -258,3 +259,36 @@ def test_a_decision_recorded_during_the_last_pass_is_sent_by_the_task_a_moment_l
     assert decided.count(changed.submission_id) == 1 and len(decided) == len(set(decided))
     job.refresh_from_db()
     assert job.status == Job.Status.SUCCEEDED and "not sent yet" not in job.message
+
+
+def test_rows_left_planned_while_others_wait_for_the_platform_keep_the_platform_s_backoff(
+    study_setup,  # noqa: F811
+    fake_prolific,
+    monkeypatch,
+):
+    """Pending rows and rows the platform has not settled at once: the retry keeps the backoff of the platform
+    checks (asking Prolific again after 5 s would mark a batch it pays within minutes in doubt too early) and
+    counts as one of their tries; that run sends the pending rows too. Rows only pending have their own count."""
+    from annotation_site.crowd.tasks import PENDING_COUNTDOWN, PENDING_RETRIES
+    from annotation_site.jobs import services as jobs
+    from annotation_site.jobs.models import Job
+
+    toy, target, study = study_setup
+    plan_and_record(toy, target, study)
+    job = jobs.create_job("crowd-payments", scope=f"crowd-study:{study.pk}", total=1)
+    outcome = {"busy": False, "states": payments.summary(study)["states"], "unsettled": 2, "pending": 1}
+    monkeypatch.setattr(payments, "apply_study", lambda study: dict(outcome))
+    retry = _run_task_once(study, job, monkeypatch, unsettled_tries=3)
+    assert retry["countdown"] == 60 * 2**3 and retry["kwargs"]["unsettled_tries"] == 4, retry
+    assert retry["kwargs"]["pending_tries"] == 0
+
+    outcome["unsettled"] = 0
+    retry = _run_task_once(study, job, monkeypatch, unsettled_tries=4, pending_tries=2)
+    assert retry["countdown"] == PENDING_COUNTDOWN and retry["kwargs"] == dict(
+        job_id=str(job.pk), unsettled_tries=4, pending_tries=3
+    )
+    result = _run_task_once(study, job, monkeypatch, pending_tries=PENDING_RETRIES)
+    assert result["pending"] == 1  # no retry: it says so instead
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and f"stopped after {PENDING_RETRIES} runs" in job.error
+    assert "1 planned row(s) wait" in job.error

@@ -54,7 +54,13 @@ class Command(BaseCommand):
         if action == "show":
             self.stdout.write(json.dumps(payments.summary(study), indent=2))
         elif action == "apply":
-            self.stdout.write(json.dumps(payments.apply_study(study), indent=2))
+            result = payments.apply_study(study)
+            self.stdout.write(json.dumps(result, indent=2))
+            if result.get("pending"):
+                self.stderr.write(
+                    f"{result['pending']} planned row(s) were recorded while this run sent and are not sent yet: "
+                    "run 'crowd_ledger apply' again to send them"
+                )
         elif action == "retry":
             try:
                 counts = payments.plan_failed_again(study)
