@@ -713,7 +713,8 @@ def plan_failed_again(study, provider=None):
     refused for one bad row): nothing else ever moves a row out of ``failed``. Each row is looked up on the
     platform first, as a row a crash left sent is: a refusal may hide a call that went through (MTurk refuses a
     bonus token it granted already, and the lookup that tells may have failed), so a row the platform shows done
-    is confirmed instead, and one it cannot be asked about stays failed. The next payment run sends the planned
+    is confirmed instead, and one it cannot be asked about stays failed (a row never sent, held back over the
+    bonus limit, is planned again without asking). The next payment run sends the planned
     ones (a bonus still only after its approval is confirmed); recording the decisions again first brings them
     up to date. Returns the counts ``{"planned", "confirmed", "unchecked"}``."""
     from django.core.exceptions import ImproperlyConfigured
@@ -729,6 +730,9 @@ def plan_failed_again(study, provider=None):
             raise ValueError(f"{study.get_provider_display()} cannot be asked ({exc}); nothing changed") from None
     counts = {"planned": 0, "confirmed": 0, "unchecked": 0}
     for row in LedgerEntry.objects.filter(study=study, state=LedgerEntry.State.FAILED).order_by("pk"):
+        if not row.attempts:  # never claimed, never sent (held back over the limit): nothing to ask the platform
+            counts["planned"] += ledger.plan_again([row])
+            continue
         done = provider.already_done(row)
         if done is None:
             counts["unchecked"] += 1

@@ -362,3 +362,29 @@ def test_a_bonus_claimed_between_the_preview_and_the_recording_is_reported_not_c
     assert recorded.not_changed == (bonus.assignment_key,) and recorded.removed == 0, recorded
     bonus.refresh_from_db()
     assert bonus.state == "sent" and bonus.amount == Decimal("0.40")
+
+
+def test_a_held_back_bonus_is_planned_again_without_asking_the_platform(toy_campaign, monkeypatch):
+    """A held-back row was never sent, so there is nothing to look up: it is planned again even while the
+    platform cannot be asked, where a row that was sent and refused stays failed until it can."""
+    from annotation_site.crowd import payments
+    from annotation_site.crowd.providers.link import LinkProvider
+
+    run("crowd_payments", "--campaign", "camp-7")
+    large = LedgerEntry.objects.get(kind="bonus")
+    LedgerEntry.objects.filter(pk=large.pk).update(amount=Decimal("400.00"))
+    payments.apply_study(large.study)
+    refused = LedgerEntry.objects.filter(kind="decision", state="confirmed").order_by("pk").first()
+    LedgerEntry.objects.filter(pk=refused.pk).update(state="failed")  # sent, then refused
+    asked = []
+
+    def cannot_be_asked(self, row):
+        asked.append(row.pk)
+        return None
+
+    monkeypatch.setattr(LinkProvider, "already_done", cannot_be_asked)
+    counts = payments.plan_failed_again(large.study)
+    assert counts == {"planned": 1, "confirmed": 0, "unchecked": 1}
+    assert asked == [refused.pk]
+    assert LedgerEntry.objects.get(pk=large.pk).state == "planned"
+    assert LedgerEntry.objects.get(pk=refused.pk).state == "failed"

@@ -252,7 +252,9 @@ def test_a_failed_bonus_mturk_had_granted_is_confirmed_when_planned_again_not_pa
         policy=Policy.APPROVE_ALL,
     )
     LedgerEntry.objects.filter(kind="decision").update(state="confirmed")
-    LedgerEntry.objects.filter(kind="bonus").update(state="failed", error="RequestError: token used already")
+    LedgerEntry.objects.filter(kind="bonus").update(
+        state="failed", attempts=1, error="RequestError: token used already"
+    )  # sent once
     paid = {
         "BonusPayments": [{"WorkerId": "WPAID", "BonusAmount": "0.25", "AssignmentId": "D" * 30, "Reason": "x"}],
         "NumResults": 1,
