@@ -276,7 +276,8 @@ class PaymentsView(APIView):
         the rows this call wrote; ``already_recorded``: the rows the ledger held already as decided. A retry, or
         a second call at the same moment, is answered like the first with ``recorded`` 0: nothing is stored
         twice. ``not_changed``: the assignment keys whose rows a payment run sent meanwhile with their earlier
-        decision, which this call asked to change (or remove) and did not."""
+        decision, which this call asked to change (or remove) and did not; ``kept``: those whose planned bonus was
+        sent once before (refused, then planned again) and keeps its amount where this call asked for another."""
         send = _flag(request.data, "send", default=False)  # refused before anything is recorded
         adapter, target, study, chosen = self._settings(request.data)
         # decided under the ledger's lock: a call that waited for another records from the QC of now
@@ -287,6 +288,7 @@ class PaymentsView(APIView):
         body["recorded"], body["already_recorded"] = recorded.written, recorded.already
         # assignments whose rows were sent meanwhile with their earlier decision: not changed as asked
         body["not_changed"] = list(recorded.not_changed)
+        body["kept"] = list(recorded.kept)  # bonuses sent once before: their amount is never changed
         if send:
             from .staff_views import start_payments_job
 

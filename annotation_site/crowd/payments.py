@@ -49,6 +49,7 @@ class Decision:
     completed: bool
     participation: Participation | None = None
     bonus_state: str = ""
+    bonus_kept: bool = False  # its planned bonus was sent once before: kept, though this run decides another
     notes: list = field(default_factory=list)
 
     def as_dict(self):
@@ -203,6 +204,7 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
     decisions = []
     for record in sorted(records, key=lambda r: (r.worker_id, r.hit_id, r.key)):
         participation = participations.get(record.key)
+        bonus_kept = False
         decided = rows.get((record.key, LedgerEntry.Kind.DECISION))
         released = record.released or (
             participation is not None and participation.status == Participation.Status.RELEASED
@@ -213,11 +215,15 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
         if decided is not None and decided.state != LedgerEntry.State.PLANNED:
             action, reason, state = decided.action, decided.reason, decided.state
             bonus = bonus_row.amount if bonus_row is not None else None
-            if bonus_row is not None and bonus_row.state == LedgerEntry.State.PLANNED and not bonus_row.attempts:
-                # its bonus was never sent (it waits for the approval to be confirmed, or was held back over the
-                # limit and planned again): decided again, as any planned row, for the decision that was sent. One
-                # sent before keeps its amount: the platform knows it by its token and amount
-                bonus = bonus_for(action, record.qc, bonus_scope, bonus_amount)
+            if bonus_row is not None and bonus_row.state == LedgerEntry.State.PLANNED:
+                # its bonus is not sent: decided again, as any planned row, for the decision that was sent, if it
+                # was never sent (it waits for the approval to be confirmed, or was held back over the limit and
+                # planned again). One sent before keeps its amount: the platform knows it by its token and amount
+                asked = bonus_for(action, record.qc, bonus_scope, bonus_amount)
+                if not bonus_row.attempts:
+                    bonus = asked
+                else:
+                    bonus_kept = asked != bonus_row.amount
         else:
             action, reason = decide(record, policy, rejection_message)
             bonus = bonus_for(action, record.qc, bonus_scope, bonus_amount)
@@ -234,6 +240,7 @@ def preview(adapter, target, *, policy, bonus_scope=BonusScope.NONE, bonus_amoun
             completed=record.completed,
             participation=participation,
             bonus_state=bonus_row.state if bonus_row is not None else "",
+            bonus_kept=bonus_kept,
         )
         decisions.append(decision)
     return decisions
@@ -303,14 +310,17 @@ class Recorded:
     (now for review, or no bonus); ``already`` rows the ledger held already as decided (planned alike, or sent on
     their way), left as they were; ``not_changed`` the assignments (keys) of rows this recording would have
     changed or removed but found sent meanwhile (a payment run claimed them after the preview): they went to the
-    platform with their earlier decision and were not changed. Never counted as "already recorded": the person
-    asked for something else."""
+    platform with their earlier decision and were not changed; ``kept`` the assignments whose planned bonus was
+    sent once before (refused, then planned again) and keeps its amount where this recording asked for another
+    or none (a platform knows a bonus by its token and amount). Neither is counted as "already recorded": the
+    person asked for something else."""
 
     created: int = 0
     updated: int = 0
     removed: int = 0
     already: int = 0
     not_changed: tuple = ()
+    kept: tuple = ()
 
     @property
     def written(self):
@@ -318,7 +328,7 @@ class Recorded:
 
     def sentence(self):
         """What the person who recorded is told (the payments page, ``crowd_payments``); ``warning()`` besides."""
-        if self.written == 0 and self.already and not self.not_changed:
+        if self.written == 0 and self.already and not self.not_changed and not self.kept:
             return (
                 f"These decisions were already recorded ({self.already} ledger row(s)); nothing changed, "
                 "nothing was recorded twice"
@@ -327,14 +337,25 @@ class Recorded:
         return f"{text} ({self.already} already recorded, unchanged)" if self.already else text
 
     def warning(self):
-        """The rows sent meanwhile with their earlier decision, which this recording did not change ("" if none)."""
-        if not self.not_changed:
-            return ""
-        keys = ", ".join(self.not_changed[:10]) + (", ..." if len(self.not_changed) > 10 else "")
-        return (
-            f"{len(self.not_changed)} assignment(s) were sent to the platform meanwhile with their earlier decision "
-            f"and were NOT changed as you asked ({keys}); see their ledger rows"
-        )
+        """The rows sent meanwhile with their earlier decision, and the bonuses sent once before that keep their
+        amount, which this recording did not change as asked ("" if none)."""
+        parts = []
+        if self.not_changed:
+            parts.append(
+                f"{len(self.not_changed)} assignment(s) were sent to the platform meanwhile with their earlier "
+                f"decision and were NOT changed as you asked ({_keys(self.not_changed)}); see their ledger rows"
+            )
+        if self.kept:
+            parts.append(
+                f"{len(self.kept)} bonus(es) were sent once before (refused, then planned again) and keep their "
+                f"amount: NOT changed as you asked ({_keys(self.kept)}); a platform knows a bonus by its token and "
+                "amount, so one is never sent again for another amount"
+            )
+        return "; ".join(parts)
+
+
+def _keys(keys):
+    return ", ".join(keys[:10]) + (", ..." if len(keys) > 10 else "")
 
 
 # what makes a ledger row the decision it records (who recorded it aside)
@@ -404,11 +425,13 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
     """``record``, in the transaction that holds the target's LedgerLock (``record``, ``decide_and_record``)."""
     counts = dict(created=0, updated=0, removed=0, already=0)
     not_changed = []  # assignments with a row this recording would have changed, found sent meanwhile
+    kept = []  # assignments whose bonus, sent once before, keeps its amount though this recording asked otherwise
 
     def outcome(d, done):
-        if done == "not_changed":
-            if d.assignment_key not in not_changed:
-                not_changed.append(d.assignment_key)
+        if done in ("not_changed", "kept"):
+            listed = not_changed if done == "not_changed" else kept
+            if d.assignment_key not in listed:
+                listed.append(d.assignment_key)
         else:
             counts[done] += 1
 
@@ -423,8 +446,12 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
             if bonus is None:  # none is created for a decision already sent
                 continue
             if bonus.attempts and d.bonus != bonus.amount:
-                # sent since the preview (or before it, and planned again): never sent again with another amount
+                # sent since the preview, which decided it again: on its way as it was (never sent again with
+                # another amount)
                 outcome(d, "not_changed")
+                continue
+            if d.bonus_kept:  # sent once before, planned again: keeps its amount (``preview``)
+                outcome(d, "kept" if bonus.state == LedgerEntry.State.PLANNED else "not_changed")
                 continue
             # a bonus never sent is brought up to date as any planned row (``preview`` decided it again); one
             # claimed meanwhile is on its way and stays as it is ("not_changed"), one unchanged is "already"
@@ -485,7 +512,7 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
                 outcome(d, _update_planned(bonus, paid))
         elif bonus is not None:
             outcome(d, _delete_planned(bonus))
-    return Recorded(**counts, not_changed=tuple(not_changed))
+    return Recorded(**counts, not_changed=tuple(not_changed), kept=tuple(kept))
 
 
 def _read_ledger(where):
@@ -618,21 +645,28 @@ def _payable_bonuses(rows):
 
 def hold_back_large_bonuses(study):
     """Fail, never send, the study's planned bonus rows over ``max_bonus()``: rows planned before the limit
-    existed (or while it was larger); every bonus recorded since is checked when it is entered. One conditional
-    UPDATE (planned and over the limit when it runs). Returns how many were held back."""
+    existed (or while it was larger); every bonus recorded since is checked when it is entered. Conditional
+    UPDATEs (planned and over the limit when they run), one message for rows never sent (record a smaller bonus)
+    and one for rows sent once before, which keep their amount (``record``). Returns how many were held back."""
     from django.utils import timezone
 
     limit = max_bonus()
-    return LedgerEntry.objects.filter(
+    over = LedgerEntry.objects.filter(
         study=study, kind=LedgerEntry.Kind.BONUS, state=LedgerEntry.State.PLANNED, amount__gt=limit
-    ).update(
-        state=LedgerEntry.State.FAILED,
-        settled_at=timezone.now(),
-        error=(
-            f"held back, not sent: over the largest bonus allowed per HIT ({limit:.2f}, CAPTIONEVAL_MAX_BONUS); "
-            "plan the failed rows again, then record the decisions with a bonus at most that large"
-        ),
     )
+    held = f"held back, not sent: over the largest bonus allowed per HIT ({limit:.2f}, CAPTIONEVAL_MAX_BONUS); "
+    fields = {"state": LedgerEntry.State.FAILED, "settled_at": timezone.now()}
+    never_sent = over.filter(attempts=0).update(
+        **fields,
+        error=held + "plan the failed rows again, then record the decisions with a bonus at most that large",
+    )
+    sent_before = over.filter(attempts__gt=0).update(
+        **fields,
+        error=held + "it was sent once before, so it keeps its amount (a platform knows it by its token and "
+        "amount): raise the limit and plan the failed rows again to pay it, or leave it failed and pay what is "
+        "right on the platform",
+    )
+    return never_sent + sent_before
 
 
 def lease_remaining(study):

@@ -220,7 +220,7 @@ def _said_recorded(request, recorded, target):
         messages.success(request, f"{recorded.sentence()}; nothing was sent yet.")
     else:  # a second click, or another person's: the first one recorded them
         messages.info(request, f"{recorded.sentence()}.")
-    if recorded.not_changed:  # a payment run sent them meanwhile: what was asked did not happen
+    if recorded.warning():  # sent meanwhile, or bonuses sent before: what was asked did not happen
         messages.warning(request, f"{recorded.warning()}.")
     if request.POST.get("send") == "yes":
         for s in payments.target_studies(target):

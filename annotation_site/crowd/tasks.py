@@ -50,7 +50,10 @@ def apply_payments(self, study_id, job_id=None, unsettled_tries=0, pending_tries
     if job_id:
         states = result["states"]
         jobs.report_progress(job_id, 1)
-        later = "sending them in a moment" if not self.request.is_eager else "send the payments again to send them"
+        if self.request.is_eager:
+            later = "send the payments again to send them"
+        else:  # with rows waiting for the platform, the next check of it sends them
+            later = "sending them with the next check of the platform" if unsettled else "sending them in a moment"
         jobs.mark_succeeded(
             job_id,
             result,
@@ -67,6 +70,7 @@ def apply_payments(self, study_id, job_id=None, unsettled_tries=0, pending_tries
     if unsettled:  # rows the platform has not settled are asked about later and later (that run sends the pending)
         tries, limit, countdown = unsettled_tries, UNSETTLED_RETRIES, min(60 * 2**unsettled_tries, 3600)
         stopped = f"stopped checking after {UNSETTLED_RETRIES} retries: {unsettled} row(s) still wait for the platform"
+        stopped += f", {pending} planned row(s) are not sent yet" if pending else ""
     else:  # rows planned while the run sent only need sending
         tries, limit, countdown = pending_tries, PENDING_RETRIES, PENDING_COUNTDOWN
         stopped = (

@@ -3,7 +3,6 @@ strictly (issue #11, "scores such as 1e2 and non-ASCII digits are accepted", her
 most two decimals, never negative, NaN or infinite, within the money columns. A refused amount records nothing
 and is answered with a message that says what is expected, never a server error."""
 
-import json
 from decimal import Decimal
 
 import pytest
@@ -320,7 +319,7 @@ def test_a_bonus_waiting_for_its_approval_follows_a_new_recording_and_the_sent_a
 def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign):
     """A bonus that was sent once (refused, then planned again) is known to the platform by its token and amount:
     a recording with another amount leaves it as it is and says so, never sends it again for another amount."""
-    from annotation_site.crowd import payments
+    from annotation_site.crowd import adapters, payments
 
     run("crowd_payments", "--campaign", "camp-7")
     bonus = LedgerEntry.objects.get(kind="bonus")
@@ -330,10 +329,22 @@ def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign):
     bonus.refresh_from_db()
     assert (bonus.state, bonus.attempts) == ("planned", 1)
 
-    document = json.loads(run("crowd_payments", "--campaign", "camp-7", "--bonus-amount", "0.25", "--format", "json"))
+    adapter, target = adapters.find_target("camp-7")
+    chosen, problems = payments.run_settings(bonus.study, {"bonus_amount": "0.25"})
+    assert not problems
+    decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=bonus.study)
     bonus.refresh_from_db()
     assert bonus.amount == Decimal("0.40") and bonus.state == "planned"
-    assert [d["bonus"] for d in document["decisions"] if d["bonus"]] == ["0.40"]
+    assert [d.bonus for d in decisions if d.bonus] == [Decimal("0.40")]  # what the page shows: as it stays
+    assert recorded.kept == (bonus.assignment_key,) and recorded.written == 0, recorded
+    assert "keep their amount: NOT changed as you asked" in recorded.warning()
+    assert not recorded.sentence().startswith("These decisions were already recorded")
+
+    # held back over a lower limit, it says what can be done with it (a smaller bonus cannot)
+    LedgerEntry.objects.filter(pk=bonus.pk).update(amount=Decimal("400.00"))
+    assert payments.hold_back_large_bonuses(bonus.study) == 1
+    bonus.refresh_from_db()
+    assert bonus.state == "failed" and "it was sent once before, so it keeps its amount" in bonus.error
 
 
 def test_a_bonus_claimed_between_the_preview_and_the_recording_is_reported_not_changed(toy_campaign, monkeypatch):

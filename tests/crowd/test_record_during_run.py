@@ -281,6 +281,9 @@ def test_rows_left_planned_while_others_wait_for_the_platform_keep_the_platform_
     retry = _run_task_once(study, job, monkeypatch, unsettled_tries=3)
     assert retry["countdown"] == 60 * 2**3 and retry["kwargs"]["unsettled_tries"] == 4, retry
     assert retry["kwargs"]["pending_tries"] == 0
+    job.refresh_from_db()
+    assert "1 planned row(s) not sent by this run" in job.message
+    assert "sending them with the next check of the platform" in job.message, job.message
 
     outcome["unsettled"] = 0
     retry = _run_task_once(study, job, monkeypatch, unsettled_tries=4, pending_tries=2)

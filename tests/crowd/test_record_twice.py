@@ -316,6 +316,7 @@ def test_a_change_to_a_row_sent_meanwhile_is_reported_not_changed_never_already_
     ]
     if entry == "api":
         assert answer["not_changed"] == [assignment] and answer["recorded"] == 0, answer
+        assert answer["kept"] == [], answer
     else:
         assert "These decisions were already recorded" not in answer and "nothing changed" not in answer, answer
         assert "1 assignment(s) were sent to the platform meanwhile" in answer, answer

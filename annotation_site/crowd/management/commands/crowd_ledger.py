@@ -58,8 +58,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result, indent=2))
             if result.get("pending"):
                 self.stderr.write(
-                    f"{result['pending']} planned row(s) were recorded while this run sent and are not sent yet: "
-                    "run 'crowd_ledger apply' again to send them"
+                    f"{result['pending']} planned row(s) were not sent by this run (recorded or planned again while "
+                    "it sent): run 'crowd_ledger apply' again to send them"
                 )
         elif action == "retry":
             try:

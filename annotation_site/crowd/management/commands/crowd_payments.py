@@ -61,7 +61,7 @@ class Command(BaseCommand):
             # decided under the ledger's lock: a recording that waited for another uses the QC of now
             decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=study)
             self.stderr.write(f"{recorded.sentence()}.")
-            if recorded.not_changed:
+            if recorded.warning():
                 self.stderr.write(f"Warning: {recorded.warning()}.")
             if options["send"]:
                 from annotation_site.crowd.tasks import apply_payments
