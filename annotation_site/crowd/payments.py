@@ -748,9 +748,9 @@ def plan_failed_again(study, provider=None):
     platform first, as a row a crash left sent is: a refusal may hide a call that went through (MTurk refuses a
     bonus token it granted already, and the lookup that tells may have failed), so a row the platform shows done
     is confirmed instead, and one it cannot be asked about stays failed (a row never sent, held back over the
-    bonus limit, is planned again without asking). The next payment run sends the planned
-    ones (a bonus still only after its approval is confirmed); recording the decisions again first brings them
-    up to date. Returns the counts ``{"planned", "confirmed", "unchecked"}``."""
+    bonus limit, is planned again without asking). The next payment run sends the planned ones (a bonus still
+    only after its approval is confirmed); recording the decisions again first brings them up to date (a bonus
+    sent before keeps its amount, ``record``). Returns the counts ``{"planned", "confirmed", "unchecked"}``."""
     from django.core.exceptions import ImproperlyConfigured
 
     from . import ledger

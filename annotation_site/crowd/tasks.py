@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 
 UNSETTLED_RETRIES = 12  # runs after which rows still waiting for the platform are left to a person
 PENDING_COUNTDOWN = 5  # seconds before a run sends what a recording planned during the previous one
-PENDING_RETRIES = 10  # such runs in a row after which the task leaves the rest to a person
+PENDING_RETRIES = 10  # such runs in one chain of retries after which the task leaves the rest to a person
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
@@ -74,8 +74,8 @@ def apply_payments(self, study_id, job_id=None, unsettled_tries=0, pending_tries
     else:  # rows planned while the run sent only need sending
         tries, limit, countdown = pending_tries, PENDING_RETRIES, PENDING_COUNTDOWN
         stopped = (
-            f"stopped after {PENDING_RETRIES} runs that each left rows recorded while it sent: {pending} planned "
-            "row(s) wait"
+            f"stopped after {PENDING_RETRIES} runs, each of which left rows recorded while it sent: {pending} "
+            "planned row(s) wait"
         )
     if tries >= limit:
         # retrying for ever would hide rows that need a person; stopping silently would lose them: say so
