@@ -114,15 +114,11 @@ def _decided_on_the_platform(fake_prolific):
     return decided + [c.path.split("/")[-3] for c in fake_prolific.log("POST", r"/transition/$")]
 
 
-def test_a_decision_changed_back_during_the_run_waits_and_is_then_sent_once(
-    study_setup,  # noqa: F811
-    fake_prolific,
-    monkeypatch,
-):
-    """approve -> reject during the first pass, then back to approve while the second pass sends the rejection:
-    the run has already tried the row as an approval, so it leaves it planned (a run does not try a row twice as
-    it is); the next run approves it, once."""
-    toy, target, study = study_setup
+def _approval_changed_back_during_the_run(setup, monkeypatch):
+    """Prolific's send patched so that during a run an approval is changed to a rejection while the first pass
+    sends, and back to an approval while the second pass sends the rejection (each a recording). Returns the
+    study, that row, the passes' (pk, action) lists as the run makes them, and the unpatched send."""
+    toy, target, study = setup
     plan_and_record(toy, target, study)
     changed = LedgerEntry.objects.filter(kind="decision", action="approve").order_by("pk").first()
     qc = toy.targets["camp"].qc
@@ -139,6 +135,18 @@ def test_a_decision_changed_back_during_the_run_waits_and_is_then_sent_once(
         return send(self, decisions, bonuses)
 
     monkeypatch.setattr(ProlificProvider, "send", recording_meanwhile)
+    return study, changed, passes, send
+
+
+def test_a_decision_changed_back_during_the_run_waits_and_is_then_sent_once(
+    study_setup,  # noqa: F811
+    fake_prolific,
+    monkeypatch,
+):
+    """approve -> reject during the first pass, then back to approve while the second pass sends the rejection:
+    the run has already tried the row as an approval, so it leaves it planned (a run does not try a row twice as
+    it is); the next run approves it, once."""
+    study, changed, passes, send = _approval_changed_back_during_the_run(study_setup, monkeypatch)
     result = payments.apply_study(study)
     assert len(passes) == 2 and passes[1] == [(changed.pk, "reject")]
     changed.refresh_from_db()
@@ -224,23 +232,8 @@ def test_a_decision_recorded_during_the_last_pass_is_sent_by_the_task_a_moment_l
     from annotation_site.jobs import services as jobs
     from annotation_site.jobs.models import Job
 
-    toy, target, study = study_setup
-    plan_and_record(toy, target, study)
-    changed = LedgerEntry.objects.filter(kind="decision", action="approve").order_by("pk").first()
-    qc = toy.targets["camp"].qc
-    key = next(k for k in qc if k.endswith(changed.worker_id) or changed.worker_id in k)
-    send = ProlificProvider.send
-    passes = []
-
-    def recording_meanwhile(self, decisions, bonuses):
-        if decisions:
-            passes.append([(e.pk, e.action) for e in decisions])
-            if len(passes) <= 2:  # as in the test above: to a rejection, then back while the second pass sends
-                qc[key] = FAILED if len(passes) == 1 else PASSED
-                plan_and_record(toy, target, study)
-        return send(self, decisions, bonuses)
-
-    monkeypatch.setattr(ProlificProvider, "send", recording_meanwhile)
+    study, changed, passes, send = _approval_changed_back_during_the_run(study_setup, monkeypatch)
+    assert passes == []
     job = jobs.create_job("crowd-payments", scope=f"crowd-study:{study.pk}", total=1)
     retry = _run_task_once(study, job, monkeypatch)
     changed.refresh_from_db()
