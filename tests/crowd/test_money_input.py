@@ -316,7 +316,7 @@ def test_a_bonus_waiting_for_its_approval_follows_a_new_recording_and_the_sent_a
     assert LedgerEntry.objects.get(pk=approval.pk).state == "sent"
 
 
-def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign):
+def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign, client, staff_user):
     """A bonus that was sent once (refused, then planned again) is known to the platform by its token and amount:
     a recording with another amount leaves it as it is and says so, never sends it again for another amount."""
     from annotation_site.crowd import adapters, payments
@@ -328,6 +328,10 @@ def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign):
     assert payments.plan_failed_again(bonus.study)["planned"] == 1
     bonus.refresh_from_db()
     assert (bonus.state, bonus.attempts) == ("planned", 1)
+
+    client.force_login(staff_user)  # the payments page says so before anything is recorded
+    page = client.get(reverse("crowd-payments", args=["toy", "camp-7"]), {"bonus_amount": "0.25"})
+    assert page.content.count(b"sent before: keeps this amount") == 1
 
     adapter, target = adapters.find_target("camp-7")
     chosen, problems = payments.run_settings(bonus.study, {"bonus_amount": "0.25"})
