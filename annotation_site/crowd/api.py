@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from annotation_site import uploads
 from annotation_site.strict_numbers import amount, form_integer
 
-from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, studies
+from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, sending, studies
 from .models import BonusScope, Dispatch, Participation, Policy, Study
 from .providers.base import AdmissionRefused
 from .providers.prolific_client import ProlificError, TransientError
@@ -95,7 +95,7 @@ def _detail(study, request=None):
         **StudySerializer(study).data,
         "entry_url": studies.entry_url(study),
         "progress": studies.progress(study),
-        "ledger": payments.summary(study),
+        "ledger": sending.summary(study),
     }
 
 
@@ -174,7 +174,7 @@ class StudyActionView(APIView):
                 ids = _participant_ids(data)
                 return Response({"blocked": admission.block(study, ids, str(data.get("reason") or "blocked"))})
             if action == "retry-failed":
-                return Response(payments.plan_failed_again(study))
+                return Response(sending.plan_failed_again(study))
             if action == "apply-payments":
                 from .staff_views import start_payments_job
 
@@ -308,7 +308,7 @@ class ResolveDispatchView(APIView):
             )
         try:
             paid = _flag(request.data, "paid")
-            dispatch = payments.resolve_dispatch(dispatch, paid=paid, user=request.user)
+            dispatch = sending.resolve_dispatch(dispatch, paid=paid, user=request.user)
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response({"dispatch": dispatch.pk, "state": dispatch.state})

@@ -20,7 +20,7 @@ def claim(entries, action=None):
     were read before and may have been changed since by a recording (``payments.record`` updates planned rows).
     ``action``: claim only rows whose action is still that one; a row a recording changed to another action
     since ``entries`` were read stays planned (it is never sent as what it no longer is; the run's next pass
-    sends it as it is, ``payments.apply_study``).
+    sends it as it is, ``sending.apply_study``).
 
     The rows are locked in primary-key order, as ``payments.record`` locks the target's planned rows, so a
     recording and a payment run wait for each other instead of deadlocking on PostgreSQL."""
@@ -62,7 +62,7 @@ def unsend(entries):
 
 
 def plan_again(entries):
-    """failed -> planned: a person sends refused rows again once the cause is fixed (``payments.plan_failed_again``
+    """failed -> planned: a person sends refused rows again once the cause is fixed (``sending.plan_failed_again``
     checks the platform first). The row keeps its idempotency token (MTurk still recognises a bonus it granted
     under it) and leaves its dispatch. Returns how many moved."""
     return LedgerEntry.objects.filter(pk__in=[e.pk for e in entries], state=State.FAILED).update(

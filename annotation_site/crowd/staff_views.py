@@ -19,7 +19,7 @@ from annotation_site import spreadsheet_csv, uploads
 from annotation_site.jobs import services as jobs
 from annotation_site.strict_numbers import amount, form_integer
 
-from . import adapters, admission, mturk_formats, mturk_import, payments, studies
+from . import adapters, admission, mturk_formats, mturk_import, payments, sending, studies
 from .models import BonusScope, Dispatch, LedgerEntry, Participant, Participation, Policy, Provider, Study
 from .providers.base import AdmissionRefused
 from .providers.prolific_client import ProlificError, TransientError
@@ -111,7 +111,7 @@ def study_detail(request, name):
             "progress": studies.progress(study),
             "participations": participations,
             "entry_url": studies.entry_url(study),
-            "ledger": payments.summary(study),
+            "ledger": sending.summary(study),
             "dispatches": Dispatch.objects.filter(study=study)
             .exclude(state=Dispatch.State.DONE)
             .annotate(rows=Count("entries")),
@@ -149,7 +149,7 @@ def study_action(request, name):
         elif action == "release-idle":
             messages.success(request, f"{admission.release_idle()} idle task(s) released.")
         elif action == "retry-failed":
-            counts = payments.plan_failed_again(study)
+            counts = sending.plan_failed_again(study)
             messages.success(
                 request,
                 f"{counts['planned']} failed ledger row(s) planned again (send the recorded payments to send them); "

@@ -8,7 +8,7 @@ from celery import shared_task
 
 from annotation_site.jobs import services as jobs
 
-from . import admission, payments
+from . import admission, sending
 from .models import Study
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ PENDING_RETRIES = 10  # such runs in one chain of retries after which the task l
 def apply_payments(self, study_id, job_id=None, unsettled_tries=0, pending_tries=0):
     """Send a study's planned decisions and bonuses. Rows a platform could not settle (5xx, timeouts) stay
     ``sent`` and the task retries later; reconciliation runs first, so a retry never pays twice. Rows a
-    recording planned or changed while the run sent, which it left planned (``payments.apply_study``:
+    recording planned or changed while the run sent, which it left planned (``sending.apply_study``:
     ``pending``), are sent by a retry a few seconds later (by the next check's run when rows also wait for the
     platform)."""
     study = Study.objects.filter(pk=study_id).first()
@@ -32,7 +32,7 @@ def apply_payments(self, study_id, job_id=None, unsettled_tries=0, pending_tries
     if job_id:
         jobs.mark_running(job_id, total=1, message="sending decisions and bonuses")
     try:
-        result = payments.apply_study(study)
+        result = sending.apply_study(study)
     except Exception as exc:
         if job_id:
             jobs.mark_failed(job_id, exc)

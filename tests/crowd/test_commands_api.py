@@ -203,13 +203,13 @@ def test_every_entry_point_plans_with_the_study_s_settings(client, staff_user, t
 
 @pytest.mark.parametrize("paid", ["false", "0", "no", False])
 def test_resolving_a_dispatch_as_not_paid_is_never_read_as_paid(client, staff_user, toy_campaign, paid, monkeypatch):
-    from annotation_site.crowd import payments
+    from annotation_site.crowd import sending
     from annotation_site.crowd.models import Dispatch
 
     _, study = toy_campaign
     dispatch = Dispatch.objects.create(study=study, kind="bonus", state=Dispatch.State.IN_DOUBT)
     told = []
-    monkeypatch.setattr(payments, "resolve_dispatch", lambda d, *, paid, user: told.append(paid) or d)
+    monkeypatch.setattr(sending, "resolve_dispatch", lambda d, *, paid, user: told.append(paid) or d)
     client.force_login(staff_user)
     url = reverse("api-crowd-resolve", args=[dispatch.pk])
     assert client.post(url, {"paid": paid}, content_type="application/json").status_code == 200

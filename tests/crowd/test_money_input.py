@@ -262,12 +262,12 @@ def test_a_study_s_own_large_bonus_does_not_refuse_a_run_that_pays_no_bonus(clie
 def test_a_bonus_over_the_limit_planned_before_it_is_held_back_not_sent(toy_campaign):
     """A bonus row planned before the limit existed (or while it was larger) is failed by the payment run with a
     message saying why, never sent; the others go as usual."""
-    from annotation_site.crowd import payments
+    from annotation_site.crowd import sending
 
     run("crowd_payments", "--campaign", "camp-7")
     large = LedgerEntry.objects.get(kind="bonus")
     LedgerEntry.objects.filter(pk=large.pk).update(amount=Decimal("400.00"))  # planned before the limit
-    payments.apply_study(large.study)
+    sending.apply_study(large.study)
     large.refresh_from_db()
     assert large.state == "failed" and "CAPTIONEVAL_MAX_BONUS" in large.error and "held back" in large.error
     assert large.attempts == 0  # never claimed, never sent
@@ -278,18 +278,18 @@ def test_a_held_back_bonus_follows_its_message_and_is_then_paid_once_as_now_reco
     """The held-back row's message says: plan the failed rows again, then record the decisions with a bonus at most
     the limit. Its approval was already sent, so the recording left the bonus as it was (sent decisions are
     frozen) and the next run held it back again: the remedy the message names did nothing."""
-    from annotation_site.crowd import payments
+    from annotation_site.crowd import sending
 
     run("crowd_payments", "--campaign", "camp-7")
     large = LedgerEntry.objects.get(kind="bonus")
     LedgerEntry.objects.filter(pk=large.pk).update(amount=Decimal("400.00"))  # planned before the limit
-    payments.apply_study(large.study)
+    sending.apply_study(large.study)
     large.refresh_from_db()
     assert large.state == "failed" and large.attempts == 0
 
-    assert payments.plan_failed_again(large.study)["planned"] == 1
+    assert sending.plan_failed_again(large.study)["planned"] == 1
     run("crowd_payments", "--campaign", "camp-7", "--bonus-amount", "0.50")
-    payments.apply_study(large.study)
+    sending.apply_study(large.study)
     large.refresh_from_db()
     assert large.state == "confirmed" and large.amount == Decimal("0.50") and large.attempts == 1
     assert LedgerEntry.objects.filter(kind="bonus").count() == 1
@@ -319,13 +319,13 @@ def test_a_bonus_waiting_for_its_approval_follows_a_new_recording_and_the_sent_a
 def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign, client, staff_user):
     """A bonus that was sent once (refused, then planned again) is known to the platform by its token and amount:
     a recording with another amount leaves it as it is and says so, never sends it again for another amount."""
-    from annotation_site.crowd import adapters, payments
+    from annotation_site.crowd import adapters, payments, sending
 
     run("crowd_payments", "--campaign", "camp-7")
     bonus = LedgerEntry.objects.get(kind="bonus")
-    payments.apply_study(bonus.study)
+    sending.apply_study(bonus.study)
     LedgerEntry.objects.filter(pk=bonus.pk).update(state="failed")  # as if the platform had refused it
-    assert payments.plan_failed_again(bonus.study)["planned"] == 1
+    assert sending.plan_failed_again(bonus.study)["planned"] == 1
     bonus.refresh_from_db()
     assert (bonus.state, bonus.attempts) == ("planned", 1)
 
@@ -346,7 +346,7 @@ def test_a_bonus_sent_before_keeps_its_amount_when_recorded_again(toy_campaign, 
 
     # held back over a lower limit, it says what can be done with it (a smaller bonus cannot)
     LedgerEntry.objects.filter(pk=bonus.pk).update(amount=Decimal("400.00"))
-    assert payments.hold_back_large_bonuses(bonus.study) == 1
+    assert sending.hold_back_large_bonuses(bonus.study) == 1
     bonus.refresh_from_db()
     assert bonus.state == "failed" and "it was sent once before, so it keeps its amount" in bonus.error
 
@@ -382,13 +382,13 @@ def test_a_bonus_claimed_between_the_preview_and_the_recording_is_reported_not_c
 def test_a_held_back_bonus_is_planned_again_without_asking_the_platform(toy_campaign, monkeypatch):
     """A held-back row was never sent, so there is nothing to look up: it is planned again even while the
     platform cannot be asked, where a row that was sent and refused stays failed until it can."""
-    from annotation_site.crowd import payments
+    from annotation_site.crowd import sending
     from annotation_site.crowd.providers.link import LinkProvider
 
     run("crowd_payments", "--campaign", "camp-7")
     large = LedgerEntry.objects.get(kind="bonus")
     LedgerEntry.objects.filter(pk=large.pk).update(amount=Decimal("400.00"))
-    payments.apply_study(large.study)
+    sending.apply_study(large.study)
     refused = LedgerEntry.objects.filter(kind="decision", state="confirmed").order_by("pk").first()
     LedgerEntry.objects.filter(pk=refused.pk).update(state="failed")  # sent, then refused
     asked = []
@@ -398,7 +398,7 @@ def test_a_held_back_bonus_is_planned_again_without_asking_the_platform(toy_camp
         return None
 
     monkeypatch.setattr(LinkProvider, "already_done", cannot_be_asked)
-    counts = payments.plan_failed_again(large.study)
+    counts = sending.plan_failed_again(large.study)
     assert counts == {"planned": 1, "confirmed": 0, "unchecked": 1}
     assert asked == [refused.pk]
     assert LedgerEntry.objects.get(pk=large.pk).state == "planned"

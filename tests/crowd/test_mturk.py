@@ -9,7 +9,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from annotation_site.crowd import ledger, payments
+from annotation_site.crowd import ledger, payments, sending
 from annotation_site.crowd.config import MissingCredential
 from annotation_site.crowd.models import BonusScope, LedgerEntry, Policy, Study
 from annotation_site.crowd.providers.base import AdmissionRefused
@@ -180,10 +180,10 @@ def test_payments_through_the_mturk_api_exactly_once(toy, monkeypatch):
             },
         )
         provider = MTurkProvider(study, client=mturk)
-        payments.apply_study(study, provider)
+        sending.apply_study(study, provider)
         assert LedgerEntry.objects.get(kind="bonus").state == "sent"
-        payments.apply_study(study, provider)
-        payments.apply_study(study, provider)  # nothing left: no call (the Stubber would fail on one)
+        sending.apply_study(study, provider)
+        sending.apply_study(study, provider)  # nothing left: no call (the Stubber would fail on one)
         stub.assert_no_pending_responses()
     assert set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"}
 
@@ -210,7 +210,7 @@ def test_an_approval_that_went_through_before_a_crash_is_confirmed_not_repeated(
         stub.add_response("approve_assignment", {}, {"AssignmentId": "C" * 30, "RequesterFeedback": ANY})
         monkeypatch.setattr(ledger, "checkpoint", crash)
         with pytest.raises(Crash):
-            payments.apply_study(study, MTurkProvider(study, client=mturk))
+            sending.apply_study(study, MTurkProvider(study, client=mturk))
         monkeypatch.setattr(ledger, "checkpoint", lambda point: None)
         stub.add_response(
             "get_assignment",
@@ -219,7 +219,7 @@ def test_an_approval_that_went_through_before_a_crash_is_confirmed_not_repeated(
         )
         # the row was confirmed before the crash point, so nothing is called; force the 'sent' case:
         LedgerEntry.objects.update(state="sent")
-        payments.apply_study(study, MTurkProvider(study, client=mturk))
+        sending.apply_study(study, MTurkProvider(study, client=mturk))
         stub.assert_no_pending_responses()
     assert LedgerEntry.objects.get().state == "confirmed"
 
@@ -269,7 +269,7 @@ def test_a_failed_bonus_mturk_had_granted_is_confirmed_when_planned_again_not_pa
             expected_params={"AssignmentId": "E" * 30, "MaxResults": 100},
         )
         stub.add_response("list_bonus_payments", paid, {"AssignmentId": "D" * 30, "MaxResults": 100})
-        counts = payments.plan_failed_again(study, MTurkProvider(study, client=mturk))
+        counts = sending.plan_failed_again(study, MTurkProvider(study, client=mturk))
         stub.assert_no_pending_responses()
     assert counts == {"planned": 0, "confirmed": 1, "unchecked": 1}
     states = dict(LedgerEntry.objects.filter(kind="bonus").values_list("submission_id", "state"))

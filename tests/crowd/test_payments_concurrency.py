@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from annotation_site.crowd import ledger, payments
+from annotation_site.crowd import ledger, payments, sending
 from annotation_site.crowd.models import BonusScope, Dispatch, LedgerEntry, Policy, Study
 
 from ..factuality.conftest import in_thread, race, thread_database
@@ -73,10 +73,10 @@ def test_two_payment_runs_at_once_send_everything_exactly_once(toy, fake_prolifi
     fake_prolific.fail("POST", "bonus-payments", kind="queued", delay=0.6, times=5)
     fake_prolific.fail("POST", "/pay/", kind="queued", delay=0.6, times=5)
     with thread_database() as use:
-        errors = _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))] * 2, [0, second_after])
+        errors = _in_threads(use, [lambda: sending.apply_study(Study.objects.get(pk=study.pk))] * 2, [0, second_after])
         assert not errors, errors
         # whatever one run left to the other, a third run settles it, still without sending anything twice
-        _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))])
+        _in_threads(use, [lambda: sending.apply_study(Study.objects.get(pk=study.pk))])
         states = in_thread(
             use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk).values_list("state", flat=True))
         )
@@ -99,14 +99,14 @@ def test_a_crash_after_the_bonus_batch_is_created_is_resumed_without_paying_twic
 
     monkeypatch.setattr(ledger, "checkpoint", crash)
     with thread_database() as use:
-        [error] = _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))])
+        [error] = _in_threads(use, [lambda: sending.apply_study(Study.objects.get(pk=study.pk))])
         assert isinstance(error, Crash)
         assert len(fake_prolific.bulk_bonuses) == 1 and fake_prolific.log("POST", "/pay/") == []
         monkeypatch.setattr(ledger, "checkpoint", lambda point: None)
         # two workers pick the retried task up at once: the created batch is paid once, no second batch is made
-        errors = _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))] * 2, [0, 0.2])
+        errors = _in_threads(use, [lambda: sending.apply_study(Study.objects.get(pk=study.pk))] * 2, [0, 0.2])
         assert not errors, errors
-        _in_threads(use, [lambda: payments.apply_study(Study.objects.get(pk=study.pk))])
+        _in_threads(use, [lambda: sending.apply_study(Study.objects.get(pk=study.pk))])
         states = in_thread(
             use, lambda: sorted(LedgerEntry.objects.filter(study_id=study.pk).values_list("state", flat=True))
         )

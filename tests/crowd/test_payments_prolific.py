@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from annotation_site.crowd import ledger, payments
+from annotation_site.crowd import ledger, payments, sending
 from annotation_site.crowd.models import BonusScope, Dispatch, LedgerEntry, Participation, Policy
 from annotation_site.crowd.providers.prolific import ProlificProvider
 
@@ -61,8 +61,8 @@ def in_doubt_dispatch(study_setup, fake_prolific):
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     fake_prolific.fail("POST", "/pay/", status=502)
-    payments.apply_study(study)
-    payments.apply_study(study)
+    sending.apply_study(study)
+    sending.apply_study(study)
     return Dispatch.objects.get(kind="bonus", state=Dispatch.State.IN_DOUBT)
 
 
@@ -97,7 +97,7 @@ def test_applying_sends_every_decision_and_bonus_once(study_setup, fake_prolific
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     assert LedgerEntry.objects.filter(state="planned").count() == 3 + 2 + 3  # approvals, rejections, bonuses
-    result = payments.apply_study(study)
+    result = sending.apply_study(study)
     assert result["states"] == {"planned": 0, "sent": 0, "confirmed": 8, "failed": 0}
     assert len(fake_prolific.log("POST", "bulk-approve")) == 1
     assert len(fake_prolific.log("POST", r"/transition/$")) == 2
@@ -113,7 +113,7 @@ def test_applying_sends_every_decision_and_bonus_once(study_setup, fake_prolific
     assert study.places == 8  # no place is added: the released ones are free again
     # a second run, and a second recording of the same decisions, send nothing more
     plan_and_record(toy, target, study)
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert len(fake_prolific.payments) == 3
     assert len(fake_prolific.log("POST", "bulk-approve")) == 1
     assert len(fake_prolific.log("POST", "/pay/")) == 1
@@ -133,7 +133,7 @@ def test_an_approval_prolific_skips_is_not_confirmed_and_earns_no_bonus(study_se
     skipped = approved[0].submission_id
     fake_prolific.submissions[skipped]["status"] = status
     for _ in range(2):  # and a later run does not change its mind
-        payments.apply_study(study)
+        sending.apply_study(study)
     row = LedgerEntry.objects.get(pk=approved[0].pk)
     assert row.state == "failed" and f"the submission is {status}, not APPROVED" in row.error
     assert LedgerEntry.objects.get(kind="bonus", assignment_key=row.assignment_key).state == "planned"
@@ -156,14 +156,14 @@ def test_an_approval_prolific_has_not_applied_yet_waits_for_the_next_run(study_s
             return {"detail": "Bulk approve in progress"}
 
     monkeypatch.setattr(ProlificProvider, "make_client", Lagging)
-    payments.apply_study(study)
+    sending.apply_study(study)
     approvals = LedgerEntry.objects.filter(action="approve")
     assert set(approvals.values_list("state", flat=True)) == {"sent"}  # not confirmed from the answer alone
     assert "not applied yet" in approvals.first().error
     assert fake_prolific.payments == []  # no bonus before its approval shows
     for submission_id in accepted:  # Prolific applies them meanwhile
         fake_prolific.submissions[submission_id]["status"] = "APPROVED"
-    payments.apply_study(study)  # the next run settles them from the submissions, then pays the bonuses
+    sending.apply_study(study)  # the next run settles them from the submissions, then pays the bonuses
     assert len(accepted) == 3  # accepted once, in the first run: never sent again
     assert set(approvals.values_list("state", flat=True)) == {"confirmed"}
     assert len(fake_prolific.payments) == 3
@@ -178,8 +178,8 @@ def test_failed_rows_are_sent_again_only_when_a_person_plans_them_again(study_se
     study.save(update_fields=["rejection_message"])
     plan_and_record(toy, target, study)
     fake_prolific.fail("POST", "bulk-approve", status=401, times=1)
-    payments.apply_study(study)
-    payments.apply_study(study)
+    sending.apply_study(study)
+    sending.apply_study(study)
     failed = LedgerEntry.objects.filter(state="failed")
     assert sorted(failed.values_list("action", flat=True)) == ["approve"] * 3 + ["reject"] * 2
     assert "100 characters" in failed.filter(action="reject").first().error
@@ -192,11 +192,11 @@ def test_failed_rows_are_sent_again_only_when_a_person_plans_them_again(study_se
     client.post(reverse("crowd-study-action", args=[study.name]), {"action": "retry-failed"})
     assert LedgerEntry.objects.filter(state="failed").count() == 0
     plan_and_record(toy, target, study)  # brings the planned rejections up to date
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert set(LedgerEntry.objects.values_list("state", flat=True)) == {"confirmed"}
     assert all(len(c.body["message"]) >= 100 for c in fake_prolific.log("POST", r"/transition/$"))
     assert len(fake_prolific.payments) == 3
-    assert payments.plan_failed_again(study) == {"planned": 0, "confirmed": 0, "unchecked": 0}
+    assert sending.plan_failed_again(study) == {"planned": 0, "confirmed": 0, "unchecked": 0}
 
 
 def test_a_prolific_study_with_a_rejection_prolific_refuses_is_not_made(toy, fake_prolific):
@@ -216,7 +216,7 @@ def test_rate_limits_and_server_errors_are_retried(study_setup, fake_prolific):
     fake_prolific.fail("POST", "bulk-approve", status=429, retry_after="0", times=2)
     fake_prolific.fail("POST", r"/transition/$", status=503, times=1)
     fake_prolific.fail("POST", "/pay/", status=429, retry_after="0", times=1)
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert LedgerEntry.objects.exclude(state="confirmed").count() == 0
     assert [c.status for c in fake_prolific.log("POST", "bulk-approve")] == [429, 429, 200]
     assert [c.status for c in fake_prolific.log("POST", "/pay/")] == [429, 202]
@@ -227,12 +227,12 @@ def test_a_pay_call_that_fails_with_5xx_is_never_repeated_blindly(study_setup, f
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     fake_prolific.fail("POST", "/pay/", kind="drop")  # processed (paid), but the answer never arrives
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert len(fake_prolific.log("POST", "/pay/")) == 1
     dispatch = Dispatch.objects.get(kind="bonus")
     assert dispatch.state == Dispatch.State.PAYING
     assert LedgerEntry.objects.filter(kind="bonus", state="sent").count() == 3
-    payments.apply_study(study)  # the rerun looks at the submissions' bonus payments instead of paying again
+    sending.apply_study(study)  # the rerun looks at the submissions' bonus payments instead of paying again
     assert len(fake_prolific.log("POST", "/pay/")) == 1
     assert len(fake_prolific.payments) == 3
     dispatch.refresh_from_db()
@@ -244,16 +244,16 @@ def test_a_5xx_on_pay_that_did_not_pay_leaves_the_dispatch_in_doubt(study_setup,
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     fake_prolific.fail("POST", "/pay/", status=502)  # not processed; the client cannot know that
-    payments.apply_study(study)
-    payments.apply_study(study)
+    sending.apply_study(study)
+    sending.apply_study(study)
     assert len(fake_prolific.log("POST", "/pay/")) == 1 and fake_prolific.payments == []
     dispatch = Dispatch.objects.get(kind="bonus")
     assert dispatch.state == Dispatch.State.IN_DOUBT
-    result = payments.summary(study)
+    result = sending.summary(study)
     assert result["in_doubt"] == [dispatch.pk]
     # a person checks Prolific (nothing paid) and says so: the rows go back and a new batch pays them once
-    payments.resolve_dispatch(dispatch, paid=False)
-    payments.apply_study(study)
+    sending.resolve_dispatch(dispatch, paid=False)
+    sending.apply_study(study)
     assert len(fake_prolific.payments) == 3
     assert LedgerEntry.objects.filter(kind="bonus", state="confirmed").count() == 3
 
@@ -266,16 +266,16 @@ def test_not_paid_is_refused_while_prolific_shows_the_batch_paid(study_setup, fa
     first = dispatch.entries.order_by("pk").first()
     fake_prolific.submissions[first.submission_id]["bonus_payments"].append(50)  # it shows up later
     with pytest.raises(ValueError, match="now shows bonuses of dispatch .* paid"):
-        payments.resolve_dispatch(dispatch, paid=False)
+        sending.resolve_dispatch(dispatch, paid=False)
     dispatch.refresh_from_db()
     assert dispatch.state == Dispatch.State.IN_DOUBT
     assert set(dispatch.entries.values_list("state", flat=True)) == {"sent"}
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert len(fake_prolific.log("POST", "/pay/")) == 1  # nothing paid again
     fake_prolific.fail("GET", "/submissions/", status=503, times=10)
     with pytest.raises(ValueError, match="could not be asked again"):
-        payments.resolve_dispatch(dispatch, paid=False)
-    payments.resolve_dispatch(dispatch, paid=True)
+        sending.resolve_dispatch(dispatch, paid=False)
+    sending.resolve_dispatch(dispatch, paid=True)
     assert set(dispatch.entries.values_list("state", flat=True)) == {"confirmed"}
 
 
@@ -290,10 +290,10 @@ def test_a_crash_between_two_calls_then_a_rerun_sends_each_payment_exactly_once(
     plan_and_record(toy, target, study)
     crash_at(monkeypatch, point)
     with pytest.raises(Crash):
-        payments.apply_study(study)
+        sending.apply_study(study)
     monkeypatch.setattr(ledger, "checkpoint", lambda name: None)
-    payments.apply_study(study)
-    payments.apply_study(study)
+    sending.apply_study(study)
+    sending.apply_study(study)
     assert sorted(fake_prolific.paid().items()) == sorted(
         (e.submission_id, [50]) for e in LedgerEntry.objects.filter(kind="bonus")
     )
@@ -310,7 +310,7 @@ def test_a_definite_refusal_fails_the_row_with_the_reason(study_setup, fake_prol
     plan_and_record(toy, target, study)
     rejected = LedgerEntry.objects.filter(action="reject").first()
     fake_prolific.set_status(rejected.submission_id, "RETURNED")
-    payments.apply_study(study)
+    sending.apply_study(study)
     rejected.refresh_from_db()
     assert rejected.state == "failed" and "RETURNED" in rejected.error
 
@@ -318,14 +318,14 @@ def test_a_definite_refusal_fails_the_row_with_the_reason(study_setup, fake_prol
 def test_a_decision_once_sent_is_frozen_when_qc_changes(study_setup, fake_prolific):
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
-    payments.apply_study(study)
+    sending.apply_study(study)
     qc = toy.targets["camp"].qc
     for worker in [w for w, outcome in qc.items() if outcome == PASSED]:
         qc[worker] = FAILED  # the passers now fail: their approvals are already confirmed
     decisions = plan_and_record(toy, target, study)
     approved = [d for d in decisions if d.action == "approve"]
     assert len(approved) == 3 and {d.state for d in approved} == {"confirmed"}
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert len(fake_prolific.log("POST", r"/transition/$")) == 2
 
 
@@ -335,7 +335,7 @@ def test_short_rejection_messages_are_refused_before_sending(study_setup, fake_p
     study.save()
     plan_and_record(toy, target, study)
     provider = ProlificProvider(study)
-    payments.apply_study(study, provider)
+    sending.apply_study(study, provider)
     failed = LedgerEntry.objects.filter(action="reject")
     assert {e.state for e in failed} == {"failed"}
     assert all("at least 100 characters" in e.error for e in failed)
@@ -348,7 +348,7 @@ def test_timeouts_are_retried_for_safe_calls_and_reconciled_for_the_rest(study_s
     plan_and_record(toy, target, study)
     # the approval answers too late five times running (more than the retries): the rows stay sent...
     fake_prolific.fail("POST", "bulk-approve", kind="slow", delay=0.6, times=6)
-    payments.apply_study(study)
+    sending.apply_study(study)
     approvals = LedgerEntry.objects.filter(action="approve")
     assert {e.state for e in approvals} == {"sent"} and all("no answer within" in e.error for e in approvals)
     assert LedgerEntry.objects.filter(kind="bonus", state="planned").count() == 3  # no bonus before approval
@@ -357,7 +357,7 @@ def test_timeouts_are_retried_for_safe_calls_and_reconciled_for_the_rest(study_s
     # the usual timeout again: with 0.3 s, any call of this run (a bonus, not retried) slowed by a loaded machine
     # would be left "sent" as well
     settings.PROLIFIC_TIMEOUT = 2.0
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert len(fake_prolific.log("POST", "bulk-approve")) == calls
     assert LedgerEntry.objects.exclude(state="confirmed").count() == 0
     assert len(fake_prolific.payments) == 3
@@ -392,7 +392,7 @@ def test_not_paid_without_the_platform_s_credentials_is_a_clear_refusal(study_se
 
     without_api_token(monkeypatch)
     with pytest.raises(ValueError, match="could not be asked again .*PROLIFIC_API_TOKEN is not set"):
-        payments.resolve_dispatch(dispatch, paid=False)
+        sending.resolve_dispatch(dispatch, paid=False)
     dispatch.refresh_from_db()
     assert dispatch.state == Dispatch.State.IN_DOUBT
 
@@ -401,10 +401,10 @@ def test_planning_failed_rows_again_without_the_api_token_is_a_clear_refusal(stu
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     fake_prolific.fail("POST", "bulk-approve", status=401, times=1)
-    payments.apply_study(study)
+    sending.apply_study(study)
     before = sorted(LedgerEntry.objects.values_list("pk", "state"))
 
     without_api_token(monkeypatch)
     with pytest.raises(ValueError, match="cannot be asked .*PROLIFIC_API_TOKEN is not set.*nothing changed"):
-        payments.plan_failed_again(study)
+        sending.plan_failed_again(study)
     assert sorted(LedgerEntry.objects.values_list("pk", "state")) == before

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation_site.crowd import ledger, payments
+from annotation_site.crowd import ledger, sending
 from annotation_site.crowd.models import LedgerEntry
 from annotation_site.crowd.providers.prolific import ProlificProvider
 
@@ -47,7 +47,7 @@ def test_a_decision_changed_between_the_runs_read_and_its_claim_is_never_sent_as
         return send(self, decisions, bonuses)
 
     monkeypatch.setattr(ProlificProvider, "send", recording_meanwhile)
-    payments.apply_study(study)
+    sending.apply_study(study)
     approved = {s for call in fake_prolific.log("POST", "bulk-approve") for s in call.body["submission_ids"]}
     rejected = {c.path.split("/")[-3] for c in fake_prolific.log("POST", r"/transition/$")}
     changed.refresh_from_db()
@@ -147,7 +147,7 @@ def test_a_decision_changed_back_during_the_run_waits_and_is_then_sent_once(
     the run has already tried the row as an approval, so it leaves it planned (a run does not try a row twice as
     it is); the next run approves it, once."""
     study, changed, passes, send = _approval_changed_back_during_the_run(study_setup, monkeypatch)
-    result = payments.apply_study(study)
+    result = sending.apply_study(study)
     assert len(passes) == 2 and passes[1] == [(changed.pk, "reject")]
     changed.refresh_from_db()
     assert changed.state == "planned" and changed.action == "approve"
@@ -155,7 +155,7 @@ def test_a_decision_changed_back_during_the_run_waits_and_is_then_sent_once(
     assert result["pending"] == 1  # the run says it left a row to send (the task sends it a moment later)
 
     monkeypatch.setattr(ProlificProvider, "send", send)
-    payments.apply_study(study)
+    sending.apply_study(study)
     changed.refresh_from_db()
     assert changed.state == "confirmed" and fake_prolific.submissions[changed.submission_id]["status"] == "APPROVED"
     decided = _decided_on_the_platform(fake_prolific)
@@ -179,14 +179,14 @@ def test_a_run_that_lost_its_lease_sends_nothing_more(study_setup, fake_prolific
         return out
 
     monkeypatch.setattr(ProlificProvider, "send", lease_taken_meanwhile)
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert calls and calls == [(calls[0][0], 0)]  # the decisions only
     assert not LedgerEntry.objects.filter(kind="bonus").exclude(state="planned").exists()
     assert not fake_prolific.paid()
 
     monkeypatch.setattr(ProlificProvider, "send", send)
     Study.objects.filter(pk=study.pk).update(payments_lease_token="", payments_lease_until=None)  # (it ended)
-    payments.apply_study(study)
+    sending.apply_study(study)
     assert not LedgerEntry.objects.exclude(state="confirmed").exists()
     assert all(len(cents) == 1 for cents in fake_prolific.paid().values()) and fake_prolific.paid()
 
@@ -194,7 +194,7 @@ def test_a_run_that_lost_its_lease_sends_nothing_more(study_setup, fake_prolific
 def test_a_run_that_sent_everything_leaves_nothing_pending(study_setup, fake_prolific):  # noqa: F811
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
-    result = payments.apply_study(study)
+    result = sending.apply_study(study)
     assert result["pending"] == 0 and not LedgerEntry.objects.exclude(state="confirmed").exists()
 
 
@@ -269,8 +269,8 @@ def test_rows_left_planned_while_others_wait_for_the_platform_keep_the_platform_
     toy, target, study = study_setup
     plan_and_record(toy, target, study)
     job = jobs.create_job("crowd-payments", scope=f"crowd-study:{study.pk}", total=1)
-    outcome = {"busy": False, "states": payments.summary(study)["states"], "unsettled": 2, "pending": 1}
-    monkeypatch.setattr(payments, "apply_study", lambda study: dict(outcome))
+    outcome = {"busy": False, "states": sending.summary(study)["states"], "unsettled": 2, "pending": 1}
+    monkeypatch.setattr(sending, "apply_study", lambda study: dict(outcome))
     retry = _run_task_once(study, job, monkeypatch, unsettled_tries=3)
     assert retry["countdown"] == 60 * 2**3 and retry["kwargs"]["unsettled_tries"] == 4, retry
     assert retry["kwargs"]["pending_tries"] == 0

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site import spreadsheet_csv
 from annotation_site.command_options import column
-from annotation_site.crowd import exports, links, payments
+from annotation_site.crowd import exports, links, sending
 from annotation_site.crowd.models import Dispatch, Participation, Study
 
 
@@ -45,16 +45,16 @@ class Command(BaseCommand):
             if dispatch is None or not (o["paid"] or o["not_paid"]):
                 raise CommandError("resolve needs --dispatch ID and --paid or --not-paid (after checking the platform)")
             try:
-                payments.resolve_dispatch(dispatch, paid=o["paid"])
+                sending.resolve_dispatch(dispatch, paid=o["paid"])
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"dispatch {dispatch.pk}: {'paid' if o['paid'] else 'not paid, rows planned again'}")
             return
         study = self._study(o["study"])
         if action == "show":
-            self.stdout.write(json.dumps(payments.summary(study), indent=2))
+            self.stdout.write(json.dumps(sending.summary(study), indent=2))
         elif action == "apply":
-            result = payments.apply_study(study)
+            result = sending.apply_study(study)
             self.stdout.write(json.dumps(result, indent=2))
             if result.get("pending"):
                 self.stderr.write(
@@ -63,7 +63,7 @@ class Command(BaseCommand):
                 )
         elif action == "retry":
             try:
-                counts = payments.plan_failed_again(study)
+                counts = sending.plan_failed_again(study)
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(
