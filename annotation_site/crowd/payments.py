@@ -455,9 +455,8 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
                 continue
             # a bonus never sent is brought up to date as any planned row (``preview`` decided it again); one
             # claimed meanwhile is on its way and stays as it is ("not_changed"), one unchanged is "already"
-            paid = {"amount": d.bonus, "policy": policy, "qc_status": d.qc.status, "qc_test": d.qc.test or ""}
-            paid |= {"qc_p_value": d.qc.p_value, "qc_n_pairs": d.qc.n_pairs, "qc_threshold": d.qc.threshold}
-            outcome(d, _update_planned(bonus, {**paid, "created_by": user}) if d.bonus else _delete_planned(bonus))
+            paid = {"amount": d.bonus, **_basis(d, policy), "created_by": user}
+            outcome(d, _update_planned(bonus, paid) if d.bonus else _delete_planned(bonus))
             continue
         key = {**where, "assignment_key": d.assignment_key}
         if d.action == "review":
@@ -474,12 +473,7 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
             "worker_id": d.worker_id,
             "hit_id": d.hit_id,
             "submission_id": d.participation.external_submission_id if d.participation else "",
-            "policy": policy,
-            "qc_status": d.qc.status,
-            "qc_test": d.qc.test or "",
-            "qc_p_value": d.qc.p_value,
-            "qc_n_pairs": d.qc.n_pairs,
-            "qc_threshold": d.qc.threshold,
+            **_basis(d, policy),
             "created_by": user,
         }
         decision = {
@@ -513,6 +507,19 @@ def _record_locked(target, decisions, *, policy, user=None, currency=None):
         elif bonus is not None:
             outcome(d, _delete_planned(bonus))
     return Recorded(**counts, not_changed=tuple(not_changed), kept=tuple(kept))
+
+
+def _basis(d, policy):
+    """What a ledger row records of the decision ``d`` came from: the policy and the QC result."""
+    qc = d.qc
+    return {
+        "policy": policy,
+        "qc_status": qc.status,
+        "qc_test": qc.test or "",
+        "qc_p_value": qc.p_value,
+        "qc_n_pairs": qc.n_pairs,
+        "qc_threshold": qc.threshold,
+    }
 
 
 def _read_ledger(where):
