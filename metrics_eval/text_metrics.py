@@ -29,9 +29,11 @@ evaluation server"; the package's ``COCOEvalCap`` does the same steps for a whol
 """
 
 import functools
+import re
 import shutil
 import subprocess
 import tempfile
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from importlib import metadata
@@ -270,14 +272,21 @@ def references_used(caption, references):
 
 
 def normalise(text):
-    """Text compared for identity with a reference: lower case, whitespace collapsed."""
-    return " ".join(text.lower().split())
+    """Text compared for identity with a reference: its letters and digits only (Unicode NFKC, case folded), so
+    that a caption differing from a reference in case, spacing, punctuation or tokenisation (``"screen: red"``,
+    ``"screen : red"``; ``"don't"``, ``"do n't"``) is the same text. The PTB tokenizer the metrics score with
+    lower-cases, splits off and removes punctuation: such captions become identical tokens, and scored against
+    that reference they would score (nearly) 1.0."""
+    return "".join(_LETTERS_AND_DIGITS.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+_LETTERS_AND_DIGITS = re.compile(r"[^\W_]+")
 
 
 def self_references(system, text, references):
     """Indices of the references (``[(reference_set, text), ...]`` of the caption's video) that a human
     caption *is*: the reference of the set the human system was made from (same name), or a reference with the
-    same text (lower case, whitespace collapsed)."""
+    same text (``normalise``: letters and digits only)."""
     own = normalise(text)
     return frozenset(
         j

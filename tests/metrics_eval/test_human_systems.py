@@ -66,6 +66,22 @@ def test_self_references_by_set_name_or_text():
     assert text_metrics.self_references("people", "a dog", refs) == frozenset()
 
 
+def test_a_reference_in_other_orthography_is_the_same_text():
+    """FactVC's annotations are tokenised ("screen : red ,") where a human system's captions may be written as
+    usual ("screen: red,"): the PTB tokenizer makes them identical tokens, so scored against that reference the
+    caption would get BLEU-4 of 1.0. On the old code (lower case, whitespace collapsed) none of these was found."""
+    reference = "three wide vertical stripes fill the screen : red on the left , blue on the right ."
+    refs = [("gt_1", "a dog runs ."), ("gt_2", reference), ("gt_3", "Do n't stop the ( red ) car !")]
+    caption = "Three wide vertical stripes fill the screen: red on the left, blue on the right."
+    assert text_metrics.self_references("annotators", caption, refs) == {1}
+    assert text_metrics.self_references("annotators", 'Don\'t stop the "red" car!', refs) == {2}
+    # NFKC: full-width letters and a ligature are the letters they stand for
+    assert text_metrics.self_references("annotators", "Ａ dog runs", refs) == {0}
+    assert text_metrics.normalise("ﬁlm") == text_metrics.normalise("film")
+    # other words are another text, however they are punctuated
+    assert text_metrics.self_references("annotators", "three wide stripes fill the screen.", refs) == frozenset()
+
+
 def frame_with_human():
     return pd.DataFrame(
         {
