@@ -109,12 +109,13 @@ def _choose_metrics(metric_rows, names):
         if not available:
             raise loaders.HumanScoresUnavailable("this dataset has no metric scores yet: compute or import some")
         return available
+    names = list(dict.fromkeys(names))  # a name given twice is one column (each column is one metric)
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ValueError(
             f"no scores for metric(s) {', '.join(unknown)} in this dataset (it has: {', '.join(available) or 'none'})"
         )
-    return list(names)
+    return names
 
 
 def _store(kind, dataset, parameters, snap, result, user, campaign=""):

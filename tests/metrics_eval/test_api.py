@@ -61,6 +61,10 @@ def test_correlate_answers_the_contract_and_reuses_reports(api, tiny_scores):
     missing = api.post("/api/metrics/datasets/tiny/correlate/", {"human": "pairs", "pair_set": "x"}, format="json")
     assert missing.status_code == 400 and "no pair set 'x'" in missing.json()["detail"]
 
+    # a metric named twice is one column and the same report (was a 500: the repeated column made a frame)
+    twice = api.post("/api/metrics/datasets/tiny/correlate/", dict(body, metrics=["good", "good"]), format="json")
+    assert twice.status_code == 200 and twice.json()["report"] == data["report"]
+
     listing = api.get("/api/metrics/reports/?dataset=tiny").json()
     assert listing["count"] == 1 and "result" not in listing["results"][0]
     detail = api.get(f"/api/metrics/reports/{data['report']}/").json()

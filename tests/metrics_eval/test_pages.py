@@ -60,6 +60,11 @@ def test_report_page_shows_the_table_and_figures(staff_client, tiny_scores):
     for figure in ("correlations", "scatter", "ranking"):
         assert f"/metrics/reports/{report.pk}/figures/{figure}.svg" in html
     assert 'id="ranking-paragraph"' in html
+    # a metric named twice in the address is one column (was a 500)
+    twice = staff_client.get("/metrics/datasets/tiny/?metrics=good&metrics=good")
+    assert twice.status_code == 200 and twice.content.decode().count('data-metric="good"') == html.count(
+        'data-metric="good"'
+    )
 
 
 @pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
