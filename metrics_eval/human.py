@@ -76,7 +76,10 @@ def select_human_systems(frame, metrics, *, include=False, valid=(), fewer_refer
     without references) - for the others their scores are dropped, so ``n`` counts only what was correlated.
     ``fewer_references``: the metrics of ``valid`` that scored them leave-one-out, i.e. against one reference fewer
     than the system captions (their scores are not comparable with the systems'; the description lists them so
-    the report says so). ``frame`` has an ``is_human`` column (dropped from the returned frame). Returns (frame, description).
+    the report says so). A metric of ``valid`` that scored none of the human captions (leave-one-out needs another
+    reference of the video) is listed in ``metrics_unscored``, not among those with them; the human systems are
+    ``included`` only when at least one metric has a score of one of their captions.
+    ``frame`` has an ``is_human`` column (dropped from the returned frame). Returns (frame, description).
     """
     is_human = frame["is_human"].astype(bool).to_numpy() if "is_human" in frame else np.zeros(len(frame), bool)
     systems = sorted(frame.loc[is_human, "system"].unique()) if is_human.any() else []
@@ -87,19 +90,23 @@ def select_human_systems(frame, metrics, *, include=False, valid=(), fewer_refer
         "metrics_with_them": [],
         "metrics_without_them": [],
         "metrics_fewer_references": [],
+        "metrics_unscored": [],
     }
     if not include:
         frame = frame.loc[~is_human]
     elif systems:
         frame = frame.copy()
         for metric in metrics:
-            if metric in valid:
+            if metric in valid and frame.loc[is_human, metric].notna().any():
                 description["metrics_with_them"].append(metric)
                 if metric in fewer_references:
                     description["metrics_fewer_references"].append(metric)
+            elif metric in valid:
+                description["metrics_unscored"].append(metric)
             else:
                 frame.loc[is_human, metric] = np.nan
                 description["metrics_without_them"].append(metric)
+        description["included"] = bool(description["metrics_with_them"])
     return frame.drop(columns=["is_human"], errors="ignore").reset_index(drop=True), description
 
 

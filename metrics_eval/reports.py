@@ -184,6 +184,13 @@ def describe_human_systems(description):
         return "No human system among the captions."
     systems = ", ".join(description["systems"])
     count = description["captions"]
+    unscored = description.get("metrics_unscored") or []
+    if not description["included"] and unscored:
+        return (
+            f"Human system {systems} ({count} captions) asked for but not included: none of its captions has a score "
+            f"of {', '.join(unscored)} (a computed metric scores a human caption against its video's other "
+            "references: a video with no other reference leaves it unscored)."
+        )
     if not description["included"]:
         return (
             f"Human system {systems} ({count} captions) left out: its captions are references and would be "
@@ -211,6 +218,8 @@ def describe_human_systems(description):
             + ", ".join(description["metrics_without_them"])
             + " (its scores of human captions are not known to be leave-one-out or reference-free)"
         )
+    if unscored:
+        parts.append(f"not scored by {', '.join(unscored)} (none of its captions has a score of it)")
     return text + (", " + "; ".join(parts) if parts else "") + "."
 
 

@@ -33,6 +33,12 @@ def test_human_captions_are_scored_leave_one_out(java, tiny_dataset):
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
     campaigns.human_system_from_references(tiny_dataset, "gt_1")
+    out = io.StringIO()
+    call_command("metric_scores", "--dataset", "tiny", "--compute", "bleu4,meteor", stdout=out, stderr=io.StringIO())
+    # (said "2 captions have no reference": they have one, the one they are)
+    assert "(2 captions not scored: no reference to be scored against; 2 of them are human captions whose video " in (
+        out.getvalue()
+    )
     result = services.compute_scores(tiny_dataset, ["bleu4", "meteor"])
     assert result["captions"] == 16 and result["scored"] == {"bleu4": 14, "meteor": 14}
     assert result["human"] == {"captions": 4, "references_left_out": 4, "without_other_references": 2}
@@ -106,6 +112,7 @@ def test_selection_leaves_human_captions_out_unless_included():
         "metrics_with_them": [],
         "metrics_without_them": [],
         "metrics_fewer_references": [],
+        "metrics_unscored": [],
     }
     frame, description = human.select_human_systems(
         frame_with_human(), ["bleu4", "emscore"], include=True, valid={"emscore"}
@@ -115,6 +122,30 @@ def test_selection_leaves_human_captions_out_unless_included():
     assert description["included"] and description["metrics_with_them"] == ["emscore"]
     assert description["metrics_without_them"] == ["bleu4"]
     assert "left out for bleu4" in reports.describe_human_systems(description)
+
+
+def test_a_human_system_no_metric_scored_is_not_said_to_be_included():
+    """Leave-one-out leaves a human caption unscored where its video has no other reference (the demo's single
+    reference set): asked to include such a system, the report said it was included and scored by every metric,
+    while n did not change. Now it says that none of its captions has a score, and a metric that scored none of
+    them is named apart from those that did."""
+    frame = frame_with_human()
+    frame.loc[frame["is_human"], "bleu4"] = np.nan
+    valid = {"bleu4", "emscore"}
+    _, description = human.select_human_systems(frame, ["bleu4"], include=True, valid=valid, fewer_references={"bleu4"})
+    assert not description["included"]
+    assert (description["metrics_with_them"], description["metrics_unscored"]) == ([], ["bleu4"])
+    sentence = reports.describe_human_systems(description)
+    assert sentence.startswith("Human system H (2 captions) asked for but not included: none of its captions has a ")
+    assert "score of bleu4" in sentence and "included," not in sentence
+    _, both = human.select_human_systems(
+        frame, ["bleu4", "emscore"], include=True, valid=valid, fewer_references={"bleu4"}
+    )
+    assert both["included"] and both["metrics_with_them"] == ["emscore"] and both["metrics_unscored"] == ["bleu4"]
+    assert "leave-one-out" not in reports.describe_human_systems(both)
+    assert reports.describe_human_systems(both).endswith(
+        "scored without references by emscore; not scored by bleu4 (none of its captions has a score of it)."
+    )
 
 
 def test_an_included_human_system_scored_leave_one_out_is_said_to_be_on_another_scale():
