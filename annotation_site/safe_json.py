@@ -12,7 +12,9 @@ any work is done, with a message that says what and where:
   more than 4300 digits with a ValueError, and big ones cost quadratic time), and ``NaN`` / ``Infinity``;
 - strings (values and keys) holding a lone UTF-16 surrogate (``"\\ud800"``: no UTF-8 spelling, PostgreSQL and
   every encoder refuse it) or a NUL character (PostgreSQL text cannot hold it);
-- bytes that are not UTF-8.
+- bytes that are not UTF-8;
+- an object that names a key twice (``json`` keeps the last silently: a score file's record with ``"score"``
+  twice was stored with whichever came last). A caller passing its own ``object_pairs_hook`` decides itself.
 
 :class:`JSONInputError` is a ``json.JSONDecodeError``, so importers that report ``exc.msg`` with a line and
 column keep working; ``exc.path`` names the field (``$.sentences[2].text``).
@@ -75,8 +77,17 @@ def loads(data, **options):
     def constant(name):
         raise JSONInputError(f"{name} is not a number JSON allows", data, data.find(name))
 
+    unique_keys = "object_pairs_hook" not in options and "object_hook" not in options
+    if unique_keys:
+        options["object_pairs_hook"] = no_duplicate_keys
     try:
         value = json.loads(data, parse_int=number(int), parse_float=number(float), parse_constant=constant, **options)
+    except DuplicateKey as exc:
+        if not unique_keys:
+            raise
+        raise JSONInputError(
+            f"key {exc.args[0]!r} appears more than once in an object", data, _duplicate_key_position(data)
+        ) from None
     except _NumberTooLong as exc:
         text = exc.args[0]
         raise JSONInputError(
@@ -135,6 +146,29 @@ def _check_string(text, doc, path, what):
             match.start() if match else 0,
             path,
         ) from None
+
+
+def _duplicate_key_position(doc):
+    """Where the (innermost) object that names a key twice starts; only computed on the error path, by parsing
+    again with ``json``'s Python scanner, which knows positions (the C one does not)."""
+    found = []
+
+    def parse_object(s_and_end, *args, **kwargs):
+        try:
+            return json.decoder.JSONObject(s_and_end, *args, **kwargs)
+        except DuplicateKey:
+            if not found:
+                found.append(s_and_end[1] - 1)  # (the scanner passes the position after the "{")
+            raise
+
+    decoder = json.JSONDecoder(object_pairs_hook=no_duplicate_keys)
+    decoder.parse_object = parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    try:
+        decoder.decode(doc)
+    except (DuplicateKey, ValueError, RecursionError):
+        pass
+    return found[0] if found else 0
 
 
 def _deep_position(doc, limit):

@@ -29,6 +29,8 @@ from annotation_site.safe_json import JSONInputError, SafeJSONParser
         ('{"k\\u0000": 1}', 'the key at $["k\\u0000"] holds a NUL character'),
         ("[NaN]", "NaN is not a number JSON allows"),
         ("[-Infinity]", "-Infinity is not a number JSON allows"),
+        ('{"score": 0.9, "score": 0.1}', "key 'score' appears more than once in an object"),
+        ('[{"a": {"b": 1, "c": {"b": 1}}}, {"k": [], "k": []}]', "key 'k' appears more than once"),
     ],
 )
 def test_refused_with_what_and_where(text, message):
@@ -42,6 +44,18 @@ def test_the_position_points_at_the_problem():
     with pytest.raises(JSONInputError) as refused:
         safe_json.loads('{"a": 1,\n "b": "x\\ud800"}')
     assert (refused.value.lineno, refused.value.colno) == (2, 9)  # the backslash of \\ud800
+
+
+def test_a_key_named_twice_is_refused_where_its_object_starts():
+    """``json`` keeps the last of two equal keys silently (a metric score file's record with two ``"system"``
+    fields was stored for the second); every reader of untrusted JSON now refuses it, and says where."""
+    with pytest.raises(JSONInputError) as refused:
+        safe_json.loads('[\n  {"system": "A", "score": 1},\n  {"system": "A",\n   "score": 1, "system": "B"}\n]')
+    assert (refused.value.lineno, refused.value.colno) == (3, 3)
+    # a caller with its own hook decides itself (the JSONL readers report the key with their line)
+    with pytest.raises(safe_json.DuplicateKey):
+        safe_json.loads('{"a": 1, "a": 2}', object_pairs_hook=safe_json.no_duplicate_keys)
+    assert safe_json.loads('{"a": 1, "a": 2}', object_pairs_hook=dict) == {"a": 2}
 
 
 def test_ordinary_json_is_read_as_json_reads_it():
@@ -89,6 +103,7 @@ def test_every_api_view_reads_json_through_the_safe_parser():
         b'{"name": "x", "n": 1' + b"0" * 5000 + b"}",
         b'{"name": "\\ud800"}',
         b'{"name": "a\\u0000"}',
+        b'{"name": "x", "name": "y"}',
     ],
 )
 def test_staff_endpoints_answer_400(staff_client, body):

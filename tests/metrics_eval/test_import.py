@@ -90,7 +90,7 @@ def test_a_score_float_would_coerce_is_refused(tiny_dataset, written):
     assert [str(p) for p in error.value.problems] == [
         f"scores.csv, line 2, score: score must be a finite number, not {written!r}"
     ]
-    assert not MetricScore.objects.exists()
+    assert not MetricScore.objects.exists() and not CaptionPair.objects.exists()
     services.import_scores(tiny_dataset, text.replace(written, " 2.5E+1 "), "scores.csv")
     assert stored_scores(tiny_dataset, "emscore") == {("vid-a", "Alpha"): 25.0, ("vid-a", "Beta"): 1.5e-05}
 
@@ -107,6 +107,21 @@ def test_json_problems_carry_line_numbers(tiny_dataset):
         services.import_scores(tiny_dataset, '{"video_id": "vid-a"}\n{oops\n', "m.jsonl")
     with pytest.raises(FormatError, match="unknown file type"):
         services.import_scores(tiny_dataset, "x", "scores.xlsx")
+    # a record naming a field twice (was stored with the last value: the score for Beta, not Alpha)
+    twice = '{"metric": "m", "scores": [\n{"video_id": "vid-a", "system": "Alpha", "score": 1, "system": "Beta"}]}'
+    with pytest.raises(FormatError) as error:
+        services.import_scores(tiny_dataset, twice, "m.json")
+    assert [str(p) for p in error.value.problems] == [
+        "m.json, line 2: invalid JSON: key 'system' appears more than once in an object (column 1)"
+    ]
+    with pytest.raises(FormatError, match=r"pairs.json, line 1: invalid JSON: key 'foil' appears more than once"):
+        services.import_pairs(
+            tiny_dataset,
+            '[{"video_id": "vid-a", "correct": "Alpha", "foil": "Beta", "foil": "Gamma"}]',
+            "pairs.json",
+            pair_set="dup",
+        )
+    assert not MetricScore.objects.exists()
 
 
 def test_existing_metrics_are_replaced_only_when_asked(tiny_dataset):
