@@ -131,9 +131,12 @@ def export_dataset(request, name, fmt):
     if fmt == "factvc" and label_set is None:
         messages.error(request, "This dataset has no factuality labels to export in the FactVC format.")
         return redirect("dataset-detail", name=name)
-    response = HttpResponse(
-        formats.render(fmt, export_bundle(dataset, label_set=label_set)), content_type=formats.content_type(fmt)
-    )
+    try:
+        text = formats.render(fmt, export_bundle(dataset, label_set=label_set))
+    except formats.Unwritable as exc:
+        messages.error(request, str(exc))
+        return redirect("dataset-detail", name=name)
+    response = HttpResponse(text, content_type=formats.content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{formats.filename(fmt, dataset.name)}"'
     return response
 
@@ -165,7 +168,7 @@ def project_export_factvc(request, name):
     project = get_object_or_404(Project.objects.select_related("dataset", "label_set"), name=name)
     try:
         text = project_factvc_text(project)
-    except NothingToExport as exc:
+    except (NothingToExport, formats.Unwritable) as exc:
         messages.error(request, str(exc))
         return redirect("factuality-project", name=name)
     return attachment(text, PROJECT_FACTVC_FILENAME, "application/json")

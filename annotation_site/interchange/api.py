@@ -82,7 +82,10 @@ class DatasetExportView(APIView):
         label_set = get_object_or_404(dataset.label_sets, name=labels) if labels else default_label_set(dataset)
         if fmt == "factvc" and label_set is None:
             return Response({"detail": "this dataset has no factuality labels to export as factvc"}, status=400)
-        text = formats.render(fmt, export_bundle(dataset, label_set=label_set))
+        try:
+            text = formats.render(fmt, export_bundle(dataset, label_set=label_set))
+        except formats.Unwritable as exc:
+            return Response({"detail": str(exc)}, status=400)
         response = HttpResponse(text, content_type=formats.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{formats.filename(fmt, dataset.name)}"'
         return response
@@ -99,4 +102,6 @@ class ProjectFactvcExportView(APIView):
             text = project_factvc_text(project)
         except NothingToExport as exc:
             return Response({"detail": str(exc)}, status=404)
+        except formats.Unwritable as exc:
+            return Response({"detail": str(exc)}, status=400)
         return attachment(text, PROJECT_FACTVC_FILENAME, "application/json")

@@ -331,8 +331,30 @@ def read_folder(source, *, video_url=None):
     return bundle
 
 
+class Unwritable(ValueError):
+    """The bundle holds what the FactVC layout cannot say (a word with a bracket: it would be read as a span)."""
+
+
 def write_annotation(bundle):
-    """The ``factuality_annotation.json`` text of a bundle's labelled captions, formatted as the release."""
+    """The ``factuality_annotation.json`` text of a bundle's labelled captions, formatted as the release.
+
+    Error spans are brackets around words, so a word that holds ``[`` or ``]`` itself (JSONL imports take any
+    text) would come back as a made-up span, or as a file that cannot be read: such a bundle is refused
+    (:class:`Unwritable`, naming the sentences), not written."""
+    bracketed = [
+        f"video {caption.video_id}, system {caption.system}, sentence {number}: the word {word!r}"
+        for caption in bundle.captions
+        if caption.paragraph_score is not None
+        for number, sentence in enumerate(caption.sentences, start=1)
+        for word in sentence.tokens
+        if "[" in word or "]" in word
+    ]
+    if bracketed:
+        more = f" (and {len(bracketed) - 5} more)" if len(bracketed) > 5 else ""
+        raise Unwritable(
+            "the FactVC layout marks error spans with brackets, so a word holding '[' or ']' would be read back "
+            f"as a span: {'; '.join(bracketed[:5])}{more}. Export JSONL, which keeps every word."
+        )
     out = {}
     for caption in bundle.captions:
         if caption.paragraph_score is None:

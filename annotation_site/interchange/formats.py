@@ -46,6 +46,9 @@ def read_upload(fmt, uploaded, *, youtube=True):
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
 
 
+Unwritable = factvc.Unwritable  # what ``render`` raises for a bundle its format cannot say
+
+
 def render(fmt, bundle):
     if fmt == "factvc":
         return factvc.write_annotation(bundle)

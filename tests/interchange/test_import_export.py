@@ -156,6 +156,32 @@ def test_export_unknown_dataset_and_unlabelled_factvc(tmp_path):
         run("export_dataset", "--format", "factvc", "--name", "plain", "--out", str(tmp_path / "x"))
 
 
+def test_a_word_with_a_bracket_is_not_exported_as_factvc(tmp_path, staff_client):
+    """FactVC marks error spans with brackets: the word "[open]" of a JSONL import was written as it is, and read
+    back as a span on a sentence labelled correct ("the sign reads open ." with error 1). Every FactVC export now
+    refuses such a dataset naming the sentence (command, page, API); JSONL still exports it whole."""
+    path = tmp_path / "br.jsonl"
+    path.write_text(
+        '{"video_id": "v1", "system": "S", "paragraph_score": 5, "sentences": [{"text": "the sign reads [open] .", '
+        '"error": 0, "spans": []}, {"text": "a man smiles .", "error": 1, "spans": [[1, 2]]}]}\n'
+    )
+    run("import_dataset", "--format", "jsonl", "--name", "br", str(path))
+    out = tmp_path / "factuality_annotation.json"
+    with pytest.raises(CommandError, match=r"video v1, system S, sentence 1: the word '\[open\]'.*Export JSONL"):
+        run("export_dataset", "--format", "factvc", "--name", "br", "--out", str(out))
+    assert not out.exists()
+    page = staff_client.get("/datasets/br/export/factvc/", follow=True)
+    assert page.redirect_chain and "the word &#x27;[open]&#x27;" in page.content.decode()
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_login(page.wsgi_request.user)
+    answer = api.get("/api/datasets/br/export/?format=factvc")
+    assert answer.status_code == 400 and "sentence 1: the word '[open]'" in answer.json()["detail"]
+    run("export_dataset", "--format", "jsonl", "--name", "br", "--out", str(tmp_path / "br2.jsonl"))
+    assert '"the sign reads [open] ."' in (tmp_path / "br2.jsonl").read_text()
+
+
 def synthetic_bundle(n_videos, n_systems=3):
     bundle = DatasetBundle(systems=[(f"s{i}", False) for i in range(n_systems)])
     bundle.videos = [VideoData(video_id=f"v{i}") for i in range(n_videos)]

@@ -32,7 +32,10 @@ class Command(BaseCommand):
                 "(name a label set with --labels, or export jsonl)"
             )
         bundle = export_bundle(dataset, label_set=label_set)
-        text = formats.render(format, bundle)
+        try:
+            text = formats.render(format, bundle)
+        except formats.Unwritable as exc:
+            raise CommandError(str(exc)) from None
         if out == "-":
             self.stdout.write(text, ending="")
         else:
