@@ -269,6 +269,8 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
         problems.add(filename, f"project {project_name} exists on dataset {project.dataset.name}, not {dataset.name}")
         problems.raise_if_any()
     checked = read_lines(text, dataset=dataset, project=project, filename=filename)
+    names = {a for _, _, _, a, _, _ in checked}
+    members = _members_named(project, checked, filename) if project is not None else {}
     with transaction.atomic():
         if project is None:
             per_video = Counter(v for v, _ in {(video, a) for _, video, _, a, _, _ in checked})
@@ -282,7 +284,7 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
                     description=f"Created by importing {filename}.",
                 )
             )
-        annotators = imported_annotators(provider, {a for _, _, _, a, _, _ in checked})
+        annotators = {**imported_annotators(provider, names - members.keys()), **members}
         videos = dict(ProjectVideo.objects.filter(project=project).values_list("video_id", "pk"))
         groups = {}
         for _, video_id, _, name, answer, incomplete in checked:
@@ -331,6 +333,36 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
             )
         )
     return project, {"lines": len(checked), "submissions": len(groups), "annotators": len(annotators)}
+
+
+def _members_named(project, checked, filename):
+    """``{name: Annotator}`` for the names of the file that are annotators of ``project`` (who were handed a
+    video of it), by the identifier ``--real-ids`` exports (a username, or the id a crowd panel or an import
+    brought): a file exported from the project maps back to the same people, where it made a second, imported
+    annotator of each (and the agreement counted every answer twice). A name two of its annotators share is a
+    problem: the file cannot say whose the answers are."""
+    first_line = {}
+    for number, _, _, name, _, _ in checked:
+        first_line.setdefault(name, number)
+    found = {}
+    for annotator in (
+        Annotator.objects.filter(factuality_assignments__project=project).distinct().select_related("user")
+    ):
+        if annotator.identifier in first_line:
+            found.setdefault(annotator.identifier, []).append(annotator)
+    problems = ProblemList()
+    for name, same in sorted(found.items()):
+        if len(same) > 1:
+            problems.add(
+                filename,
+                f"{len(same)} annotators of project {project.name} have the id {name!r} "
+                f"({', '.join(sorted(a.name for a in same))}): export with anonymised ids and import into "
+                "another project",
+                line=first_line[name],
+                where="annotator",
+            )
+    problems.raise_if_any()
+    return {name: same[0] for name, same in found.items()}
 
 
 def _systems(checked):

@@ -93,6 +93,43 @@ def test_raw_labels_round_trip_into_a_new_project(completed, tmp_path):
     assert Assignment.objects.filter(project=project).count() == 9
 
 
+def test_labels_exported_with_real_ids_map_back_to_the_same_annotators(completed, tmp_path):
+    """A file exported from a project with --real-ids and imported into that project made a second, imported
+    annotator of each account (6 annotators, every caption judged twice, agreement inflated). Now each name maps
+    back to the project's annotator of that id: the same people, their answers replaced, the agreement as it was."""
+    before = json.loads(run("factuality_agreement", "--project", "anet-mini", "--format", "json")[0])
+    path = tmp_path / "labels.jsonl"
+    run("factuality_labels", "--project", "anet-mini", "--export", str(path), "--real-ids")
+    out, _ = run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    assert "9 submissions from 3 annotators" in out
+    assert not Annotator.objects.filter(kind="imported").exists()
+    current = Submission.objects.filter(assignment__project=completed, is_current=True)
+    assert current.count() == 9 and set(current.values_list("annotator__user__username", flat=True)) == {
+        "ann1",
+        "ann2",
+        "ann3",
+    }
+    assert json.loads(run("factuality_agreement", "--project", "anet-mini", "--format", "json")[0]) == before
+    again, _ = run("factuality_labels", "--project", "anet-mini", "--export", "-", "--real-ids")
+    assert again == path.read_text()
+
+
+def test_a_name_two_annotators_of_the_project_share_is_refused(completed, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    run("factuality_labels", "--project", "anet-mini", "--export", str(path), "--real-ids")
+    # a crowd annotator whose panel id is an account's username, handed a video of the project
+    twin = Annotator.objects.create(kind=Annotator.Kind.CROWD, provider="prolific", external_id="ann2")
+    Assignment.objects.create(
+        project=completed, project_video=completed.project_videos.first(), annotator=twin, shuffle_seed=1
+    )
+    before = Submission.objects.count()
+    with pytest.raises(
+        CommandError, match=r"line \d+, annotator: 2 annotators of project anet-mini have the id 'ann2'"
+    ):
+        run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    assert Submission.objects.count() == before
+
+
 BAD_LINES = (
     "\n".join(
         [
