@@ -8,6 +8,7 @@ covers every caption key, human score and metric score, and each metric's versio
 import hashlib
 import io
 import json
+import math
 import platform
 from dataclasses import dataclass
 from importlib import metadata
@@ -160,11 +161,8 @@ def few_systems_caution(result):
     give Kendall and Spearman only a few values and Pearson an interval nearly as wide as its range, and the
     Williams test needs four (its p-value is then left undefined, so no metric is found better than another)."""
     parameters = result.get("parameters") or {}
-    if parameters.get("method") == "ranking_accuracy":  # (a pairs report's n counts pairs, not systems)
-        table = {m: levels.get("accuracy") or {} for m, levels in (result.get("metrics") or {}).items()}
-        return pairs.different_pairs_caution(table)
-    if parameters.get("level") != "system":
-        return None
+    if parameters.get("method") == "ranking_accuracy" or parameters.get("level") != "system":
+        return None  # (a pairs report's n counts pairs, not systems)
     counts = [
         entry["n"] for levels in (result.get("metrics") or {}).values() for entry in levels.values() if entry.get("n")
     ]
@@ -176,6 +174,60 @@ def few_systems_caution(result):
         "three these correlations, their intervals and the clusters cannot tell the metrics apart: use the "
         f"segment level, or at least {FEW_SYSTEMS} systems."
     )
+
+
+def different_n_caution(result):
+    """A caution when the metrics of a column were measured on different numbers of captions, systems or pairs
+    (None otherwise): "best" then compares correlations over different captions, and a metric scored on a few of
+    them (an imported file with a handful of scores) can be starred best with a perfect value."""
+    parameters = result.get("parameters") or {}
+    if parameters.get("method") == "ranking_accuracy":
+        table = {m: levels.get("accuracy") or {} for m, levels in (result.get("metrics") or {}).items()}
+        return pairs.different_pairs_caution(table)
+    unit = "systems" if parameters.get("level") == "system" else "captions"
+    columns = []
+    for column in result.get("humans") or []:
+        counts = {m: (levels.get(column) or {}).get("n") for m, levels in (result.get("metrics") or {}).items()}
+        counts = {m: n for m, n in counts.items() if n}
+        if len(set(counts.values())) > 1:
+            columns.append(f"{column}: " + ", ".join(f"{m} {n}" for m, n in counts.items()))
+    if not columns:
+        return None
+    return (
+        f"Caution: the metrics were measured on different numbers of {unit} ({'; '.join(columns)}): their "
+        f"correlations, and so the best one, are not over the same {unit}."
+    )
+
+
+def few_videos_caution(result, snapshot):
+    """A caution when the bootstrap over the report's videos has fewer distinct resamples than it draws (None
+    otherwise). ``v`` videos allow C(2v - 1, v) distinct resamples (multisets of v of them): 3 with two videos,
+    462 with six, 1,716 with seven. Below the number drawn, the intervals and the bootstrap's significance
+    clusters rest on a handful of values (two videos gave every metric the interval (1.000, 1.000) and a
+    p-value of 0)."""
+    videos = ((snapshot or {}).get("counts") or {}).get("videos")
+    drawn = (result.get("parameters") or {}).get("resamples")
+    if not videos or not drawn:
+        return None
+    distinct = math.comb(2 * videos - 1, videos)
+    if distinct >= drawn:
+        return None
+    return (
+        f"Caution: only {videos} video{'s' if videos != 1 else ''}. The intervals and clusters come from "
+        f"resampling videos, and {videos} allow only {distinct} distinct resample{'s' if distinct != 1 else ''} "
+        f"(of the {drawn} drawn): they cannot be trusted. Use more videos."
+    )
+
+
+def cautions(result, snapshot=None):
+    """``[(key, sentence)]``: every caution of a report's table, for pages (``key`` is the notice's id), the
+    command's table and the CSV header."""
+    found = [
+        ("few-systems", few_systems_caution(result)),
+        ("different-n", different_n_caution(result)),
+        ("few-videos", few_videos_caution(result, snapshot)),
+    ]
+    return [(key, text) for key, text in found if text]
 
 
 def describe_human_systems(description):
@@ -535,7 +587,7 @@ def table_csv(report):
         f"{report.data_hash[:12]}"
         + (f"; {describe_human_systems(report.result['human_systems'])}" if "human_systems" in report.result else "")
         + (f"; {describe_human_pairs(report.result['human_pairs'])}" if "human_pairs" in report.result else "")
-        + (f"; {caution}" if (caution := few_systems_caution(report.result)) else "")
+        + "".join(f"; {text}" for _, text in cautions(report.result, report.snapshot))
         + "\n"
     )
     fields = ["metric", "label", "human", "value", "ci_low", "ci_high", "n", "groups", "epsilon", "cluster", "best"]

@@ -100,7 +100,7 @@ def _report_context(report):
             reports.describe_human_systems(result["human_systems"]) if "human_systems" in result else None
         ),
         "human_pairs": reports.describe_human_pairs(result["human_pairs"]) if "human_pairs" in result else None,
-        "caution": reports.few_systems_caution(result),
+        "cautions": reports.cautions(result, report.snapshot),
     }
 
 
@@ -119,7 +119,7 @@ def _pairs_context(name, report):
         "human_pairs": (
             reports.describe_human_pairs(report.result["human_pairs"]) if "human_pairs" in report.result else None
         ),
-        "caution": reports.few_systems_caution(report.result),
+        "cautions": reports.cautions(report.result, report.snapshot),
     }
 
 

@@ -405,10 +405,10 @@ def test_pairs_clusters_compare_two_metrics_on_the_pairs_both_scored():
     assert result["metrics"]["a"]["accuracy"]["r"] == 1.0 and result["metrics"]["a"]["accuracy"]["n"] == 10
     assert result["metrics"]["b"]["accuracy"]["r"] == 0.5 and result["metrics"]["b"]["accuracy"]["n"] == 20
     assert result["clusters"]["accuracy"] == {"a": 1, "b": 1}  # before: {"a": 1, "b": 2}
-    caution = reports.few_systems_caution(result)
+    caution = reports.different_n_caution(result)
     assert caution and "measured on different pairs (a 10, b 20)" in caution  # before: None
     same = pd.DataFrame(rows).assign(**{"a:correct": 0.9, "a:foil": 0.1})
-    assert reports.few_systems_caution(analysis.analyse_pairs(same, ["a", "b"], analysis.Parameters())) is None
+    assert reports.different_n_caution(analysis.analyse_pairs(same, ["a", "b"], analysis.Parameters())) is None
 
 
 def test_a_metric_computed_before_pair_scores_existed_is_told_apart(db):

@@ -3,6 +3,7 @@ snapshot that identifies the data, reuse of identical reports, and the DA and co
 
 import io
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -81,8 +82,37 @@ def test_a_system_level_table_over_three_systems_carries_a_caution(tiny_scores, 
     page = staff_client.get("/metrics/datasets/tiny/?level=system").content.decode()
     assert 'id="few-systems"' in page and "only 3 systems" in page
     segment = correlate("--dataset", "tiny", "--resamples", "100")
-    assert "Caution" not in segment
+    assert "systems" not in segment.split("Caution", 1)[-1] and "Caution: only 3 systems" not in segment
     assert 'id="few-systems"' not in staff_client.get("/metrics/datasets/tiny/").content.decode()
+
+
+def test_a_table_over_different_captions_or_few_videos_carries_a_caution(tiny_scores, tiny_dataset, staff_client):
+    """A metric imported with scores of 3 of the 12 captions was starred best with r = 1.000 (1.000, 1.000), and a
+    table over two videos gave every interval (1.000, 1.000) and 'significantly worse' clusters, with no word of
+    either. (The counting argument: v videos allow C(2v - 1, v) distinct bootstrap resamples.)"""
+    services.import_scores(
+        tiny_dataset,
+        "video_id,system,metric,score\nvid-a,Alpha,partial,1\nvid-a,Beta,partial,2\nvid-b,Alpha,partial,3\n",
+        "partial.csv",
+    )
+    table = correlate("--dataset", "tiny", "--metrics", "good,partial", "--resamples", "100")
+    assert "Caution: the metrics were measured on different numbers of captions (" in table
+    assert "good 12, partial 3" in table
+    csv_header = correlate("--dataset", "tiny", "--metrics", "good,partial", "--format", "csv", "--resamples", "100")
+    assert "different numbers of captions" in csv_header.splitlines()[0]
+    page = staff_client.get("/metrics/datasets/tiny/?metrics=good&metrics=partial&resamples=100").content.decode()
+    assert 'id="different-n"' in page
+    assert "different numbers" not in correlate("--dataset", "tiny", "--metrics", "good,noise", "--resamples", "100")
+
+    assert [v for v in (1, 2, 3, 4, 5, 6, 7) if math.comb(2 * v - 1, v) < 1000] == [1, 2, 3, 4, 5, 6]
+    result = {"parameters": {"level": "segment", "method": "pearson", "resamples": 1000}, "metrics": {}}
+    assert "only 6 videos" in reports.few_videos_caution(result, {"counts": {"videos": 6}})
+    assert "allow only 462 distinct resamples (of the 1000 drawn)" in reports.few_videos_caution(
+        result, {"counts": {"videos": 6}}
+    )
+    assert reports.few_videos_caution(result, {"counts": {"videos": 7}}) is None
+    # the tiny dataset has 4 videos: 35 distinct resamples of the 100 drawn
+    assert "Caution: only 4 videos." in table and "allow only 35 distinct resamples (of the 100 drawn)" in table
 
 
 def test_correlate_refuses_what_it_cannot_do(tiny_scores):

@@ -146,8 +146,7 @@ class Command(BaseCommand):
             lines.append(reports.describe_human_systems(result["human_systems"]))
         if "human_pairs" in result:
             lines.append(reports.describe_human_pairs(result["human_pairs"]))
-        if caution := reports.few_systems_caution(result):
-            lines.append(caution)
+        lines.extend(text for _, text in reports.cautions(result, report.snapshot))
         return "\n".join(lines)
 
 
