@@ -17,8 +17,11 @@ The whole file is validated first; any problem (reported with file, line and fie
 Then everything is written in one transaction with bulk inserts: a missing campaign is created with a dataset
 of the same name (an existing dataset of that name is used), and missing systems, videos, captions (empty: the
 text was shown elsewhere), HITs, items, workers and assignments are created. An existing campaign is extended:
-HITs and items are matched by their ids, and a judgment that is already stored is a problem. Finally the QC of
-the campaign's workers is computed and stored.
+HITs and items are matched by the ids its judgments download writes (``stored_keys``: a HIT's or item's external
+id, else the HIT's number and the item's 1-based position, so a planned campaign's own download matches its HITs
+and items), a matched item must agree with the file, a judgment that is already stored is a problem, and
+judgments not stored yet are added to the matched items. Finally the QC of the campaign's workers is computed and
+stored.
 """
 
 import io
@@ -35,6 +38,7 @@ from annotation_site.corpus.models import Caption, Dataset, System, Video, check
 from annotation_site.problems import FormatError, ProblemList
 from annotation_site.strict_numbers import column_range, integer_score
 
+from . import services
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
 HEADER = ("worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score")
@@ -277,33 +281,130 @@ def _resolve_originals(items, filename, problems):
     return resolved
 
 
-def _check_existing(campaign, items, rows, filename, problems):
-    """Against an existing campaign: stored items must agree, stored judgments must not be repeated."""
-    stored_items = {
-        (hit, item): (item_type, system, video)
-        for hit, item, item_type, system, video in Item.objects.filter(hit__campaign=campaign)
-        .exclude(external_id="")
-        .values_list(
-            "hit__external_id", "external_id", "item_type", "caption__system__name", "caption__video__external_id"
+@dataclass
+class StoredItem:
+    pk: int
+    item_type: str
+    system: str
+    video: str
+    control_of: str  # the key of the item it pairs with, "" for none
+
+
+@dataclass
+class Stored:
+    """An existing campaign's HITs and items under the ids its judgments download writes (``views.
+    campaign_judgments_csv``): a HIT's external id, else its number; an item's external id, else its 1-based
+    position in its HIT. A key that names two HITs (two items of a HIT) is ``ambiguous`` and matches nothing."""
+
+    hits: dict  # HIT key -> pk
+    items: dict  # (HIT key, item key) -> StoredItem
+    ambiguous: dict  # HIT key or (HIT key, item key) -> descriptions of what it names
+    next_position: dict  # HIT pk -> first free position
+    judged: set  # (worker external id, item pk)
+
+    @classmethod
+    def empty(cls):
+        return cls({}, {}, {}, {}, set())
+
+
+def hit_key(external_id, number):
+    """The id a HIT has in files: its external id, else its number (what the judgments download writes)."""
+    return external_id or str(number)
+
+
+def item_key(external_id, position):
+    """The id an item has in files: its external id, else its 1-based position in its HIT."""
+    return external_id or str(position + 1)
+
+
+def stored_keys(campaign):
+    """``Stored`` of ``campaign`` (three queries)."""
+    stored = Stored.empty()
+    by_key, key_of_hit = defaultdict(list), {}
+    for pk, external_id, number in HIT.objects.filter(campaign=campaign).values_list("pk", "external_id", "number"):
+        key = key_of_hit[pk] = hit_key(external_id, number)
+        by_key[key].append(
+            (pk, f"HIT {number} " + (f"(by its id {external_id!r})" if external_id else "(by its number)"))
         )
-    }
-    for key, row in items.items():
-        stored = stored_items.get(key)
-        if stored is not None and stored != (row.item_type, row.system, row.video):
+    rows = list(
+        Item.objects.filter(hit__campaign=campaign).values_list(
+            "pk",
+            "hit_id",
+            "external_id",
+            "position",
+            "item_type",
+            "caption__system__name",
+            "caption__video__external_id",
+            "control_of_id",
+        )
+    )
+    key_of_item = {pk: item_key(external_id, position) for pk, _, external_id, position, *_ in rows}
+    items_by_key = defaultdict(list)
+    for pk, hit, external_id, position, item_type, system, video, control_of in rows:
+        key = (key_of_hit[hit], key_of_item[pk])
+        partner = key_of_item.get(control_of, "") if control_of else ""
+        description = f"the item at position {position + 1}" + (f" (by its id {external_id!r})" if external_id else "")
+        items_by_key[key].append((StoredItem(pk, item_type, system, video, partner), description))
+        stored.next_position[hit] = max(stored.next_position.get(hit, 0), position + 1)
+    for key, found in by_key.items():
+        if len(found) == 1:
+            stored.hits[key] = found[0][0]
+        else:
+            stored.ambiguous[key] = [description for _, description in sorted(found)]
+    for key, found in items_by_key.items():
+        if len(found) == 1:
+            stored.items[key] = found[0][0]
+        else:
+            stored.ambiguous[key] = [description for _, description in found]
+    stored.judged = set(
+        Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
+            "assignment__worker__external_id", "item_id"
+        )
+    )
+    return stored
+
+
+def _check_existing(campaign, stored, items, rows, filename, problems):
+    """Against an existing campaign: the file's HITs and items are matched by ``stored_keys`` (so the campaign's
+    own download matches its HITs and items, with or without ids); a key naming two of them is a problem; matched
+    items must agree (type, system, video, partner); stored judgments must not be repeated."""
+    named = set()
+    for key, row in sorted(items.items(), key=lambda entry: entry[1].line):
+        for wanted, field, what in (
+            (row.hit, "hit_id", f"HIT {row.hit!r}"),
+            (key, "item_id", f"item {row.item!r} of HIT {row.hit!r}"),
+        ):
+            if wanted in stored.ambiguous and wanted not in named:
+                named.add(wanted)
+                problems.add(
+                    filename,
+                    f"{what} names two {'HITs' if field == 'hit_id' else 'items'} of campaign {campaign.name}, "
+                    f"{' and '.join(stored.ambiguous[wanted])}, so its rows cannot be matched",
+                    line=row.line,
+                    where=f"field '{field}'",
+                )
+        found = None if row.hit in stored.ambiguous else stored.items.get(key)
+        if found is None:
+            continue
+        if (found.item_type, found.system, found.video) != (row.item_type, row.system, row.video):
             problems.add(
                 filename,
-                f"item {row.item!r} of HIT {row.hit!r} is stored as {stored[0]} of {stored[1]!r} "
-                f"on video {stored[2]!r}",
+                f"item {row.item!r} of HIT {row.hit!r} is stored as {found.item_type} of {found.system!r} "
+                f"on video {found.video!r}",
                 line=row.line,
                 where="field 'item_id'",
             )
-    stored_judgments = set(
-        Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
-            "assignment__worker__external_id", "assignment__hit__external_id", "item__external_id"
-        )
-    )
+        elif row.control_of and found.control_of and row.control_of != found.control_of:
+            problems.add(
+                filename,
+                f"item {row.item!r} of HIT {row.hit!r} is stored paired with item {found.control_of!r}, not "
+                f"{row.control_of!r}",
+                line=row.line,
+                where="field 'control_of'",
+            )
     for row in rows:
-        if (row.worker, row.hit, row.item) in stored_judgments:
+        found = None if row.hit in stored.ambiguous else stored.items.get((row.hit, row.item))
+        if found is not None and (row.worker, found.pk) in stored.judged:
             problems.add(
                 filename,
                 f"worker {row.worker!r}'s judgment of item {row.item!r} of HIT {row.hit!r} is stored already",
@@ -312,8 +413,17 @@ def _check_existing(campaign, items, rows, filename, problems):
             )
 
 
+@dataclass
+class Checked:
+    rows: list
+    items: dict  # (hit, item) -> first Row
+    human: str | None
+    campaign: Campaign | None
+    stored: Stored
+
+
 def validate(stream, filename, campaign_name):
-    """Read and check everything; returns (rows, items, human name, existing campaign) or raises FormatError."""
+    """Read and check everything; returns ``Checked`` or raises FormatError."""
     problems = ProblemList()
     try:
         check_unit_name(campaign_name)
@@ -325,6 +435,7 @@ def validate(stream, filename, campaign_name):
         problems.add(filename, "the file has no judgments", line=2)
     items, human = check_rows(rows, filename, problems)
     campaign = Campaign.objects.select_related("dataset", "human_system").filter(name=campaign_name).first()
+    stored = stored_keys(campaign) if campaign is not None else Stored.empty()
     if campaign is not None:
         if human and campaign.human_system_id and campaign.human_system.name != human:
             problems.add(
@@ -332,11 +443,11 @@ def validate(stream, filename, campaign_name):
                 f"campaign {campaign_name}'s human caption set is {campaign.human_system.name!r}, not {human!r}",
                 where="field 'system'",
             )
-        _check_existing(campaign, items, rows, filename, problems)
+        _check_existing(campaign, stored, items, rows, filename, problems)
     _check_human_set(campaign, campaign_name, human, rows, filename, problems)
-    _check_hit_sizes(campaign, items, filename, problems)
+    _check_hit_sizes(stored, items, filename, problems)
     problems.raise_if_any()
-    return rows, items, human, campaign
+    return Checked(rows, items, human, campaign, stored)
 
 
 def _check_human_set(campaign, campaign_name, human, rows, filename, problems):
@@ -360,18 +471,16 @@ def _check_human_set(campaign, campaign_name, human, rows, filename, problems):
         )
 
 
-def _check_hit_sizes(campaign, items, filename, problems):
+def _check_hit_sizes(stored, items, filename, problems):
     """A HIT holds at most MAX_ITEMS_PER_HIT items, those already stored included: the first item of the file
     beyond that is a problem (on PostgreSQL it failed the import's transaction with a database error)."""
-    stored = defaultdict(set)
-    if campaign is not None:
-        for hit, item in Item.objects.filter(hit__campaign=campaign).values_list("hit__external_id", "external_id"):
-            stored[hit].add(item)
-    count = {hit: len(found) for hit, found in stored.items()}
+    count = {}
     for (hit, item), row in sorted(items.items(), key=lambda entry: entry[1].line):
-        if item in stored[hit]:
+        if (hit, item) in stored.items:
             continue
-        count[hit] = count.get(hit, 0) + 1
+        if hit not in count:
+            count[hit] = stored.next_position.get(stored.hits.get(hit), 0)
+        count[hit] += 1
         if count[hit] == MAX_ITEMS_PER_HIT + 1:
             problems.add(
                 filename,
@@ -404,7 +513,8 @@ def _get_or_create_rows(model, existing, wanted, make):
 
 
 def _import(campaign_name, stream, filename):
-    rows, items, human, campaign = validate(stream, filename, campaign_name)
+    checked = validate(stream, filename, campaign_name)
+    rows, items, human, campaign, stored = checked.rows, checked.items, checked.human, checked.campaign, checked.stored
     now = timezone.now()
     with transaction.atomic():
         if campaign is None:
@@ -465,23 +575,17 @@ def _import(campaign_name, stream, filename):
             *{systems[row.system] for row in items.values() if row.item_type == "system" and row.system != human}
         )
 
+        # the file's HITs and items as validate matched them (stored_keys): a new HIT or item gets the file's id,
+        # which no stored one has as its key, so keys stay unique and the download writes them back unchanged
         hit_names = list(dict.fromkeys(hit for hit, _ in items))
-        hits = dict(HIT.objects.filter(campaign=campaign, external_id__in=hit_names).values_list("external_id", "pk"))
+        hits = {name: stored.hits[name] for name in hit_names if name in stored.hits}
         number = HIT.objects.filter(campaign=campaign).aggregate(m=Max("number"))["m"] or 0
         numbers = iter(range(number + 1, number + 1 + len(hit_names)))
         hits = _get_or_create_rows(
             HIT, hits, hit_names, lambda name: HIT(campaign=campaign, number=next(numbers), external_id=name)
         )
-        stored = {
-            (h, i): (pk, position)
-            for pk, h, i, position in Item.objects.filter(hit__campaign=campaign)
-            .exclude(external_id="")
-            .values_list("pk", "hit__external_id", "external_id", "position")
-        }
-        next_position = defaultdict(int)
-        for (hit, _), (_, position) in stored.items():
-            next_position[hit] = max(next_position[hit], position + 1)
-        item_pks = {key: pk for key, (pk, _) in stored.items()}
+        next_position = {name: stored.next_position.get(pk, 0) for name, pk in hits.items()}
+        item_pks = {key: stored.items[key].pk for key in items if key in stored.items}
 
         def make(key, control_of_id=None):
             row = items[key]
@@ -517,8 +621,8 @@ def _import(campaign_name, stream, filename):
         Item.objects.filter(hit__campaign=campaign, item_type=ItemType.ORIGINAL, control_of__isnull=True).update(
             control_of=Subquery(degraded)
         )
-        touched = {row.hit for row in items.values()}
-        for hit_name in touched:  # one update per HIT of the file (imports are not on a page's hot path)
+        grown = {items[key].hit for key in new}
+        for hit_name in grown:  # one update per HIT given items (imports are not on a page's hot path)
             HIT.objects.filter(pk=hits[hit_name]).update(n_items=next_position[hit_name])
 
         worker_names = sorted({row.worker for row in rows})
@@ -550,8 +654,6 @@ def _import(campaign_name, stream, filename):
             ],
             batch_size=_BATCH,
         )
-        from . import services
-
         campaign.refresh_from_db()
         qc = services.store_qc(campaign)
     return {
@@ -559,7 +661,7 @@ def _import(campaign_name, stream, filename):
         "judgments": len(rows),
         "items": len(new),
         "hits": len(hit_names),
-        "workers": len(worker_names),
+        "workers": len(workers),
         "passed": int(qc["passed"].sum()),
         "qc_workers": len(qc),
     }

@@ -22,7 +22,7 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.crowd.hooks import frameable
 from annotation_site.jobs.services import latest_job
 
-from . import campaigns, charts, replication, services
+from . import campaigns, charts, csv_import, replication, services
 from .analysis import analyse
 from .forms import AssignForm, CampaignForm
 from .models import Campaign, Judgment, QCStatus, Worker
@@ -176,8 +176,9 @@ def campaign_judgments_csv(request, name):
         for worker, hit_ext, hit_no, item_ext, pos, system, video, item_type, ctl_ext, ctl_pos, score in rows.iterator(
             chunk_size=5000
         ):
-            control = "" if ctl_pos is None else (ctl_ext or str(ctl_pos + 1))
-            yield [worker, hit_ext or str(hit_no), item_ext or str(pos + 1), system, video, item_type, control, score]
+            control = "" if ctl_pos is None else csv_import.item_key(ctl_ext, ctl_pos)
+            hit, item = csv_import.hit_key(hit_ext, hit_no), csv_import.item_key(item_ext, pos)
+            yield [worker, hit, item, system, video, item_type, control, score]
 
     header = ["worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score"]
     response = StreamingHttpResponse(spreadsheet_csv.stream(header, lines()), content_type="text/csv; charset=utf-8")

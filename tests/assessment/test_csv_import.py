@@ -321,3 +321,130 @@ def test_the_items_a_hit_holds_already_count_towards_its_size(db, tmp_path, monk
     assert counts() == before
     import_judgments("grow", write(tmp_path, HEADER + again + new[0], "fits.csv"))
     assert HIT.objects.get(campaign__name="grow", external_id="h1").n_items == 25
+
+
+def rated(name, n_videos=18):
+    """A planned campaign rated by a simulated crowd (every worker does every HIT)."""
+    campaign = small_campaign(make_dataset(name, n_videos=n_videos), name, qc_min_pairs=6)
+    simulation.simulate_campaign(
+        campaign,
+        {"diligent": 4, "random": 1},
+        {"human": 80, "Alpha": 60, "Beta": 50, "Gamma": 30},
+        seed=3,
+        hits_per_worker=3,
+    )
+    return campaign
+
+
+def exported(client, campaign):
+    response = client.get(f"/da/campaigns/{campaign.name}/judgments.csv")
+    assert response.status_code == 200
+    return b"".join(response.streaming_content).decode()
+
+
+def stored_judgments(campaign):
+    return sorted(
+        Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
+            "assignment__worker__external_id", "assignment__hit_id", "item_id", "score"
+        )
+    )
+
+
+def test_a_planned_campaigns_own_export_imported_back_is_refused_and_changes_nothing(staff_client, tmp_path):
+    """The probe: the download of a planned campaign (HITs and items without ids: the export writes the HIT's
+    number and the item's 1-based position) imported into that campaign wrote every judgment a second time, on
+    three new HITs holding the same captions, so QC and z-scores counted every score twice."""
+    campaign = rated("origin")
+    text = exported(staff_client, campaign)
+    assert text.splitlines()[1].split(",")[1:3] == ["1", "1"]  # HIT number 1, its first item
+    before, report = counts(), analyse(campaign).report()
+    with pytest.raises(CommandError) as refused:
+        call_command("da_import_judgments", str(write(tmp_path, text, "back.csv")), campaign="origin")
+    with pytest.raises(FormatError) as located:
+        import_judgments("origin", io.StringIO(text), "back.csv")
+    problems = [str(p) for p in located.value.problems]
+    data = text.splitlines()[1:]
+    assert len(problems) == len(data), problems[:3]
+    for number, (problem, line) in enumerate(zip(problems, data), start=2):
+        worker, hit, item = line.split(",")[:3]
+        assert problem == (
+            f"back.csv, line {number}, field 'item_id': worker {worker!r}'s judgment of item {item!r} of HIT "
+            f"{hit!r} is stored already"
+        )
+    assert "is stored already" in str(refused.value)
+    assert counts() == before and analyse(campaign).report() == report
+
+
+def test_judgments_of_a_planned_campaign_not_stored_come_back_onto_its_own_hits_and_items(staff_client, tmp_path):
+    """Rows of a planned campaign's download whose judgments are not stored (here: a worker's assignments were
+    deleted) are matched to the campaign's HITs by number and items by position and added there; a file mixing
+    them with stored judgments is refused whole."""
+    campaign = rated("origin")
+    text = exported(staff_client, campaign)
+    judged, report = stored_judgments(campaign), analyse(campaign).report()
+    lost = text.splitlines()[1].split(",")[0]
+    Assignment.objects.filter(worker__external_id=lost, hit__campaign=campaign).delete()
+    hits, items = HIT.objects.filter(campaign=campaign).count(), Item.objects.filter(hit__campaign=campaign).count()
+    before = counts()
+    with pytest.raises(FormatError) as refused:
+        import_judgments("origin", write(tmp_path, text, "all.csv"))
+    mine = [line for line in text.splitlines(True)[1:] if line.startswith(f"{lost},")]
+    assert len(refused.value.problems) == len(text.splitlines()) - 1 - len(mine)
+    assert all("stored already" in str(p) for p in refused.value.problems)
+    assert counts() == before
+    summary = import_judgments("origin", write(tmp_path, HEADER + "".join(mine), "lost.csv"))
+    assert (summary["judgments"], summary["items"]) == (len(mine), 0)
+    assert HIT.objects.filter(campaign=campaign).count() == hits
+    assert Item.objects.filter(hit__campaign=campaign).count() == items
+    assert stored_judgments(campaign) == judged  # the same HITs, items and scores as before the loss
+    assert analyse(campaign).report() == report
+
+
+def test_rows_naming_a_planned_item_by_its_position_must_agree_with_it(staff_client, tmp_path):
+    campaign = rated("origin")
+    line = next(
+        line
+        for line in exported(staff_client, campaign).splitlines()[1:]
+        if line.split(",")[1] == "1" and line.split(",")[5] == "system"
+    )
+    _, _, item, system, video, _, _, score = line.split(",")
+    other = "Gamma" if system != "Gamma" else "Beta"
+    before = counts()
+    with pytest.raises(FormatError) as refused:
+        import_judgments(
+            "origin", io.StringIO(f"{HEADER}newcomer,1,{item},{other},{video},system,,{score}\n"), "new.csv"
+        )
+    assert [str(p) for p in refused.value.problems] == [
+        f"new.csv, line 2, field 'item_id': item {item!r} of HIT '1' is stored as system of {system!r} on video "
+        f"{video!r}"
+    ]
+    assert counts() == before
+
+
+def test_a_control_item_must_pair_with_the_item_it_is_stored_paired_with(db, tmp_path):
+    text = valid_csv().replace(",s3,ModelA,vid2,", ",s3,ModelA,vid1,")  # s1 and s3: one caption, shown twice
+    import_judgments("pairs", write(tmp_path, text))
+    before = counts()
+    again = "w3,h1,s3,ModelA,vid1,system,,70\nw3,h1,r1,ModelA,vid1,repeat,s3,72\n"  # r1 repeats s1
+    with pytest.raises(FormatError) as refused:
+        import_judgments("pairs", io.StringIO(HEADER + again), "more.csv")
+    assert [str(p) for p in refused.value.problems] == [
+        "more.csv, line 3, field 'control_of': item 'r1' of HIT 'h1' is stored paired with item 's1', not 's3'"
+    ]
+    assert counts() == before
+
+
+def test_a_hit_id_naming_two_hits_of_the_campaign_is_refused(staff_client, tmp_path):
+    """A campaign doubled by the old import holds HIT 4 with id '1' beside HIT 1 (no id): '1' names both, and
+    the import says so rather than guess."""
+    campaign = rated("origin")
+    line = exported(staff_client, campaign).splitlines()[1].split(",")
+    HIT.objects.create(campaign=campaign, number=6, external_id="1")
+    before = counts()
+    with pytest.raises(FormatError) as refused:
+        import_judgments("origin", io.StringIO(HEADER + ",".join(["newcomer"] + line[1:]) + "\n"), "new.csv")
+    assert [str(p) for p in refused.value.problems] == [
+        "new.csv, line 2, field 'hit_id': HIT '1' names two HITs of campaign origin, HIT 1 (by its number) and "
+        "HIT 6 (by its id '1'), so its rows cannot be matched"
+    ]
+    assert counts() == before
