@@ -22,6 +22,11 @@ id, else the HIT's number and the item's 1-based position, so a planned campaign
 and items), a matched item must agree with the file, a judgment that is already stored is a problem, and
 judgments not stored yet are added to the matched items. Finally the QC of the campaign's workers is computed and
 stored.
+
+Worker ids beginning with ``account:`` are refused (the platform reserves them for site accounts), except with
+``site_accounts`` (``--site-accounts``: staff bringing back this platform's own download), where such a row goes
+to the existing account's own worker and is refused when there is none (``services.account_workers``); no worker
+is ever created under ``account:``.
 """
 
 import io
@@ -68,8 +73,10 @@ def _score(text):
         return None
 
 
-def read_rows(stream, filename, problems):
-    """Rows of a CSV text stream, checked field by field (problems go to ``problems``)."""
+def read_rows(stream, filename, problems, *, site_accounts=False):
+    """Rows of a CSV text stream, checked field by field (problems go to ``problems``). ``site_accounts``: ids
+    ``account:NAME`` are let through, to be resolved to existing accounts' workers (``validate``); otherwise they
+    are refused like every id from outside."""
     reader = problems.csv_reader(stream, filename)
     header = next(reader, None)
     if header is None:
@@ -96,10 +103,11 @@ def read_rows(stream, filename, problems):
         try:  # NFKC, no invisible characters; never a site account's identity (empty / long: the length check)
             if value["worker_id"]:
                 value["worker_id"] = identities.normalise(value["worker_id"], what="worker_id", max_length=10**6)
-            if identities.reserved_prefix(value["worker_id"]) == identities.ACCOUNT_PREFIX:
+            if identities.reserved_prefix(value["worker_id"]) == identities.ACCOUNT_PREFIX and not site_accounts:
                 raise identities.IdentityError(
                     f"worker_id {value['worker_id']!r} begins with 'account:', which the "
-                    "platform reserves for site accounts"
+                    "platform reserves for site accounts (a judgments download of this platform is brought back "
+                    "with --site-accounts: such rows then go to the existing account's own worker)"
                 )
         except identities.IdentityError as exc:
             problems.add(filename, str(exc), line=line, where="field 'worker_id'")
@@ -413,6 +421,21 @@ def _check_existing(campaign, stored, items, rows, filename, problems):
             )
 
 
+def _check_accounts(rows, filename, problems):
+    """Rows of site accounts (``account:NAME``, let through by ``site_accounts``): resolved to the existing
+    account's own worker (``services.account_workers``), every other such row a problem. Returns id -> pk."""
+    names = {row.worker for row in rows if identities.reserved_prefix(row.worker) == identities.ACCOUNT_PREFIX}
+    if not names:
+        return {}
+    found, refused = services.account_workers(names)
+    for row in rows:
+        if row.worker in refused:
+            problems.add(
+                filename, f"worker_id {row.worker!r} {refused[row.worker]}", line=row.line, where="field 'worker_id'"
+            )
+    return found
+
+
 @dataclass
 class Checked:
     rows: list
@@ -420,9 +443,10 @@ class Checked:
     human: str | None
     campaign: Campaign | None
     stored: Stored
+    accounts: dict  # 'account:NAME' -> worker pk
 
 
-def validate(stream, filename, campaign_name):
+def validate(stream, filename, campaign_name, *, site_accounts=False):
     """Read and check everything; returns ``Checked`` or raises FormatError."""
     problems = ProblemList()
     try:
@@ -430,10 +454,11 @@ def validate(stream, filename, campaign_name):
     except ValidationError as exc:
         problems.add(filename, f"invalid campaign name {campaign_name!r}: {exc.messages[0]}")
         problems.raise_if_any()
-    rows = read_rows(stream, filename, problems)
+    rows = read_rows(stream, filename, problems, site_accounts=site_accounts)
     if not rows and not problems:
         problems.add(filename, "the file has no judgments", line=2)
     items, human = check_rows(rows, filename, problems)
+    accounts = _check_accounts(rows, filename, problems) if site_accounts else {}
     campaign = Campaign.objects.select_related("dataset", "human_system").filter(name=campaign_name).first()
     stored = stored_keys(campaign) if campaign is not None else Stored.empty()
     if campaign is not None:
@@ -447,7 +472,7 @@ def validate(stream, filename, campaign_name):
     _check_human_set(campaign, campaign_name, human, rows, filename, problems)
     _check_hit_sizes(stored, items, filename, problems)
     problems.raise_if_any()
-    return Checked(rows, items, human, campaign, stored)
+    return Checked(rows, items, human, campaign, stored, accounts)
 
 
 def _check_human_set(campaign, campaign_name, human, rows, filename, problems):
@@ -491,17 +516,22 @@ def _check_hit_sizes(stored, items, filename, problems):
             )
 
 
-def import_judgments(campaign_name, source, filename=None):
-    """Import a judgments CSV (a path, or a text stream with ``filename``) into campaign ``campaign_name``."""
+def import_judgments(campaign_name, source, filename=None, *, site_accounts=False):
+    """Import a judgments CSV (a path, or a text stream with ``filename``) into campaign ``campaign_name``.
+
+    ``site_accounts``: rows of ``account:NAME`` ids (this platform's own download of a campaign rated by site
+    accounts) go to the existing account's own worker, and are refused when there is none; without it they are
+    refused like every id from outside. Only for staff restoring their own export (the command's
+    ``--site-accounts``): a file from elsewhere could name any account."""
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         filename = filename or str(source)
         try:
             text = uploads.path_text(source)  # size, UTF-8 (the line named) and NUL checked first
         except uploads.UploadRefused as exc:
             raise FormatError([str(exc)]) from None
-        return _import(campaign_name, io.StringIO(text, newline=""), filename)
+        return _import(campaign_name, io.StringIO(text, newline=""), filename, site_accounts)
     if isinstance(source, io.TextIOBase) or hasattr(source, "read"):
-        return _import(campaign_name, source, filename or "judgments.csv")
+        return _import(campaign_name, source, filename or "judgments.csv", site_accounts)
     raise TypeError("source must be a path or a text stream")
 
 
@@ -512,8 +542,8 @@ def _get_or_create_rows(model, existing, wanted, make):
     return {**existing, **{key: row.pk for key, row in zip(missing, created)}}
 
 
-def _import(campaign_name, stream, filename):
-    checked = validate(stream, filename, campaign_name)
+def _import(campaign_name, stream, filename, site_accounts):
+    checked = validate(stream, filename, campaign_name, site_accounts=site_accounts)
     rows, items, human, campaign, stored = checked.rows, checked.items, checked.human, checked.campaign, checked.stored
     now = timezone.now()
     with transaction.atomic():
@@ -625,7 +655,8 @@ def _import(campaign_name, stream, filename):
         for hit_name in grown:  # one update per HIT given items (imports are not on a page's hot path)
             HIT.objects.filter(pk=hits[hit_name]).update(n_items=next_position[hit_name])
 
-        worker_names = sorted({row.worker for row in rows})
+        # account rows go to the account's own worker (validate found it); nothing is created under 'account:'
+        worker_names = sorted({row.worker for row in rows} - checked.accounts.keys())
         workers = dict(
             Worker.objects.filter(external_id__in=worker_names)
             .exclude(kind=Worker.Kind.ACCOUNT)
@@ -634,6 +665,7 @@ def _import(campaign_name, stream, filename):
         workers = _get_or_create_rows(
             Worker, workers, worker_names, lambda name: Worker(external_id=name, source="import")
         )
+        workers.update(checked.accounts)
         wanted = sorted({(workers[row.worker], hits[row.hit]) for row in rows})
         assignments = {
             (w, h): pk

@@ -71,6 +71,41 @@ def worker_by_external_id(external_id, source="link"):
     return worker
 
 
+def account_workers(external_ids):
+    """For restoring a judgments download (``da_import_judgments --site-accounts``): the workers of site accounts
+    named by the ids this platform gave them (``account:NAME``, exactly as stored, as the download writes them).
+    Returns ``({id: worker pk}, {id: why not})``. An id is found only as the worker of an account that exists
+    (kind account, bound to its user): never an external worker holding a look-alike id (made before the identity
+    rule), never a deleted account's worker, never by a user name (an account that has not rated here has no
+    worker, and none is made from a file: a name in a file would choose whose record it becomes). One query;
+    creates nothing."""
+    found, refused = {}, {}
+    rows = {
+        external_id: (pk, kind, user_id)
+        for external_id, pk, kind, user_id in Worker.objects.filter(external_id__in=set(external_ids)).values_list(
+            "external_id", "pk", "kind", "user_id"
+        )
+    }
+    for external_id in external_ids:
+        if external_id not in rows:
+            refused[external_id] = (
+                "names no site account's worker on this platform: judgments are brought back only to an account "
+                "that exists and has rated here"
+            )
+            continue
+        pk, kind, user_id = rows[external_id]
+        if kind != Worker.Kind.ACCOUNT:
+            refused[external_id] = (
+                f"is not a site account's worker ({Worker.Kind(kind).label}): the platform never attaches "
+                "judgments to a look-alike of an account"
+            )
+        elif user_id is None:
+            refused[external_id] = "belongs to a deleted site account: its judgments cannot be brought back to it"
+        else:
+            found[external_id] = pk
+    return found, refused
+
+
 def participant_worker(worker_key, source="crowd"):
     """The Worker of a crowd participant (``worker_key`` = ``NAMESPACE:ID`` from the crowd app)."""
     worker, _ = Worker.objects.get_or_create(

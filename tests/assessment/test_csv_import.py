@@ -448,3 +448,84 @@ def test_a_hit_id_naming_two_hits_of_the_campaign_is_refused(staff_client, tmp_p
         "HIT 6 (by its id '1'), so its rows cannot be matched"
     ]
     assert counts() == before
+
+
+def test_an_account_rated_campaign_comes_back_from_its_export_after_a_forced_delete(
+    staff_client, tmp_path, django_user_model
+):
+    """docs/direct-assessment.md, "Deletion": export the judgments, force the delete, bring them back with
+    da_import_judgments. Judgments of site accounts (worker ids 'account:NAME') were refused on every row; with
+    --site-accounts they go back to the account's own worker, and no worker is created."""
+    from annotation_site.corpus.protection import HumanWorkAtRisk, refuse_if_human_work
+    from assessment import services
+
+    campaign = rated("origin")
+    for name, worker in zip(("alice", "bob"), Worker.objects.filter(source="simulation").order_by("external_id")):
+        account = services.worker_for_user(django_user_model.objects.create_user(name))  # what the rate page does
+        Assignment.objects.filter(worker=worker).update(worker=account)
+    text = exported(staff_client, campaign)
+    assert "\naccount:alice,1," in text and "\naccount:bob,1," in text
+    judged, report = stored_judgments(campaign), analyse(campaign).report()
+    with pytest.raises(HumanWorkAtRisk):
+        refuse_if_human_work("deleting dataset 'origin'", datasets=[campaign.dataset])
+    campaign.dataset.delete()  # forced
+    workers = sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id"))
+    path = write(tmp_path, text, "backup.csv")
+    with pytest.raises(CommandError, match="line 2, field 'worker_id': .*reserves for site accounts.*--site-accounts"):
+        call_command("da_import_judgments", str(path), campaign="origin")
+    assert not Campaign.objects.exists()
+    call_command("da_import_judgments", str(path), campaign="origin", site_accounts=True, stdout=io.StringIO())
+    call_command("da_qc", campaign="origin", min_pairs=6, stdout=io.StringIO())  # the planned campaign's minimum
+    assert sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id")) == workers
+    restored = Campaign.objects.get(name="origin")
+    alice = Worker.objects.get(user__username="alice")
+    assert Judgment.objects.filter(assignment__hit__campaign=restored, assignment__worker=alice).count() == sum(
+        1 for row in judged if row[0] == "account:alice"
+    )
+    copy = analyse(restored).report()
+    assert copy["workers"] == report["workers"] and copy["systems"] == report["systems"]
+    assert QCResult.objects.filter(campaign=restored, worker=alice).exists()
+
+
+def test_restoring_attaches_judgments_only_to_an_existing_accounts_own_worker(db, tmp_path, django_user_model):
+    """The identity rule holds (docs/reliability.md, "Identity"): an 'account:' id is restored only to the
+    worker of an account that exists; never to a look-alike external worker, a deleted account's worker, an
+    account that never rated here or an id in other case; no worker is ever created under 'account:'."""
+    from assessment import services
+
+    alice = services.worker_for_user(django_user_model.objects.create_user("alice"))
+    carol = django_user_model.objects.create_user("carol")
+    services.worker_for_user(carol)
+    carol.delete()  # her worker stays, bound to nobody
+    django_user_model.objects.create_user("dave")  # never rated: no worker
+    Worker.objects.create(external_id="account:mallory", source="link")  # a look-alike from before the rule
+    workers = sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id"))
+    text = valid_csv().replace("w1,", "account:alice,")
+    refused = {
+        "account:ghost": "names no site account's worker on this platform",
+        "Account:alice": "names no site account's worker on this platform",
+        "account:carol": "belongs to a deleted site account",
+        "account:dave": "names no site account's worker on this platform",
+        "account:mallory": "is not a site account's worker",
+    }
+    text += "".join(f"{name},h1,s1,ModelA,vid1,system,,70\n" for name in refused)
+    first = len(valid_csv().splitlines()) + 1
+    with pytest.raises(FormatError) as error:
+        import_judgments("restore", io.StringIO(text), "r.csv", site_accounts=True)
+    problems = [str(p) for p in error.value.problems]
+    assert len(problems) == len(refused), problems
+    for line, (problem, (name, message)) in enumerate(zip(problems, refused.items()), start=first):
+        assert problem.startswith(f"r.csv, line {line}, field 'worker_id': worker_id {name!r} ") and message in problem
+    assert not Campaign.objects.exists()
+    assert sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id")) == workers
+    with pytest.raises(FormatError, match="r.csv, line 2, field 'worker_id': .*reserves for site accounts"):
+        import_judgments("restore", io.StringIO(valid_csv().replace("w1,", "account:alice,")), "r.csv")
+    import_judgments(
+        "restore", write(tmp_path, valid_csv().replace("w1,", "account:alice,"), "r.csv"), site_accounts=True
+    )
+    assert Assignment.objects.get(hit__campaign__name="restore", worker__external_id="account:alice").worker == alice
+    assert set(Worker.objects.filter(external_id__istartswith="account:").values_list("external_id", "kind")) == {
+        ("account:alice", "account"),
+        ("account:carol", "account"),
+        ("account:mallory", "external"),
+    }

@@ -13,10 +13,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--campaign", required=True)
+        parser.add_argument(
+            "--site-accounts",
+            action="store_true",
+            help="The file is this platform's own judgments download: rows whose worker_id is account:NAME go "
+            "to that existing site account's own worker (refused when there is none). Without it they are "
+            "refused, as every id from outside that uses the reserved prefix.",
+        )
 
-    def handle(self, *args, file, campaign, **options):
+    def handle(self, *args, file, campaign, site_accounts, **options):
         try:
-            summary = import_judgments(campaign, file)
+            summary = import_judgments(campaign, file, site_accounts=site_accounts)
         except FormatError as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:
