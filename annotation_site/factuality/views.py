@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.annotators.views import invitation_messages
 from annotation_site.crowd.hooks import frameable
+from annotation_site.workflow.answers import draft_version
 from annotation_site.workflow.pages import ProtocolPages
 
 from . import assignment as assigning
@@ -134,6 +135,8 @@ def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=
         "submitted": found.status == Assignment.Status.SUBMITTED,
         # drafts name the submission this page started from, so a late autosave cannot shadow a newer answer
         "basedOn": judgments.current_submission_uuid(found),
+        # the version of the draft rendered: the page restores the answer it kept in the tab only over this one
+        "draftVersion": draft_version(found.draft_saved_at),
     }
     return render(
         request,

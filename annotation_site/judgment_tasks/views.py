@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.annotators.views import invitation_messages
 from annotation_site.crowd.hooks import frameable
+from annotation_site.workflow.answers import draft_version
 from annotation_site.workflow.pages import ProtocolPages
 
 from . import answers, participants, presentation, services
@@ -70,6 +71,8 @@ def _annotation_page(request, found, *, participant=None):
         "open": task.is_open,
         "state": answers.page_state(found),
         "submitted": found.status == Assignment.Status.SUBMITTED,
+        # the version of the draft rendered: the page restores the answer it kept in the tab only over this one
+        "draftVersion": draft_version(found.draft_saved_at),
     }
     if participant:
         urls = {

@@ -8,6 +8,7 @@ won). The exceptions are what a page or an API turns into 400 (invalid), 409 (ne
 already used for another unit).
 """
 
+import datetime
 import json
 import uuid as uuid_module
 
@@ -21,6 +22,16 @@ from .statuses import AssignmentStatus
 
 MAX_DRAFT_BYTES = 256 * 1024
 MAX_SECONDS = 7 * 24 * 3600
+
+
+def draft_version(saved_at):
+    """The version of an assignment's draft as its page and the draft endpoint name it: the time the server saved
+    it (ISO 8601, or None when there is no draft). A page keeps its latest answer in the browser until a save of it
+    is acknowledged, and compares the version it rendered with the one its last acknowledged save answered (both
+    from this function, so equal strings mean the same save): the server's clock only, never the client's."""
+    if saved_at is None:
+        return None
+    return saved_at.astimezone(datetime.timezone.utc).isoformat(timespec="microseconds")
 
 
 class Refused(Exception):

@@ -16,7 +16,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict
+from .answers import AnswerInvalid, NeedsConfirmation, SubmissionConflict, draft_version
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def _problems(exc):
 
 
 def draft_response(service, assignment, data):
-    """``PUT`` of a draft: 200 ``{"saved_at"}``, 409 ``{"detail"}`` when the unit is closed (with ``"stale"``
+    """``PUT`` of a draft: 200 ``{"saved_at"}`` (the draft's version, ``answers.draft_version``), 409 ``{"detail"}`` when the unit is closed (with ``"stale"``
     when the protocol refuses stale drafts), 400 ``{"problems"}`` when it is not a draft."""
     refused = (service.closed,) if service.stale is None else (service.closed, service.stale)
     try:
@@ -152,7 +152,7 @@ def draft_response(service, assignment, data):
         return Response(body, status=409)
     except AnswerInvalid as exc:
         return Response({"problems": _problems(exc)}, status=400)
-    return Response({"saved_at": saved.isoformat()})
+    return Response({"saved_at": draft_version(saved)})
 
 
 def next_after_submit(next_page):

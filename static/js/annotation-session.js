@@ -3,6 +3,8 @@
 //
 // - time on the page (only while it is visible), and whether the video was played;
 // - drafts: saved 1.2 s after a change, every minute and when the tab is hidden; never after submitting began;
+//   never by a page that has changed nothing since it loaded (DraftKeeper below: a reload cannot put back what
+//   it rendered over a newer draft), and the latest answer kept in the tab until the server acknowledged it;
 // - submitting exactly once: one UUID per answer (a retry or a double click of the same answer reuses it),
 //   one request in flight at a time, and nothing else (no draft) sent once the server stored the answer.
 //
@@ -18,15 +20,129 @@ export function uuid4() {
 }
 
 export const DRAFT_DELAY_MS = 1200;
+const KEPT_SENDS = 20; // unacknowledged saves a tab remembers (each reload of a busy page adds one)
+
+// The answer a page has not yet had acknowledged, kept in the tab (sessionStorage survives a reload, and is the
+// tab's own: no other tab or device reads it) so that a reload never loses it. A reload races the draft the old
+// page sends on leaving (a keepalive PUT): when the new page's GET wins, the server renders an older draft.
+//
+// - `changed`: the page changed something since it loaded (or restored a kept answer). A page that did not
+//   sends no draft at all, so a reloaded page can never send back what it rendered over a newer draft.
+// - the copy in the tab: {answer, time_spent, video_played, ..., version, basedOn, sent}. `version` is the
+//   server's version (answers.draft_version: the time the server saved it, by the server's clock) of the latest
+//   draft this tab knows the server holds: the one rendered, then each acknowledged save's. `sent` lists the
+//   answers sent and not yet acknowledged. On load (`takeNewer`) the copy wins when the server's draft is one this
+//   tab knows: the same version (nothing was saved since), or one of the answers it sent (its last save landed
+//   first); then the copy is this tab's later work. Any other draft was saved by someone else after this tab last
+//   heard from the server (another tab or device): the server's stands and the copy is dropped. Same for a copy
+//   made before the current submission (`basedOn`). No client clock is compared.
+// - the copy is removed once the server acknowledged the answer it holds, or stored a submit.
+export class DraftKeeper {
+  constructor({key, version = null, basedOn = null}) {
+    this.key = `captioneval:draft:${key}`;
+    this.version = version;
+    this.basedOn = basedOn;
+    this.changed = false;
+    this.latest = null; // the draft as the page last noted it: {answer: JSON text, ...other fields}
+    this.sent = []; // [{seq, answer}] sent, not yet acknowledged
+    this.seq = 0;
+    this.acked = 0;
+  }
+
+  read() {
+    try {
+      const text = sessionStorage.getItem(this.key);
+      const record = text ? JSON.parse(text) : null;
+      return record && typeof record === "object" && typeof record.answer === "string" ? record : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  write() {
+    if (!this.latest) return;
+    try {
+      sessionStorage.setItem(this.key, JSON.stringify({...this.latest, version: this.version, basedOn: this.basedOn,
+        sent: this.sent.map((s) => s.answer)}));
+    } catch (error) {
+      // no storage (private mode, quota): the page still saves drafts as before
+    }
+  }
+
+  forget() {
+    this.latest = null;
+    try {
+      sessionStorage.removeItem(this.key);
+    } catch (error) {
+      // nothing kept
+    }
+  }
+
+  // rendered: the answer the server rendered, as JSON text in the page's own shape (after the page's restore).
+  // Returns the kept draft ({answer: object, time_spent, ...}) when it is newer, else null (the copy is dropped).
+  takeNewer(rendered) {
+    const record = this.read();
+    if (!record) return null;
+    const sent = Array.isArray(record.sent) ? record.sent.filter((a) => typeof a === "string") : [];
+    const known = record.version === this.version || sent.includes(rendered);
+    if (!known || record.basedOn !== this.basedOn || record.answer === rendered) {
+      this.forget();
+      return null;
+    }
+    let answer;
+    try {
+      answer = JSON.parse(record.answer);
+    } catch (error) {
+      this.forget();
+      return null;
+    }
+    const {version, basedOn, sent: _, ...draft} = record;
+    this.latest = draft;
+    this.sent = sent.slice(-KEPT_SENDS).map((a) => ({seq: 0, answer: a}));
+    this.changed = true;
+    this.write();
+    return {...draft, answer};
+  }
+
+  // The page changed: keep its draft ({answer, time_spent, ...}) in the tab at once.
+  note(draft) {
+    this.changed = true;
+    this.latest = {...draft, answer: JSON.stringify(draft.answer)};
+    this.write();
+  }
+
+  // A save of `draft` is being sent: returns its number for `acknowledged`.
+  sending(draft) {
+    this.latest = {...draft, answer: JSON.stringify(draft.answer)};
+    this.seq += 1;
+    this.sent.push({seq: this.seq, answer: this.latest.answer});
+    this.sent = this.sent.slice(-KEPT_SENDS);
+    this.write();
+    return this.seq;
+  }
+
+  // The server stored save `seq` as `version`. Saves acknowledged out of order do not move the version back.
+  acknowledged(seq, version) {
+    if (seq <= this.acked || typeof version !== "string") return;
+    const answer = (this.sent.find((s) => s.seq === seq) || {}).answer;
+    this.acked = seq;
+    this.version = version;
+    this.sent = this.sent.filter((s) => s.seq > seq);
+    if (!this.sent.length && this.latest && this.latest.answer === answer) this.forget();
+    else this.write();
+  }
+}
 
 export class AnnotationSession {
   // options: {draftUrl, submitUrl, csrfToken: () => string, participantToken, askNext, initial: {time_spent,
-  //           video_played}, editable, getState: () => answer, onStatus: (text) => void, video}
+  //           video_played}, editable, getState: () => answer, onStatus: (text) => void, video,
+  //           keeper: a DraftKeeper (made from draftUrl when not given)}
   // askNext: the submit asks the server to hand out the next assignment ("next": true); a stored answer then
   // carries the page to open in body.next
   constructor(options) {
     this.options = options;
     this.editable = Boolean(options.editable);
+    this.keeper = options.keeper || new DraftKeeper({key: options.draftUrl});
     this.finished = false; // the server stored the answer: nothing more is sent from this page
     this.videoPlayed = Boolean(options.initial && options.initial.video_played);
     this.spentMs = (Number(options.initial && options.initial.time_spent) || 0) * 1000;
@@ -76,23 +192,34 @@ export class AnnotationSession {
     return this.editable && !this.finished && !this.inFlight;
   }
 
+  draft() {
+    return {answer: this.options.getState(), time_spent: this.timeSpent(), video_played: this.videoPlayed};
+  }
+
+  // Called on every change: the draft is kept in the tab at once and sent 1.2 s later.
   scheduleDraft() {
     if (!this.canSave()) return;
+    this.keeper.note(this.draft());
     clearTimeout(this.draftTimer);
     this.status("Unsaved changes");
     this.draftTimer = setTimeout(() => this.saveDraft(), DRAFT_DELAY_MS);
   }
 
+  // Nothing is sent by a page that changed nothing since it loaded (the keepalive saves included): what it would
+  // send is what the server rendered, maybe older than a draft that landed since.
   async saveDraft({keepalive = false} = {}) {
-    if (!this.canSave()) return;
+    if (!this.canSave() || !this.keeper.changed) return;
     clearTimeout(this.draftTimer);
-    const body = JSON.stringify({answer: this.options.getState(), time_spent: this.timeSpent(),
-      video_played: this.videoPlayed});
+    const draft = this.draft();
+    const body = JSON.stringify(draft);
     if (body === this.lastSaved && !keepalive) return;
+    const seq = this.keeper.sending(draft);
     try {
       const response = await fetch(this.options.draftUrl, {method: "PUT", keepalive, credentials: "same-origin",
         headers: this.headers(), body});
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const result = await response.json().catch(() => ({}));
+      this.keeper.acknowledged(seq, result.saved_at);
       this.lastSaved = body;
       const time = new Date().toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
       if (!this.finished && !this.inFlight) this.status(`Draft saved at ${time}`);
@@ -117,7 +244,10 @@ export class AnnotationSession {
           confirm: Boolean(confirm), time_spent: this.timeSpent(), video_played: this.videoPlayed,
           next: Boolean(this.options.askNext)})});
       const body = await response.json().catch(() => ({}));
-      if (response.ok) this.finished = true;
+      if (response.ok) {
+        this.finished = true;
+        this.keeper.forget();
+      }
       return {ok: response.ok, status: response.status, body};
     } catch (error) {
       return {ok: false, status: 0, body: {}, offline: true};

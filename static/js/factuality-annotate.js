@@ -7,10 +7,12 @@
 // time spent on the page and the real time the video played (playback-clock.js: seeking does not count). A
 // video that was never played needs the annotator's confirmation. Once a submit starts, no draft is saved any
 // more (drafts also name the submission the page started from, so the server refuses a late one), the submit
-// button keeps its width and "Save draft and leave" is inert, so a double click cannot land on it.
+// button keeps its width and "Save draft and leave" is inert, so a double click cannot land on it. A page that
+// changed nothing since it loaded sends no draft, and the latest answer is kept in the tab until the server
+// acknowledged it (annotation-session.js: DraftKeeper), so a reload that overtakes the last save loses nothing.
 import "./video-player.js";
 import {csrfToken, typing} from "./annotation-page.js";
-import {uuid4} from "./annotation-session.js";
+import {DraftKeeper, uuid4} from "./annotation-session.js";
 import {SpanMarker, addSpan, spanAt} from "./factuality-spans.js";
 import {PlaybackClock} from "./playback-clock.js";
 import {showProblems as renderProblems} from "./submit-problems.js";
@@ -50,7 +52,12 @@ function restore(answer) {
   return state;
 }
 
-const initial = config.state || {};
+// The answer this tab kept replaces the rendered one when it is newer: a reload that overtook the old page's
+// last draft save must not lose it (DraftKeeper says when).
+const keeper = new DraftKeeper({key: config.draftUrl, version: config.draftVersion, basedOn: config.basedOn});
+const rendered = config.state || {};
+const kept = config.open ? keeper.takeNewer(JSON.stringify(restore(rendered.answer))) : null;
+const initial = kept ? {...kept, source: "kept"} : rendered;
 let state = restore(initial.answer);
 const leaveLink = document.getElementById("leave");
 let submitting = false; // a submit is under way or done: no more drafts, no leaving by the link
@@ -298,8 +305,15 @@ document.addEventListener("keydown", (event) => {
 let draftTimer = null;
 let lastSaved = null;
 
+function draftBody() {
+  return {answer: state, time_spent: timeSpent(), video_played: Boolean(videoPlayed),
+    watched_seconds: watchedSeconds(), based_on: config.basedOn};
+}
+
+// Called on every change: the draft is kept in the tab at once and sent 1.2 s later.
 function scheduleDraft() {
   if (!editable || submitting) return;
+  keeper.note(draftBody());
   clearTimeout(draftTimer);
   saveStatus.textContent = "Unsaved changes";
   draftTimer = setTimeout(() => saveDraft(), DRAFT_DELAY_MS);
@@ -309,12 +323,15 @@ function watchedSeconds() {
   return video ? Math.round(clock.seconds * 1000) / 1000 : null;
 }
 
+// Nothing is sent by a page that changed nothing since it loaded (the keepalive saves included): what it would
+// send is what the server rendered, maybe older than a draft that landed since.
 async function saveDraft({keepalive = false} = {}) {
-  if (!editable || submitting) return;
+  if (!editable || submitting || !keeper.changed) return;
   clearTimeout(draftTimer);
-  const body = JSON.stringify({answer: state, time_spent: timeSpent(), video_played: Boolean(videoPlayed),
-    watched_seconds: watchedSeconds(), based_on: config.basedOn});
+  const draft = draftBody();
+  const body = JSON.stringify(draft);
   if (body === lastSaved && !keepalive) return;
+  const seq = keeper.sending(draft);
   try {
     const response = await fetch(config.draftUrl, {
       method: "PUT", keepalive, credentials: "same-origin",
@@ -326,6 +343,8 @@ async function saveDraft({keepalive = false} = {}) {
       return;
     }
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const result = await response.json().catch(() => ({}));
+    keeper.acknowledged(seq, result.saved_at);
     lastSaved = body;
     const time = new Date().toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
     saveStatus.textContent = `Draft saved at ${time}`;
@@ -434,6 +453,7 @@ async function attemptSubmit(confirm) {
     const result = await response.json().catch(() => ({}));
     if (response.ok) {
       editable = false;
+      keeper.forget();
       saveStatus.textContent = "Submitted";
       showProblems([], false);
       submitButton.textContent = "Submitted: opening the next video…";
@@ -452,7 +472,7 @@ async function attemptSubmit(confirm) {
       false, "Not submitted:");
   }
   setSubmitting(false, "Submit and go to the next video");
-  scheduleDraft();
+  if (keeper.changed) scheduleDraft();
 }
 
 form.addEventListener("submit", (event) => {
@@ -469,5 +489,9 @@ live.setAttribute("aria-live", "polite");
 document.body.append(live);
 if (initial.source === "draft") saveStatus.textContent = "Draft restored";
 renderAll();
+if (kept) {
+  saveStatus.textContent = "Your latest changes were restored";
+  saveDraft();
+}
 window.captionEvalAnnotation = {state: () => state, timeSpent, videoPlayed: () => videoPlayed,
   watchedSeconds: () => clock.seconds};

@@ -7,7 +7,7 @@
 // a count. Every change re-renders the question and schedules a draft.
 import "./video-player.js";
 import {csrfToken, typing} from "./annotation-page.js";
-import {AnnotationSession} from "./annotation-session.js";
+import {AnnotationSession, DraftKeeper} from "./annotation-session.js";
 import {showProblems as renderProblems} from "./submit-problems.js";
 
 const config = JSON.parse(document.getElementById("annotation-config").textContent);
@@ -54,7 +54,13 @@ function restore(saved) {
   return state;
 }
 
-const initial = config.state || {};
+// The answer this tab kept (annotation-session.js: DraftKeeper) replaces the rendered one when it is newer: a
+// reload that overtook the old page's last draft save must not lose it.
+const keeper = new DraftKeeper({key: config.draftUrl, version: config.draftVersion,
+  basedOn: config.submitted ? "submitted" : null});
+const rendered = config.state || {};
+const kept = config.open ? keeper.takeNewer(JSON.stringify(restore(rendered.answer))) : null;
+const initial = kept ? {...kept, source: "kept"} : rendered;
 let state = restore(initial.answer);
 let current = {question: 0, row: 0};
 let editable = config.open;
@@ -65,7 +71,7 @@ const nextForm = document.getElementById("next-form");
 const session = new AnnotationSession({
   draftUrl: config.draftUrl, submitUrl: config.submitUrl, csrfToken, participantToken: config.participantToken,
   askNext: nextForm.method === "post",
-  initial, editable, getState: () => state, video: document.querySelector("#player video"),
+  initial, editable, keeper, getState: () => state, video: document.querySelector("#player video"),
   onStatus: (text) => { saveStatus.textContent = text; },
 });
 
@@ -359,4 +365,8 @@ confirmButton.addEventListener("click", () => attemptSubmit(true));
 // --- start ---------------------------------------------------------------------------------------------------
 if (initial.source === "draft") saveStatus.textContent = "Draft restored";
 renderAll();
+if (kept) {
+  saveStatus.textContent = "Your latest changes were restored";
+  session.saveDraft();
+}
 window.captionEvalTask = {state: () => state, session};

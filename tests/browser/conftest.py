@@ -1,7 +1,10 @@
 """Fixtures of the browser tests: a live server with a staff user and a dataset holding one real (generated)
 video file, added through the same service as the upload page, and a helper that logs in through the form."""
 
+import dataclasses
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,12 @@ from annotation_site.factuality.models import ErrorSpan, LabelSet, ParagraphLabe
 REPO = Path(__file__).resolve().parent.parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 CLIP_SECONDS = 12.0
+DRAFT_HOLD_SECONDS = 2.0
+# the annotator leaves the tab (or the minute autosave runs): the pages save a draft when they become hidden
+HIDE_TAB = """() => {
+  Object.defineProperty(document, "visibilityState", {configurable: true, get: () => "hidden"});
+  document.dispatchEvent(new Event("visibilitychange"));
+}"""
 ANNOTATOR_PASSWORD = "pw-annotator-7"
 
 
@@ -139,3 +148,48 @@ def clip_dataset(transactional_db, celery_worker, clip_file, django_user_model):
     for name in ("ann1", "ann2", "ann3"):
         django_user_model.objects.create_user(name, f"{name}@example.org", ANNOTATOR_PASSWORD)
     return dataset
+
+
+@dataclasses.dataclass
+class HeldDrafts:
+    """The drafts a draft endpoint stored during a test (``bodies``, in order); ``stored`` is set once the first,
+    held for DRAFT_HOLD_SECONDS before it is stored, is stored."""
+
+    bodies: list = dataclasses.field(default_factory=list)
+    stored: threading.Event = dataclasses.field(default_factory=threading.Event)
+    started: bool = False
+
+    def wait_for(self, count, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while len(self.bodies) < count:
+            assert time.monotonic() < deadline, f"{len(self.bodies)} draft(s) stored, {count} expected"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def hold_first_draft(monkeypatch):
+    """``hold_first_draft(DraftView)`` -> HeldDrafts: the first draft PUT that view takes waits DRAFT_HOLD_SECONDS
+    before it is stored, as the save a page sends when it is left can reach the server after the reloaded page's
+    GET (the live server answers requests in threads, so the reload is served meanwhile)."""
+
+    def hold(view):
+        held = HeldDrafts()
+        lock = threading.Lock()
+        service = view.answers
+        save = service.save_draft
+
+        def save_draft(assignment, data):
+            with lock:
+                first, held.started = not held.started, True
+            if first:
+                time.sleep(DRAFT_HOLD_SECONDS)
+            saved = save(assignment, data)
+            held.bodies.append(data)
+            if first:
+                held.stored.set()
+            return saved
+
+        monkeypatch.setattr(view, "answers", dataclasses.replace(service, save_draft=save_draft))
+        return held
+
+    return hold

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from annotation_site.annotators.services import invite
 from annotation_site.corpus import services
 from annotation_site.corpus.models import Caption, Dataset, Sentence, System
+from annotation_site.factuality import api as factuality_api
 from annotation_site.factuality import projects
 from annotation_site.factuality.assignment import presented_captions
 from annotation_site.factuality.models import (
@@ -21,6 +22,7 @@ from annotation_site.factuality.models import (
     SpanJudgment,
     Submission,
 )
+from tests.browser.conftest import HIDE_TAB
 
 pytestmark = [pytest.mark.browser]
 
@@ -236,6 +238,35 @@ def test_clearing_the_last_span_asks_and_drafts_survive_a_reload(page, live_serv
     assert paragraph(page, "C").locator('input[value="2"]').is_checked()
     assert sentence(page, "B", 1).locator('[data-action="flag"]').get_attribute("aria-pressed") == "true"
     assert sentence(page, "B", 1).locator(".fact-span").count() == 0
+
+
+def test_a_score_survives_a_reload_that_overtakes_its_draft_save(page, live_server, fact_project, hold_first_draft):
+    """The probe's sequence: pick a score, reload at once, then leave the tab and reload again. The save the old
+    page sends on leaving reaches the server only after the reload's GET (held here for 2 s): the reloaded page
+    must show the score it kept in the tab, and neither its hidden-tab save nor anything else may put the older
+    draft back. And a page that changed nothing since it loaded sends no draft at all."""
+    held = hold_first_draft(factuality_api.DraftView)
+    log_in(page, live_server)
+    pk = start_video(page, live_server)
+    score(page, "A", 4)
+    page.reload()  # at once: the 1.2 s save has not run, the save sent on leaving is held
+    page.wait_for_selector('[data-role="controls"]:not([hidden])')
+    expect(paragraph(page, "A").locator('input[value="4"]')).to_be_checked()
+    assert held.stored.wait(10), "the page sent no draft when it was left"
+    assert held.bodies[0]["answer"]["paragraphs"][0]["score"] == 4
+    page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Draft saved')")
+    count = len(held.bodies)
+    page.evaluate(HIDE_TAB)
+    held.wait_for(count + 1)
+    assert Assignment.objects.get(pk=pk).draft["answer"]["paragraphs"][0]["score"] == 4
+    page.reload()
+    page.wait_for_selector('[data-role="controls"]:not([hidden])')
+    expect(paragraph(page, "A").locator('input[value="4"]')).to_be_checked()
+    assert page.locator("#save-status").inner_text() == "Draft restored"
+    count = len(held.bodies)
+    page.evaluate(HIDE_TAB)
+    page.wait_for_timeout(1500)
+    assert len(held.bodies) == count, "a page that changed nothing saved a draft"
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (1366, 768), (1024, 768)])

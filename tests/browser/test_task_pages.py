@@ -11,11 +11,14 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation_site.annotators.services import invite
+from annotation_site.judgment_tasks import api as tasks_api
 from annotation_site.judgment_tasks import imports, participants, services
 from annotation_site.judgment_tasks.models import Submission, Task
 from tests.browser.conftest import ANNOTATOR_PASSWORD as PASSWORD
+from tests.browser.conftest import HIDE_TAB
 
 pytestmark = [pytest.mark.browser]
 
@@ -226,3 +229,42 @@ def test_vc_inspector_judgments_survive_a_reload(page, live_server, clip_dataset
     page.wait_for_url(f"{live_server.url}/tasks/t/vci/work/")
     [stored] = Submission.objects.filter(assignment__task=task)
     assert stored.answers == {"correct": 4, "names_errors": 5, "comment": "It misses nothing."}
+
+
+def test_answers_survive_a_reload_that_overtakes_their_draft_save(page, live_server, clip_dataset, hold_first_draft):
+    """The probe's sequence on a judgment task: answer, reload at once, leave the tab, reload again. The save the
+    old page sent on leaving reaches the server after the reload's GET (held here for 2 s): the answers the tab
+    kept are shown, saved again, and never overwritten by the draft the reload rendered; a page that changed
+    nothing since it loaded sends no draft."""
+    task = services.create_task(name="race", dataset=clip_dataset, preset="vc-inspector")
+    imports.import_items(
+        task,
+        json.dumps({"video_id": "clip-01", "model": "m", "caption": "a test card .", "score": "2", "explanation": "x"})
+        + "\n",
+    )
+    services.add_member(task, invite("ann1")[0])
+    held = hold_first_draft(tasks_api.DraftView)
+    log_in(page, live_server, "ann1", PASSWORD)
+    page.goto(f"{live_server.url}/tasks/t/race/work/")
+    page.click("#start")
+    page.wait_for_url(re.compile(r".*/tasks/assignments/\d+/$"))
+    page.locator('#q-correct input[value="4"]').check(force=True)
+    page.fill("#text-comment", "my comment")
+    page.reload()  # at once: the 1.2 s save has not run, the save sent on leaving is held
+    expect(page.locator('#q-correct input[value="4"]')).to_be_checked()
+    assert page.input_value("#text-comment") == "my comment"
+    assert held.stored.wait(10), "the page sent no draft when it was left"
+    page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Draft saved')")
+    count = len(held.bodies)
+    page.evaluate(HIDE_TAB)
+    held.wait_for(count + 1)
+    [assignment] = task.assignments.all()
+    assert assignment.draft["answer"] == {"correct": 4, "names_errors": None, "comment": "my comment"}
+    page.reload()
+    page.wait_for_selector("#save-status:has-text('Draft restored')")
+    expect(page.locator('#q-correct input[value="4"]')).to_be_checked()
+    assert page.input_value("#text-comment") == "my comment"
+    count = len(held.bodies)
+    page.evaluate(HIDE_TAB)
+    page.wait_for_timeout(1500)
+    assert len(held.bodies) == count, "a page that changed nothing saved a draft"

@@ -3,6 +3,7 @@ server's clock; an answer for a video that was never played needs confirmation; 
 predates the current submission is refused, so a late autosave never shadows a submitted answer."""
 
 import json
+import re
 import uuid
 from datetime import timedelta
 
@@ -117,3 +118,36 @@ def test_a_late_draft_of_a_submitted_page_is_refused(started):
     page = client.get(reverse("factuality-annotate", args=[found.pk])).content.decode()
     assert f'"basedOn": "{submitted}"' in page
     assert post_json(client, draft_url, dict(page_draft, based_on=submitted), method="put").status_code == 200
+
+
+def page_config(client, found):
+    page = client.get(reverse("factuality-annotate", args=[found.pk])).content.decode()
+    return json.loads(
+        re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>', page, re.S)[1]
+    )
+
+
+def test_the_page_names_the_version_of_the_draft_it_rendered(started):
+    """The page keeps an answer in the tab until a save of it is acknowledged, and restores it over the draft it
+    rendered only when that draft is the version its last acknowledged save answered (static/js/
+    annotation-session.js, DraftKeeper): the page's ``draftVersion`` and the draft endpoint's ``saved_at`` are
+    the same string for the same save, by the server's clock."""
+    client, found, presented = started
+    draft_url = reverse("api-factuality-draft", args=[found.pk])
+    assert page_config(client, found)["draftVersion"] is None  # no draft yet
+    versions = []
+    for score in (4, 2):
+        body = {"answer": answer(presented, [score, None, None]), "time_spent": 1.0, "based_on": None}
+        saved = post_json(client, draft_url, body, method="put")
+        assert saved.status_code == 200
+        versions.append(saved.json()["saved_at"])
+        config = page_config(client, found)
+        assert config["draftVersion"] == versions[-1] and config["state"]["source"] == "draft"
+    assert versions[0] != versions[1]
+    submitted = post_json(
+        client,
+        reverse("api-factuality-submit", args=[found.pk]),
+        {"submission_uuid": str(uuid.uuid4()), "answer": answer(presented, [5, 4, 3]), "confirm": True},
+    )
+    assert submitted.status_code == 201
+    assert page_config(client, found)["draftVersion"] is None  # a submit ends the draft

@@ -184,6 +184,36 @@ def test_api_submit_is_idempotent_and_checks_ownership(quality, annotator, other
     assert draft.status_code == 200
 
 
+def test_the_page_names_the_version_of_the_draft_it_rendered(client, quality):
+    """What the page compares before it restores an answer kept in the tab (static/js/annotation-session.js,
+    DraftKeeper): its ``draftVersion`` is the ``saved_at`` the draft endpoint answered for the draft rendered."""
+    task, (annotator, *_) = quality
+    found = next_assignment(task, annotator)
+    client.force_login(annotator.user)
+
+    def config():
+        page = client.get(reverse("tasks-annotate", args=[found.pk])).content.decode()
+        return json.loads(
+            re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>', page, re.S).group(1)
+        )
+
+    assert config()["draftVersion"] is None
+    versions = []
+    for pairs in ([[1, 1]], [[0, 0]]):
+        saved = client.put(
+            reverse("api-tasks-draft", args=[found.pk]), {"answer": {"matches": pairs}}, content_type="application/json"
+        )
+        versions.append(saved.json()["saved_at"])
+        assert config()["draftVersion"] == versions[-1]
+    assert versions[0] != versions[1]
+    body = {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0]]}}
+    assert (
+        client.post(reverse("api-tasks-submit", args=[found.pk]), body, content_type="application/json").status_code
+        == 201
+    )
+    assert config()["draftVersion"] is None
+
+
 def test_a_crowd_participant_works_through_a_signed_link(client, quality, django_assert_max_num_queries):
     task, _ = quality
     annotator = participants.admit(task, provider="prolific", external_id="5f1e")
