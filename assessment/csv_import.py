@@ -23,10 +23,10 @@ and items), a matched item must agree with the file, a judgment that is already 
 judgments not stored yet are added to the matched items. Finally the QC of the campaign's workers is computed and
 stored.
 
-Worker ids beginning with ``account:`` are refused (the platform reserves them for site accounts), except with
-``site_accounts`` (``--site-accounts``: staff bringing back this platform's own download), where such a row goes
-to the existing account's own worker and is refused when there is none (``services.account_workers``); no worker
-is ever created under ``account:``.
+Worker ids in a reserved namespace (``account:`` for site accounts, ``prolific:``, ``mturk:``, ... for crowd
+participants) are refused, except with ``own_download`` (``--own-download``: staff bringing back this platform's
+own download), where such a row goes to that existing worker and is refused when there is none
+(``services.own_workers``); no worker is ever created in a reserved namespace by an import.
 """
 
 import io
@@ -73,9 +73,10 @@ def _score(text):
         return None
 
 
-def read_rows(stream, filename, problems, *, site_accounts=False):
-    """Rows of a CSV text stream, checked field by field (problems go to ``problems``). ``site_accounts``: ids
-    ``account:NAME`` are let through, to be resolved to existing accounts' workers (``validate``); otherwise they
+def read_rows(stream, filename, problems, *, own_download=False):
+    """Rows of a CSV text stream, checked field by field (problems go to ``problems``). ``own_download``: ids
+    in a reserved namespace (``account:NAME``, ``prolific:ID``, ...) are let through, to be resolved to existing
+    workers (``validate``); otherwise they
     are refused like every id from outside."""
     reader = problems.csv_reader(stream, filename)
     header = next(reader, None)
@@ -103,11 +104,13 @@ def read_rows(stream, filename, problems, *, site_accounts=False):
         try:  # NFKC, no invisible characters; never a site account's identity (empty / long: the length check)
             if value["worker_id"]:
                 value["worker_id"] = identities.normalise(value["worker_id"], what="worker_id", max_length=10**6)
-            if identities.reserved_prefix(value["worker_id"]) == identities.ACCOUNT_PREFIX and not site_accounts:
+            prefix = identities.reserved_prefix(value["worker_id"])
+            if prefix and not own_download:
+                whose = "site accounts" if prefix == identities.ACCOUNT_PREFIX else "crowd participants"
                 raise identities.IdentityError(
-                    f"worker_id {value['worker_id']!r} begins with 'account:', which the "
-                    "platform reserves for site accounts (a judgments download of this platform is brought back "
-                    "with --site-accounts: such rows then go to the existing account's own worker)"
+                    f"worker_id {value['worker_id']!r} begins with {prefix!r}, which the platform reserves for "
+                    f"{whose} (a judgments download of this platform is brought back with --own-download: such "
+                    "rows then go to that existing worker)"
                 )
         except identities.IdentityError as exc:
             problems.add(filename, str(exc), line=line, where="field 'worker_id'")
@@ -422,12 +425,13 @@ def _check_existing(campaign, stored, items, rows, filename, problems):
 
 
 def _check_accounts(rows, filename, problems):
-    """Rows of site accounts (``account:NAME``, let through by ``site_accounts``): resolved to the existing
-    account's own worker (``services.account_workers``), every other such row a problem. Returns id -> pk."""
-    names = {row.worker for row in rows if identities.reserved_prefix(row.worker) == identities.ACCOUNT_PREFIX}
+    """Rows of site accounts and crowd participants (``account:NAME``, ``prolific:ID``, ...: let through by
+    ``own_download``): resolved to that existing worker (``services.own_workers``), every other such row a
+    problem. Returns id -> pk."""
+    names = {row.worker for row in rows if identities.reserved_prefix(row.worker)}
     if not names:
         return {}
-    found, refused = services.account_workers(names)
+    found, refused = services.own_workers(names)
     for row in rows:
         if row.worker in refused:
             problems.add(
@@ -443,10 +447,10 @@ class Checked:
     human: str | None
     campaign: Campaign | None
     stored: Stored
-    accounts: dict  # 'account:NAME' -> worker pk
+    accounts: dict  # reserved id ('account:NAME', 'prolific:ID', ...) -> worker pk
 
 
-def validate(stream, filename, campaign_name, *, site_accounts=False):
+def validate(stream, filename, campaign_name, *, own_download=False):
     """Read and check everything; returns ``Checked`` or raises FormatError."""
     problems = ProblemList()
     try:
@@ -454,11 +458,11 @@ def validate(stream, filename, campaign_name, *, site_accounts=False):
     except ValidationError as exc:
         problems.add(filename, f"invalid campaign name {campaign_name!r}: {exc.messages[0]}")
         problems.raise_if_any()
-    rows = read_rows(stream, filename, problems, site_accounts=site_accounts)
+    rows = read_rows(stream, filename, problems, own_download=own_download)
     if not rows and not problems:
         problems.add(filename, "the file has no judgments", line=2)
     items, human = check_rows(rows, filename, problems)
-    accounts = _check_accounts(rows, filename, problems) if site_accounts else {}
+    accounts = _check_accounts(rows, filename, problems) if own_download else {}
     campaign = Campaign.objects.select_related("dataset", "human_system").filter(name=campaign_name).first()
     stored = stored_keys(campaign) if campaign is not None else Stored.empty()
     if campaign is not None:
@@ -516,22 +520,22 @@ def _check_hit_sizes(stored, items, filename, problems):
             )
 
 
-def import_judgments(campaign_name, source, filename=None, *, site_accounts=False):
+def import_judgments(campaign_name, source, filename=None, *, own_download=False):
     """Import a judgments CSV (a path, or a text stream with ``filename``) into campaign ``campaign_name``.
 
-    ``site_accounts``: rows of ``account:NAME`` ids (this platform's own download of a campaign rated by site
-    accounts) go to the existing account's own worker, and are refused when there is none; without it they are
-    refused like every id from outside. Only for staff restoring their own export (the command's
-    ``--site-accounts``): a file from elsewhere could name any account."""
+    ``own_download``: rows of reserved ids (``account:NAME``, ``prolific:ID``, ...: this platform's own download of
+    a campaign rated by site accounts or crowd participants) go to that existing worker, and are refused when there
+    is none; without it they are refused like every id from outside. Only for staff restoring their own export
+    (the command's ``--own-download``): a file from elsewhere could name anyone."""
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         filename = filename or str(source)
         try:
             text = uploads.path_text(source)  # size, UTF-8 (the line named) and NUL checked first
         except uploads.UploadRefused as exc:
             raise FormatError([str(exc)]) from None
-        return _import(campaign_name, io.StringIO(text, newline=""), filename, site_accounts)
+        return _import(campaign_name, io.StringIO(text, newline=""), filename, own_download)
     if isinstance(source, io.TextIOBase) or hasattr(source, "read"):
-        return _import(campaign_name, source, filename or "judgments.csv", site_accounts)
+        return _import(campaign_name, source, filename or "judgments.csv", own_download)
     raise TypeError("source must be a path or a text stream")
 
 
@@ -542,8 +546,8 @@ def _get_or_create_rows(model, existing, wanted, make):
     return {**existing, **{key: row.pk for key, row in zip(missing, created)}}
 
 
-def _import(campaign_name, stream, filename, site_accounts):
-    checked = validate(stream, filename, campaign_name, site_accounts=site_accounts)
+def _import(campaign_name, stream, filename, own_download):
+    checked = validate(stream, filename, campaign_name, own_download=own_download)
     rows, items, human, campaign, stored = checked.rows, checked.items, checked.human, checked.campaign, checked.stored
     now = timezone.now()
     with transaction.atomic():

@@ -71,13 +71,14 @@ def worker_by_external_id(external_id, source="link"):
     return worker
 
 
-def account_workers(external_ids):
-    """For restoring a judgments download (``da_import_judgments --site-accounts``): the workers of site accounts
-    named by the ids this platform gave them (``account:NAME``, exactly as stored, as the download writes them).
-    Returns ``({id: worker pk}, {id: why not})``. An id is found only as the worker of an account that exists
-    (kind account, bound to its user): never an external worker holding a look-alike id (made before the identity
-    rule), never a deleted account's worker, never by a user name (an account that has not rated here has no
-    worker, and none is made from a file: a name in a file would choose whose record it becomes). One query;
+def own_workers(external_ids):
+    """For restoring a judgments download (``da_import_judgments --own-download``): the workers named by the ids
+    this platform gave them, exactly as stored and as the download writes them: ``account:NAME`` for a site
+    account, ``prolific:ID`` / ``mturk:ID`` / ... for a crowd participant (``identities.RESERVED_PREFIXES``).
+    Returns ``({id: worker pk}, {id: why not})``. An id is found only as the worker of that kind: a site account
+    that exists (bound to its user), or a crowd participant the platform admitted; never an external worker
+    holding a look-alike id (made before the identity rule), never a deleted account's worker, never by a user
+    name; and none is made from a file (a name in a file would choose whose record it becomes). One query;
     creates nothing."""
     found, refused = {}, {}
     rows = {
@@ -87,19 +88,22 @@ def account_workers(external_ids):
         )
     }
     for external_id in external_ids:
+        account = identities.reserved_prefix(external_id) == identities.ACCOUNT_PREFIX
+        whose = "site account" if account else "crowd participant"
+        wanted = Worker.Kind.ACCOUNT if account else Worker.Kind.PARTICIPANT
         if external_id not in rows:
             refused[external_id] = (
-                "names no site account's worker on this platform: judgments are brought back only to an account "
-                "that exists and has rated here"
+                f"names no {whose}'s worker on this platform: judgments are brought back only to "
+                f"{'an account that exists' if account else 'a participant the platform admitted'} and has rated here"
             )
             continue
         pk, kind, user_id = rows[external_id]
-        if kind != Worker.Kind.ACCOUNT:
+        if kind != wanted:
             refused[external_id] = (
-                f"is not a site account's worker ({Worker.Kind(kind).label}): the platform never attaches "
-                "judgments to a look-alike of an account"
+                f"is not a {whose}'s worker ({Worker.Kind(kind).label}): the platform never attaches judgments to a "
+                f"look-alike of {'an account' if account else 'a participant'}"
             )
-        elif user_id is None:
+        elif account and user_id is None:
             refused[external_id] = "belongs to a deleted site account: its judgments cannot be brought back to it"
         else:
             found[external_id] = pk

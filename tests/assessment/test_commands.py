@@ -126,7 +126,7 @@ def test_admin_pages(admin_client, campaign):
         assert admin_client.get(f"/admin/assessment/{model}/").status_code == 200, model
 
 
-def test_account_workers_submit_with_the_csrf_token(campaign, django_user_model):
+def test_own_workers_submit_with_the_csrf_token(campaign, django_user_model):
     django_user_model.objects.create_user("csrf-rater", password="pw-csrf-12345")
     client = Client(enforce_csrf_checks=True)
     client.login(request=HttpRequest(), username="csrf-rater", password="pw-csrf-12345")  # django-axes wants it

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from annotation_site.corpus.models import Caption, Dataset, System, Video
 from annotation_site.problems import FormatError
-from assessment import simulation
+from assessment import services, simulation
 from assessment.analysis import analyse
 from assessment.csv_import import import_judgments
 from assessment.models import HIT, Assignment, Campaign, Item, Judgment, QCResult, Worker
@@ -455,9 +455,8 @@ def test_an_account_rated_campaign_comes_back_from_its_export_after_a_forced_del
 ):
     """docs/direct-assessment.md, "Deletion": export the judgments, force the delete, bring them back with
     da_import_judgments. Judgments of site accounts (worker ids 'account:NAME') were refused on every row; with
-    --site-accounts they go back to the account's own worker, and no worker is created."""
+    --own-download they go back to the account's own worker, and no worker is created."""
     from annotation_site.corpus.protection import HumanWorkAtRisk, refuse_if_human_work
-    from assessment import services
 
     campaign = rated("origin")
     for name, worker in zip(("alice", "bob"), Worker.objects.filter(source="simulation").order_by("external_id")):
@@ -471,10 +470,10 @@ def test_an_account_rated_campaign_comes_back_from_its_export_after_a_forced_del
     campaign.dataset.delete()  # forced
     workers = sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id"))
     path = write(tmp_path, text, "backup.csv")
-    with pytest.raises(CommandError, match="line 2, field 'worker_id': .*reserves for site accounts.*--site-accounts"):
+    with pytest.raises(CommandError, match="line 2, field 'worker_id': .*reserves for site accounts.*--own-download"):
         call_command("da_import_judgments", str(path), campaign="origin")
     assert not Campaign.objects.exists()
-    call_command("da_import_judgments", str(path), campaign="origin", site_accounts=True, stdout=io.StringIO())
+    call_command("da_import_judgments", str(path), campaign="origin", own_download=True, stdout=io.StringIO())
     call_command("da_qc", campaign="origin", min_pairs=6, stdout=io.StringIO())  # the planned campaign's minimum
     assert sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id")) == workers
     restored = Campaign.objects.get(name="origin")
@@ -511,7 +510,7 @@ def test_restoring_attaches_judgments_only_to_an_existing_accounts_own_worker(db
     text += "".join(f"{name},h1,s1,ModelA,vid1,system,,70\n" for name in refused)
     first = len(valid_csv().splitlines()) + 1
     with pytest.raises(FormatError) as error:
-        import_judgments("restore", io.StringIO(text), "r.csv", site_accounts=True)
+        import_judgments("restore", io.StringIO(text), "r.csv", own_download=True)
     problems = [str(p) for p in error.value.problems]
     assert len(problems) == len(refused), problems
     for line, (problem, (name, message)) in enumerate(zip(problems, refused.items()), start=first):
@@ -521,7 +520,7 @@ def test_restoring_attaches_judgments_only_to_an_existing_accounts_own_worker(db
     with pytest.raises(FormatError, match="r.csv, line 2, field 'worker_id': .*reserves for site accounts"):
         import_judgments("restore", io.StringIO(valid_csv().replace("w1,", "account:alice,")), "r.csv")
     import_judgments(
-        "restore", write(tmp_path, valid_csv().replace("w1,", "account:alice,"), "r.csv"), site_accounts=True
+        "restore", write(tmp_path, valid_csv().replace("w1,", "account:alice,"), "r.csv"), own_download=True
     )
     assert Assignment.objects.get(hit__campaign__name="restore", worker__external_id="account:alice").worker == alice
     assert set(Worker.objects.filter(external_id__istartswith="account:").values_list("external_id", "kind")) == {
@@ -529,3 +528,23 @@ def test_restoring_attaches_judgments_only_to_an_existing_accounts_own_worker(db
         ("account:carol", "account"),
         ("account:mallory", "external"),
     }
+
+
+def test_crowd_participants_ids_are_refused_unless_restoring_to_their_workers(db):
+    """A row with a crowd participant's id (prolific:ID) made an ordinary external worker under it, which the
+    participant, admitted later through their panel, could not use ("belongs to an external worker"). Such ids are
+    now refused like account ids; restoring the platform's own download attaches them to the participant worker
+    of that exact id, and never creates one."""
+    participant = services.participant_worker("prolific:P1")
+    before = sorted(Worker.objects.values_list("pk", "external_id", "kind"))
+    text = valid_csv().replace("w1,", "prolific:P1,")
+    with pytest.raises(FormatError, match=r"r.csv, line 2, field 'worker_id': .*'prolific:'.*crowd participants"):
+        import_judgments("restore", io.StringIO(text), "r.csv")
+    ghost = valid_csv().replace("w1,", "mturk:GHOST,")
+    with pytest.raises(FormatError, match=r"line 2, field 'worker_id': worker_id 'mturk:GHOST' names no crowd partic"):
+        import_judgments("restore", io.StringIO(ghost), "r.csv", own_download=True)
+    assert sorted(Worker.objects.values_list("pk", "external_id", "kind")) == before and not Campaign.objects.exists()
+    import_judgments("restore", io.StringIO(text), "r.csv", own_download=True)
+    assert Assignment.objects.get(hit__campaign__name="restore", worker=participant)
+    assert services.participant_worker("prolific:P1") == participant  # still theirs
+    assert not Worker.objects.filter(external_id__istartswith="mturk:").exists()

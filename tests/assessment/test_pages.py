@@ -232,7 +232,7 @@ def test_every_hit_is_handed_out_workers_per_hit_times(client, campaign):
     )
 
 
-def test_account_workers_rate_at_the_campaign_address(user_client, campaign):
+def test_own_workers_rate_at_the_campaign_address(user_client, campaign):
     """Opening the page takes no HIT slot (issue #11: any account, staff included, used to take one by looking);
     Start (a POST) does, and the page then shows the HIT, again on every visit, without taking another."""
     url = f"/da/campaigns/{campaign.name}/rate/"

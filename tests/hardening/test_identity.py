@@ -38,7 +38,7 @@ def test_a_legacy_look_alike_is_never_adopted():
     assert squatter.user_id is None
 
 
-def test_only_account_workers_have_users():
+def test_only_own_workers_have_users():
     carol = get_user_model().objects.create_user("carol", password="pw-carol-12345")
     with pytest.raises(IntegrityError), transaction.atomic():
         Worker.objects.create(external_id="x", kind=Worker.Kind.EXTERNAL, user=carol)

@@ -14,16 +14,17 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument("--campaign", required=True)
         parser.add_argument(
-            "--site-accounts",
+            "--own-download",
             action="store_true",
-            help="The file is this platform's own judgments download: rows whose worker_id is account:NAME go "
-            "to that existing site account's own worker (refused when there is none). Without it they are "
+            help="The file is this platform's own judgments download: rows whose worker_id is a site account's "
+            "(account:NAME) or a crowd participant's (prolific:ID, mturk:ID, ...) go to that existing worker "
+            "(refused when there is none). Without it they are "
             "refused, as every id from outside that uses the reserved prefix.",
         )
 
-    def handle(self, *args, file, campaign, site_accounts, **options):
+    def handle(self, *args, file, campaign, own_download, **options):
         try:
-            summary = import_judgments(campaign, file, site_accounts=site_accounts)
+            summary = import_judgments(campaign, file, own_download=own_download)
         except FormatError as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:
