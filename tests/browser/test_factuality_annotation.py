@@ -287,6 +287,33 @@ def test_the_annotation_page_fits_laptop_screens(browser, live_server, fact_proj
         context.close()
 
 
+def test_the_annotators_lists_work_on_a_phone(browser, live_server, fact_project, artifacts):
+    """At 390 px the project list was 408 px wide (a visually hidden column header, absolutely positioned, stuck
+    out of the table's scroll box) and its Start / Continue button sat beyond the screen's edge inside the
+    table. The list and the project's work page now fit the screen, with each row's action on it."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        log_in(page, live_server)
+        no_sideways_scroll(page)
+        button = page.locator("#my-projects").get_by_role("button", name=re.compile("Start|Continue"))
+        box = button.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, f"the button is at {box}"
+        label = page.evaluate(
+            "() => getComputedStyle(document.querySelector('#my-projects td[data-label=Status]'), '::before').content"
+        )
+        assert label == '"Status: "'  # the column's name beside its value
+        page.screenshot(path=str(artifacts / "factuality-home-390.png"))
+        start_video(page, live_server)
+        page.goto(f"{live_server.url}/factuality/projects/pilot/work/")
+        no_sideways_scroll(page)
+        link = page.locator("#my-videos a").first.bounding_box()
+        assert link["x"] + link["width"] <= 390
+        page.screenshot(path=str(artifacts / "factuality-work-390.png"))
+    finally:
+        context.close()
+
+
 def test_accessibility_smoke(page, live_server, fact_project):
     log_in(page, live_server)
     start_video(page, live_server)
