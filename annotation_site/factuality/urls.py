@@ -10,6 +10,7 @@ urlpatterns = [
     path("new-project/", staff_views.project_create, name="factuality-project-create"),
     path("assignments/<int:pk>/", views.annotate, name="factuality-annotate"),
     path("a/<str:token>/", views.annotate_token, name="factuality-annotate-token"),
+    path("a/<str:token>/instructions/", views.instructions_token, name="factuality-annotate-token-instructions"),
     path("projects/<str:name>/", staff_views.project_detail, name="factuality-project"),
     path("projects/<str:name>/work/", views.work, name="factuality-work"),
     path("projects/<str:name>/start/", views.start, name="factuality-start"),

@@ -59,6 +59,23 @@ def instructions(request, name):
     return render(request, "factuality/instructions.html", {"project": project, "scale": projects.scale_of(project)})
 
 
+@frameable
+def instructions_token(request, token):
+    """The instructions of a crowd annotator's project, by their assignment's signed link (no account): the
+    annotation page's "Instructions" opens this."""
+    from .crowd_links import assignment_from_token
+
+    found = assignment_from_token(token)
+    if found is None:
+        raise Http404("unknown or invalid assignment link")
+    project = found.project
+    return render(
+        request,
+        "factuality/instructions.html",
+        {"project": project, "scale": projects.scale_of(project), "participant": True},
+    )
+
+
 def page_state(assignment, presented):
     """What the page starts from: the draft, else the current submitted answer, else nothing."""
     if assignment.draft:
@@ -75,18 +92,29 @@ def annotate(request, pk):
     found = assigning.assignment_for(annotator, pk)
     if found is None:
         raise Http404("no such assignment")
+    name = found.project.name
+    work = reverse("factuality-work", args=[name])
     return _annotate(
         request,
         found,
         draft_url=reverse("api-factuality-draft", args=[found.pk]),
         submit_url=reverse("api-factuality-submit", args=[found.pk]),
+        urls={
+            "breadcrumbs": [("Annotation", reverse("factuality-home")), (name, work)],
+            "instructions": reverse("factuality-instructions", args=[name]),
+            "leave": work,
+            "start": reverse("factuality-start", args=[name]),  # the next video: a POST to Start
+        },
     )
 
 
 @frameable
 def annotate_token(request, token):
     """The annotation page of a crowd annotator (no account): reached by the assignment's signed link; after
-    submitting, the page goes to the crowd's end page (code, redirect to the platform, or MTurk's form)."""
+    submitting, the page goes to the crowd's end page (code, redirect to the platform, or MTurk's form). Every
+    address on it is one the link's holder may open: the instructions by the same token, leaving and the next
+    step at the crowd's page of this participant (their end page, which sends unfinished work back to their
+    study page), no breadcrumbs to the annotators' pages."""
     from annotation_site.crowd.hooks import finish_path
 
     from .crowd_links import assignment_from_token
@@ -94,18 +122,26 @@ def annotate_token(request, token):
     found = assignment_from_token(token)
     if found is None:
         raise Http404("unknown or invalid assignment link")
-    finish = finish_path("factuality", found.pk)
+    crowd_page = finish_path("factuality", found.pk) or request.path
     return _annotate(
         request,
         found,
         draft_url=reverse("api-factuality-token-draft", args=[token]),
         submit_url=reverse("api-factuality-token-submit", args=[token]),
-        next_url=finish,
-        work_url=finish or request.path,
+        urls={
+            "breadcrumbs": [],
+            "instructions": reverse("factuality-annotate-token-instructions", args=[token]),
+            "leave": crowd_page,
+            "next": crowd_page,  # a GET: the end page (or this page again for work that came no crowd way)
+        },
+        participant=True,
     )
 
 
-def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=None):
+def _annotate(request, found, *, draft_url, submit_url, urls, participant=False):
+    """The annotation page. ``urls``: ``breadcrumbs`` [(label, address)], ``instructions``, ``leave`` ("Save
+    draft and leave") and where the page goes after a submit: ``start`` (a POST handing out the next video) or
+    ``next`` (a GET). ``participant``: a crowd annotator's page (no account): no site navigation."""
     project = found.project
     presented = assigning.presented_captions(found)
     number, total, more = assigning.position_of(found)
@@ -128,8 +164,7 @@ def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=
         ],
         "draftUrl": draft_url,
         "submitUrl": submit_url,
-        "startUrl": reverse("factuality-start", args=[project.name]),
-        "workUrl": work_url or reverse("factuality-work", args=[project.name]),
+        "workUrl": urls["leave"],
         "open": project.is_open,
         "state": page_state(found, presented),
         "submitted": found.status == Assignment.Status.SUBMITTED,
@@ -151,6 +186,7 @@ def _annotate(request, found, *, draft_url, submit_url, next_url=None, work_url=
             "total": total,
             "more": more,
             "config": config,
-            "next_url": next_url,
+            "urls": urls,
+            "participant": participant,
         },
     )

@@ -5,8 +5,11 @@ crowd's end page with a completion code; the payment decisions know projects hav
 import json
 import re
 import uuid
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from annotation_site.annotators.models import Annotator
@@ -65,6 +68,80 @@ def test_a_crowd_participant_rates_a_video_of_a_rating_project(client, make_proj
     [decision] = payments_dry_run("fifa-crowd", "approve-passing")["decisions"]
     assert (decision["action"], decision["qc"]["status"]) == ("review", "insufficient_data")
     assert payments_dry_run("fifa-crowd", "approve-all")["decisions"][0]["action"] == "approve"
+
+
+class _Addresses(HTMLParser):
+    """Every address a page lets its reader follow (a/area href, form action) and every element id."""
+
+    def __init__(self):
+        super().__init__()
+        self.addresses, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag in ("a", "area") and attrs.get("href") is not None:
+            self.addresses.append((tag, attrs["href"]))
+        if tag == "form" and attrs.get("action"):
+            self.addresses.append((tag, attrs["action"]))
+
+
+def _addresses(response):
+    parsed = _Addresses()
+    parsed.feed(response.content.decode())
+    return parsed.addresses, parsed.ids
+
+
+def _followed(client, page_path, address):
+    """The participant follows ``address`` of the page at ``page_path`` (GET, redirects followed)."""
+    url = urlsplit(urljoin("http://testserver" + page_path, address))
+    assert url.netloc == "testserver", f"{address} leaves the site"
+    response = client.get(url.path, dict(p.split("=", 1) for p in url.query.split("&") if p), follow=True)
+    visited = [url.path] + [hop for hop, _ in response.redirect_chain]
+    assert not any("/accounts/login/" in hop for hop in visited), f"{address} leads to the login page: {visited}"
+    assert response.status_code == 200, f"{address} answers {response.status_code} (via {visited})"
+    return response
+
+
+def test_every_link_of_the_crowd_annotation_page_works_without_an_account(make_project):  # noqa: F811
+    """A crowd participant (no account) on the signed annotation page: every link and form on it (breadcrumbs,
+    Instructions, "Save draft and leave", the next step, the site header) answers them 200 or is an anchor of
+    the page, never the login page; the instructions are the project's and leaving goes to the crowd's page of
+    this participant (the work's own link brings them back). Before, the breadcrumbs, Instructions and "Save
+    draft and leave" were the annotators' pages: 302 to the login form."""
+    project = make_project(
+        name="fact-crowd-links", annotators_per_video=1, instructions="Flag every sentence the video contradicts."
+    )
+    study = link_study("factuality", project, "fact-links-panel")
+    participant = Client()  # no account, no session
+    token, started = start_by_link(participant, study, {"pid": "lena"})
+    page_path = started["Location"]
+    assert page_path.startswith("/factuality/a/")
+    page = participant.get(page_path)
+    assert page.status_code == 200
+    addresses, ids = _addresses(page)
+    assert addresses
+    finish = reverse("crowd-finish", args=[token])
+    for _, address in addresses:
+        if address.startswith("#"):
+            assert address[1:] in ids, f"{address}: no such anchor on the page"
+            continue
+        landed = _followed(participant, page_path, address)
+        if address.startswith(page_path + "instructions/"):  # the instructions page itself
+            assert b"Flag every sentence the video contradicts." in landed.content
+            for _, inner in _addresses(landed)[0]:
+                if not inner.startswith("#"):
+                    _followed(participant, address, inner)
+    html = page.content.decode()
+    instructions = re.search(r'<a href="([^"]+)"[^>]*>Instructions</a>', html).group(1)
+    assert instructions.startswith("/factuality/a/") and instructions.endswith("/instructions/")
+    leave = re.search(r'<a class="button button--quiet" id="leave" href="([^"]+)"', html).group(1)
+    assert leave == finish  # the crowd's page for this participant (their work is unfinished: their study page)
+    assert b"Continue your task" in _followed(participant, page_path, leave).content
+    assert 'class="breadcrumbs"' not in html
+    # a tampered token shows no instructions
+    assert participant.get(instructions.replace("/a/", "/a/x")).status_code == 404
 
 
 def test_submitted_factuality_work_is_not_released(make_project):  # noqa: F811

@@ -86,6 +86,7 @@ RULES = {
     "factuality-instructions": MEMBER,
     "factuality-annotate": OWNER,
     "factuality-annotate-token": TOKEN,
+    "factuality-annotate-token-instructions": TOKEN,
     "api-factuality-projects": STAFF,
     "api-factuality-project": STAFF,
     "api-factuality-invite": STAFF,

@@ -168,6 +168,7 @@ class World:
 # Which of the world's tokens and ids each route takes.
 TOKENS = {
     "factuality-annotate-token": "fact_token",
+    "factuality-annotate-token-instructions": "fact_token",
     "api-factuality-token-draft": "fact_token",
     "api-factuality-token-submit": "fact_token",
     "da-rate-token": "da_token",
