@@ -38,12 +38,47 @@ class Ending:
     fields: dict = None
 
 
-def check_open(study, now=None):
-    now = now or timezone.now()
+def _not_open(study, now):
+    """Why nobody is admitted to ``study`` now: its status (draft, paused, closed), "closing time", or None."""
     if study.status != Study.Status.PUBLISHED:
-        raise AdmissionRefused("closed", "This study is not taking participants at the moment.")
+        return study.status
     if study.closes_at is not None and study.closes_at <= now:
+        return "closing time"
+    return None
+
+
+def check_open(study, now=None):
+    reason = _not_open(study, now or timezone.now())
+    if reason == "closing time":
         raise AdmissionRefused("closed", "This study has closed.")
+    if reason is not None:
+        raise AdmissionRefused("closed", "This study is not taking participants at the moment.")
+
+
+NOT_PUBLISHED = {
+    Study.Status.DRAFT: "is a draft (not published yet)",
+    Study.Status.PAUSED: "is paused",
+    Study.Status.CLOSED: "is closed",
+}
+
+
+def links_warning(study, *, how_to_publish, now=None):
+    """For the researcher: why the study's links (its entry address, per-participant links) let nobody in now
+    and what to do, or None when they work. Participants are admitted only as ``check_open`` allows: a link made
+    for a draft answered "This study is not taking participants" until the study was published, and nothing said
+    so. ``how_to_publish`` says how in the caller's terms (the command, the page's button, the API action)."""
+    reason = _not_open(study, now or timezone.now())
+    if reason is None:
+        return None
+    if reason == "closing time":
+        return (
+            f"Study {study.name} closed at its closing time ({study.closes_at.isoformat(timespec='minutes')}): "
+            "its links will not work (participants are told the study has closed)."
+        )
+    return (
+        f"Study {study.name} {NOT_PUBLISHED[reason]}: its links will not work (participants are told the study "
+        f"is not taking participants) until it is published: {how_to_publish}."
+    )
 
 
 def capacity(study, adapter=None, target=None):

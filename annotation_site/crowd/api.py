@@ -166,8 +166,14 @@ class StudyActionView(APIView):
                     max_hits=max_hits,
                     expires_at=timezone.now() + timedelta(days=days),
                 )
+                warning = admission.links_warning(
+                    study, how_to_publish=f"POST /api/crowd/studies/{study.name}/publish/"
+                )
                 return Response(
-                    {"links": [{"participant_id": i, "url": studies.participant_link_url(t)} for i, t in made]},
+                    {
+                        "links": [{"participant_id": i, "url": studies.participant_link_url(t)} for i, t in made],
+                        "warning": warning,
+                    },
                     status=status.HTTP_201_CREATED,
                 )
             if action == "block":

@@ -116,6 +116,7 @@ def study_detail(request, name):
             .exclude(state=Dispatch.State.DONE)
             .annotate(rows=Count("entries")),
             "links": request.session.pop(f"crowd-links-{study.pk}", None),
+            "links_warning": admission.links_warning(study, how_to_publish='press "Publish" above'),
             "job": jobs.latest_job(f"crowd-study:{study.pk}", "crowd-payments"),
         },
     )
@@ -202,7 +203,7 @@ def study_links(request, name):
         messages.error(request, str(exc))
         return redirect("crowd-study", name=name)
     request.session[f"crowd-links-{study.pk}"] = [{"id": i, "url": studies.participant_link_url(t)} for i, t in made]
-    return redirect("crowd-study", name=name)
+    return redirect("crowd-study", name=name)  # which says, above the links, if they let nobody in yet
 
 
 @staff_member_required

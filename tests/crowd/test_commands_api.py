@@ -1,8 +1,10 @@
 """Commands and REST endpoints of crowd work: the crowd_payments contract, studies, links, ledger, codes."""
 
 import json
+import shlex
 from decimal import Decimal
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -256,3 +258,84 @@ def test_the_payments_page_records_only_the_decisions_it_showed(client, staff_us
     seen = answer.context["seen"]  # the page shows them again, with their own digest
     client.post(url, {"policy": "approve-passing", "confirm": "yes", "seen": seen})
     assert LedgerEntry.objects.filter(action="reject").count() == 2 and not LedgerEntry.objects.filter(kind="bonus")
+
+
+def run_both(*args):
+    """A command's (stdout, stderr)."""
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def _participant_path(url):
+    return "/" + url.split("://", 1)[1].split("/", 1)[1]
+
+
+def test_links_of_a_study_not_published_say_they_do_not_work_yet_and_how_to_publish(toy, client):
+    """A new study is a draft: its links answer "This study is not taking participants" (410) until it is
+    published. Making them said nothing of it; now ``create`` and ``links`` say so on stderr with the command that
+    publishes (stdout keeps one ID<TAB>URL line per link), and say nothing once the study is published."""
+    toy.add("camp-10", [("1", 2)])
+    _, err = run_both("crowd_study", "create", "--target", "camp-10", "--provider", "link", "--name", "c10")
+    assert "is a draft (not published yet)" in err and "python manage.py crowd_study publish --name c10" in err
+    out, err = run_both("crowd_study", "links", "--name", "c10", "--participants", "p1")
+    [line] = out.strip().splitlines()
+    participant_id, url = line.split("\t")
+    assert participant_id == "p1" and "/crowd/p/" in url
+    assert "links will not work" in err and "until it is published" in err
+    assert "python manage.py crowd_study publish --name c10" in err
+    assert client.get(_participant_path(url)).status_code == 410  # what the warning is about
+    run("crowd_study", "publish", "--name", "c10")
+    out, err = run_both("crowd_study", "links", "--name", "c10", "--participants", "p1")
+    assert err == "" and client.get(_participant_path(out.strip().split("\t")[1])).status_code == 200
+    run("crowd_study", "pause", "--name", "c10")
+    _, err = run_both("crowd_study", "links", "--name", "c10", "--participants", "p2")
+    assert "c10 is paused" in err and "crowd_study publish --name c10" in err
+
+
+def test_the_study_page_and_the_api_say_links_need_a_published_study(client, staff_user, toy):
+    toy.add("camp-11", [("1", 2)])
+    run("crowd_study", "create", "--target", "camp-11", "--provider", "link", "--name", "c11")
+    client.force_login(staff_user)
+    page = client.post(reverse("crowd-study-links", args=["c11"]), {"ids": "p1"}, follow=True)
+    html = page.content.decode()
+    assert 'id="links-unpublished"' in html and "/crowd/p/" in html
+    notice = html.split('id="links-unpublished">', 1)[1].split("</p>", 1)[0]
+    assert "links will not work" in notice and "until it is published" in notice and "Publish" in notice
+    made = client.post(
+        reverse("api-crowd-study-action", args=["c11", "links"]),
+        {"participant_ids": ["p2"]},
+        content_type="application/json",
+    )
+    assert made.status_code == 201
+    assert (
+        "until it is published" in made.json()["warning"]
+        and "/api/crowd/studies/c11/publish/" in made.json()["warning"]
+    )
+    client.post(reverse("crowd-study-action", args=["c11"]), {"action": "publish"})
+    assert 'id="links-unpublished"' not in client.get(reverse("crowd-study", args=["c11"])).content.decode()
+    again = client.post(
+        reverse("api-crowd-study-action", args=["c11", "links"]),
+        {"participant_ids": ["p2"]},
+        content_type="application/json",
+    )
+    assert again.json()["warning"] is None
+
+
+def test_the_in_short_link_steps_of_the_crowd_docs_give_links_that_work(toy, client):
+    """docs/crowd.md "In short": the steps for other sources, run as written (against a toy target of that
+    name), give links that let the participant in. They had no publish step: the links answered 410."""
+    text = Path(__file__).resolve().parents[2].joinpath("docs", "crowd.md").read_text(encoding="utf-8")
+    block = text.split("## In short", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    steps = block.split("# other sources", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    commands = [shlex.split(line.split("#", 1)[0]) for line in steps if line.startswith("python manage.py")]
+    assert [c[3] for c in commands][0] == "create" and [c[3] for c in commands][-1] == "links"
+    target = commands[0][commands[0].index("--target") + 1]
+    toy.add(target, [("1", 2), ("2", 2)])
+    for command in commands[:-1]:
+        run(*command[2:])
+    urls = [line.split("\t")[1] for line in run(*commands[-1][2:]).strip().splitlines()]
+    assert len(urls) == 2
+    for url in urls:
+        page = client.get(_participant_path(url))
+        assert page.status_code == 200, page.content[:300]

@@ -4,6 +4,8 @@ python manage.py crowd_study create --target NAME --provider prolific|link|mturk
 python manage.py crowd_study publish|pause|close|sync|show --name STUDY
 python manage.py crowd_study places --name STUDY --add 10
 python manage.py crowd_study links --name STUDY --participants P1 P2 [--days 7] [--max-hits 1]
+    (the links, like the entry address, admit participants only once the study is published: create and links
+    say so on stderr while it is not)
 python manage.py crowd_study release-idle
 python manage.py crowd_study block --name STUDY --participants P1 [--reason "..."]
 python manage.py crowd_study practice --name STUDY --text "..." --accept 0 30 --feedback "..." [--video-url URL]
@@ -123,6 +125,7 @@ class Command(BaseCommand):
                     f"created study {study.name} ({study.provider}) for {study.protocol} "
                     f"{study.target_name}; entry: {studies.entry_url(study)}"
                 )
+                self._warn_unpublished(study)
                 return
             if action == "release-idle":
                 self.stdout.write(f"released {admission.release_idle()} idle task(s)")
@@ -150,6 +153,7 @@ class Command(BaseCommand):
                 )
                 for pid, token in made:
                     self.stdout.write(f"{pid}\t{studies.participant_link_url(token)}")
+                self._warn_unpublished(study)
                 return
             elif action == "block":
                 self.stdout.write(f"blocked {admission.block(study, o['participants'], o['reason'])} participant(s)")
@@ -181,3 +185,11 @@ class Command(BaseCommand):
             )
         except (studies.StudyError, ProlificError, TransientError, AdmissionRefused, ValueError) as exc:
             raise CommandError(str(exc)) from None
+
+    def _warn_unpublished(self, study):
+        """On stderr (stdout keeps its lines for scripts): the study's links let nobody in yet, and how to publish."""
+        warning = admission.links_warning(
+            study, how_to_publish=f"python manage.py crowd_study publish --name {study.name}"
+        )
+        if warning:
+            self.stderr.write(self.style.WARNING(f"warning: {warning}"))
