@@ -184,7 +184,7 @@ PRESETS = {
                     "scale": CORRECT_SCALE,
                     "prompt": "Does it name the caption's real errors (wrong objects, wrong actions)?",
                 },
-                {"id": "comment", "type": "text", "prompt": "Comment (optional)", "required": False},
+                {"id": "comment", "type": "text", "prompt": "Comment", "required": False},
             ],
             "figures": [
                 {"kind": "alpha_by_model", "question": "correct", "name": "agreement on correctness"},
@@ -217,7 +217,7 @@ PRESETS["vc-inspector-binary"] = {
                 "options": YES_NO,
                 "prompt": PRESETS["vc-inspector"]["definition"]["questions"][1]["prompt"],
             },
-            {"id": "comment", "type": "text", "prompt": "Comment (optional)", "required": False},
+            {"id": "comment", "type": "text", "prompt": "Comment", "required": False},
         ],
         "figures": PRESETS["vc-inspector"]["definition"]["figures"],
     },

@@ -7,6 +7,14 @@ from annotation_site.judgment_tasks.definition import DefinitionError, normalise
 
 
 @pytest.mark.parametrize("key", list(presets.PRESETS))
+def test_a_preset_question_does_not_say_optional_itself(key):
+    """The page adds "(optional)" to a question that is not required: VC-Inspector's prompt "Comment (optional)"
+    showed as "Comment (optional) (optional)"."""
+    for question in normalise(presets.PRESETS[key]["definition"])["questions"]:
+        assert "optional" not in question["prompt"].lower(), question
+
+
+@pytest.mark.parametrize("key", list(presets.PRESETS))
 def test_every_preset_is_a_valid_definition(key):
     definition = normalise(presets.PRESETS[key]["definition"])
     assert definition["questions"] and normalise(definition) == definition  # normalising is idempotent

@@ -249,7 +249,7 @@ def test_vc_inspector_alpha_overall_and_per_model_version(make_task, annotator_a
             assert correct[version]["alpha"][level] == pytest.approx(reference, abs=1e-12)
     assert labels["correct"]["label"].tolist() == [truth[(f"e{n}", "correct")] for n in range(20)]
     comment = next(q for q in report["questions"] if q["id"] == "comment")
-    assert comment == {"id": "comment", "type": "text", "prompt": "Comment (optional)", "answered": 20}
+    assert comment == {"id": "comment", "type": "text", "prompt": "Comment", "answered": 20}
 
 
 def test_faithfulness_median_with_ties_recorded(make_task, annotator_accounts):
