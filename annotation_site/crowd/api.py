@@ -93,7 +93,7 @@ class StudyCreateSerializer(StudySerializer):
 def _detail(study, request=None):
     return {
         **StudySerializer(study).data,
-        "entry_url": studies.entry_url(study),
+        "entry_url": studies.entry_url(study, request),
         "progress": studies.progress(study),
         "ledger": sending.summary(study),
     }
@@ -115,13 +115,13 @@ class StudyListView(APIView):
             study = studies.create_study(protocol, target, name=name, provider=provider, **data)
         except studies.StudyError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(_detail(study), status=status.HTTP_201_CREATED)
+        return Response(_detail(study, request), status=status.HTTP_201_CREATED)
 
 
 class StudyDetailView(APIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request, name):
-        return Response(_detail(get_object_or_404(Study, name=name)))
+        return Response(_detail(get_object_or_404(Study, name=name), request))
 
 
 class StudyActionView(APIView):
@@ -145,14 +145,14 @@ class StudyActionView(APIView):
         data = request.data  # an object (SafeJSONParser) or a form
         try:
             if action == "publish":
-                return Response(_detail(studies.publish(study)))
+                return Response(_detail(studies.publish(study), request))
             if action == "pause":
-                return Response(_detail(studies.pause(study)))
+                return Response(_detail(studies.pause(study), request))
             if action == "close":
-                return Response(_detail(studies.close(study)))
+                return Response(_detail(studies.close(study), request))
             if action == "places":
                 extra = form_integer(data.get("add"), low=1, high=studies.MAX_PLACES_ADDED, what="add")
-                return Response(_detail(studies.add_places(study, extra)))
+                return Response(_detail(studies.add_places(study, extra), request))
             if action == "sync":
                 return Response({"outcomes": admission.sync_submissions(study)})
             if action == "release-idle":
@@ -171,7 +171,9 @@ class StudyActionView(APIView):
                 )
                 return Response(
                     {
-                        "links": [{"participant_id": i, "url": studies.participant_link_url(t)} for i, t in made],
+                        "links": [
+                            {"participant_id": i, "url": studies.participant_link_url(t, request)} for i, t in made
+                        ],
                         "warning": warning,
                     },
                     status=status.HTTP_201_CREATED,

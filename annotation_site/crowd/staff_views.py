@@ -110,7 +110,7 @@ def study_detail(request, name):
             "study": study,
             "progress": studies.progress(study),
             "participations": participations,
-            "entry_url": studies.entry_url(study),
+            "entry_url": studies.entry_url(study, request),
             "ledger": sending.summary(study),
             "dispatches": Dispatch.objects.filter(study=study)
             .exclude(state=Dispatch.State.DONE)
@@ -202,7 +202,9 @@ def study_links(request, name):
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect("crowd-study", name=name)
-    request.session[f"crowd-links-{study.pk}"] = [{"id": i, "url": studies.participant_link_url(t)} for i, t in made]
+    request.session[f"crowd-links-{study.pk}"] = [
+        {"id": i, "url": studies.participant_link_url(t, request)} for i, t in made
+    ]
     return redirect("crowd-study", name=name)  # which says, above the links, if they let nobody in yet
 
 

@@ -149,12 +149,18 @@ def add_places(study, extra):
     return study
 
 
-def entry_url(study):
-    return config.base_url() + reverse("crowd-entry", args=[links.entry_token(study)])
+def entry_url(study, request=None):
+    """The study's entry address: on the address ``request`` came to (pages and the API, as every page's links),
+    else on the platform's public address (``config.base_url``: commands, and what is sent to the panel)."""
+    return _absolute(reverse("crowd-entry", args=[links.entry_token(study)]), request)
 
 
-def participant_link_url(token):
-    return config.base_url() + reverse("crowd-participant-link", args=[token])
+def participant_link_url(token, request=None):
+    return _absolute(reverse("crowd-participant-link", args=[token]), request)
+
+
+def _absolute(path, request):
+    return request.build_absolute_uri(path) if request is not None else config.base_url() + path
 
 
 def unit_url(study, unit_key):

@@ -339,3 +339,29 @@ def test_the_in_short_link_steps_of_the_crowd_docs_give_links_that_work(toy, cli
     for url in urls:
         page = client.get(_participant_path(url))
         assert page.status_code == 200, page.content[:300]
+
+
+def test_links_on_pages_start_with_the_address_the_page_was_reached_at(client, staff_user, toy, settings):
+    """The study page and the API showed the entry address and participant links on CAPTIONEVAL_BASE_URL
+    (default http://127.0.0.1:8000) whatever address staff reached them at, so links copied from a page of a
+    site served elsewhere led nowhere; every other page uses the address it is reached at (README). Commands,
+    which have no request, still use the setting."""
+    settings.CAPTIONEVAL_BASE_URL = "https://public.example"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "lab.example"]
+    toy.add("camp-12", [("1", 2)])
+    out = run("crowd_study", "create", "--target", "camp-12", "--provider", "link", "--name", "c12")
+    assert "entry: https://public.example/crowd/s/" in out
+    client.force_login(staff_user)
+    host = {"HTTP_HOST": "lab.example:8103"}
+    page = client.post(reverse("crowd-study-links", args=["c12"]), {"ids": "p1"}, follow=True, **host).content
+    assert "http://lab.example:8103/crowd/s/" in page.decode() and "http://lab.example:8103/crowd/p/" in page.decode()
+    assert "127.0.0.1:8000" not in page.decode() and "public.example" not in page.decode()
+    detail = client.get(reverse("api-crowd-study", args=["c12"]), **host).json()
+    assert detail["entry_url"].startswith("http://lab.example:8103/crowd/s/")
+    made = client.post(
+        reverse("api-crowd-study-action", args=["c12", "links"]),
+        {"participant_ids": ["p2"]},
+        content_type="application/json",
+        **host,
+    ).json()
+    assert made["links"][0]["url"].startswith("http://lab.example:8103/crowd/p/")

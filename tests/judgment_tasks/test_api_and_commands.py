@@ -5,6 +5,7 @@ import json
 from io import StringIO
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -156,7 +157,21 @@ def test_the_commands(videos, annotator_accounts, tmp_path):
     assert out.getvalue().splitlines()[1].startswith("answer,v0,c1,,,T2V,1,,,2,yes,0")
     out = StringIO()
     call_command("judgment_task", "participant", "--name", "vqa", "--participant", "P9", "--limit", "1", stdout=out)
-    assert out.getvalue().startswith("/tasks/p/")
+    # a whole link on the platform's public address (was a bare path, useless to send to a participant)
+    assert out.getvalue().startswith(f"{settings.CAPTIONEVAL_BASE_URL}/tasks/p/")
+    out = StringIO()
+    call_command(
+        "judgment_task",
+        "participant",
+        "--name",
+        "vqa",
+        "--participant",
+        "P8",
+        "--base-url",
+        "https://x.example/",
+        stdout=out,
+    )
+    assert out.getvalue().startswith("https://x.example/tasks/p/")
     definition = tmp_path / "def.json"
     definition.write_text(json.dumps(task.definition))
     with pytest.raises(CommandError, match="work has started"):

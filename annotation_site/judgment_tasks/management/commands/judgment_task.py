@@ -10,6 +10,7 @@ from annotation_site.command_options import column, whole_number
 from annotation_site.corpus.models import Dataset
 from annotation_site.judgment_tasks import participants, presets, services
 from annotation_site.judgment_tasks.models import Task
+from annotation_site.links import absolute_url
 
 
 class Command(BaseCommand):
@@ -41,7 +42,11 @@ class Command(BaseCommand):
             "--limit", type=whole_number(1, participants.MAX_LIMIT), help="participant: items they may take."
         )
         parser.add_argument("--finish-url", default="", help="participant: where they go when done.")
-        parser.add_argument("--base-url", default="", help="Prefix for printed links (e.g. https://host).")
+        parser.add_argument(
+            "--base-url",
+            default=None,
+            help="The platform's public address that printed links start with (default: CAPTIONEVAL_BASE_URL).",
+        )
 
     def handle(self, *args, action, **o):
         if action == "presets":
@@ -69,8 +74,10 @@ class Command(BaseCommand):
                     raise CommandError("participant needs --participant ID")
                 annotator = participants.admit(task, provider=o["provider"], external_id=o["participant"])
                 self.stdout.write(
-                    o["base_url"]
-                    + participants.entry_url(task, annotator, limit=o["limit"], finish_url=o["finish_url"])
+                    absolute_url(
+                        participants.entry_url(task, annotator, limit=o["limit"], finish_url=o["finish_url"]),
+                        o["base_url"],
+                    )
                 )
             else:
                 services.set_status(task, Task.Status.CLOSED if action == "close" else Task.Status.OPEN)
@@ -111,7 +118,7 @@ class Command(BaseCommand):
             invited = services.invite_to_task(task, username)
             if invited.created_account:
                 self.stdout.write(
-                    f"Added {username} (new account): {base_url}{invitation_path(invited.annotator.user)}"
+                    f"Added {username} (new account): {absolute_url(invitation_path(invited.annotator.user), base_url)}"
                 )
             else:
                 self.stdout.write(f"Added {username}")
