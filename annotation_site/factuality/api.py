@@ -237,7 +237,15 @@ class LabelsView(APIView):
         request={
             "multipart/form-data": {
                 "type": "object",
-                "properties": {"file": {"type": "string", "format": "binary"}, "dataset": {"type": "string"}},
+                "properties": {
+                    "file": {"type": "string", "format": "binary"},
+                    "dataset": {"type": "string"},
+                    "own_export": {
+                        "type": "boolean",
+                        "description": "The file is this project's own export with real ids: an id that is one of "
+                        "its annotators is that annotator (without it such an id is refused).",
+                    },
+                },
             }
         },
         responses=OpenApiTypes.OBJECT,
@@ -251,7 +259,11 @@ class LabelsView(APIView):
         dataset = get_object_or_404(Dataset, name=dataset_name)
         # a refused file or one with problems: 400, nothing imported (annotation_site.api_errors)
         project, counts = raw_labels.import_lines(
-            uploads.upload_text(upload), project_name=name, dataset=dataset, filename=upload.name
+            uploads.upload_text(upload),
+            project_name=name,
+            dataset=dataset,
+            filename=upload.name,
+            own_export=str(request.data.get("own_export", "")).lower() in ("true", "1", "on"),
         )
         return Response({"project": project.name, **counts}, status=201)
 

@@ -130,3 +130,9 @@ class RawImportForm(forms.Form):
         widget=forms.FileInput(attrs={"accept": ".jsonl,.ndjson,.txt"}),
         help_text="Raw per-annotator labels, one JSON object per line.",
     )
+    own_export = forms.BooleanField(
+        required=False,
+        label="This file is this project's own download with real ids",
+        help_text="Then an id that is one of the project's annotators is that annotator (their labels are "
+        "replaced). Without it such an id is refused.",
+    )

@@ -260,9 +260,14 @@ def read_lines(text, *, dataset, project=None, filename="labels.jsonl"):
     return checked
 
 
-def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provider="import"):
+def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provider="import", own_export=False):
     """Import a raw-labels file into project ``project_name`` on ``dataset`` (created, as a factuality project
-    of the file's videos and systems, when it does not exist). Returns (project, counts)."""
+    of the file's videos and systems, when it does not exist). Returns (project, counts).
+
+    ``own_export``: the file is this project's own export with real ids (``--real-ids``): an id that is one of its
+    annotators (an account, a panel's participant) is that annotator. Without it such an id is a problem (a file
+    from elsewhere must not give its labels to someone who happens to have that name); ids the project's earlier
+    imports brought are theirs either way."""
     project = Project.objects.filter(name=project_name).first()
     if project is not None and project.dataset_id != dataset.pk:
         problems = ProblemList()
@@ -270,7 +275,7 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
         problems.raise_if_any()
     checked = read_lines(text, dataset=dataset, project=project, filename=filename)
     names = {a for _, _, _, a, _, _ in checked}
-    members = _members_named(project, checked, filename) if project is not None else {}
+    members = _members_named(project, checked, filename, provider, own_export) if project is not None else {}
     with transaction.atomic():
         if project is None:
             per_video = Counter(v for v, _ in {(video, a) for _, video, _, a, _, _ in checked})
@@ -335,7 +340,7 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
     return project, {"lines": len(checked), "submissions": len(groups), "annotators": len(annotators)}
 
 
-def _members_named(project, checked, filename):
+def _members_named(project, checked, filename, provider, own_export):
     """``{name: Annotator}`` for the names of the file that are annotators of ``project`` (who were handed a
     video of it), by the identifier ``--real-ids`` exports (a username, or the id a crowd panel or an import
     brought): a file exported from the project maps back to the same people, where it made a second, imported
@@ -358,6 +363,17 @@ def _members_named(project, checked, filename):
                 f"{len(same)} annotators of project {project.name} have the id {name!r} "
                 f"({', '.join(sorted(a.name for a in same))}): export with anonymised ids and import into "
                 "another project",
+                line=first_line[name],
+                where="annotator",
+            )
+    for name, same in sorted(found.items()):
+        member = same[0]
+        if len(same) == 1 and not own_export and (member.kind, member.provider) != (Annotator.Kind.IMPORTED, provider):
+            problems.add(
+                filename,
+                f"{name!r} is the id of {member.name}, an annotator of project {project.name}: a file exported "
+                "from this project with real ids is imported back as its own export (--own-export, own_export), "
+                "which gives these labels to them; a file from elsewhere needs other ids",
                 line=first_line[name],
                 where="annotator",
             )

@@ -195,11 +195,19 @@ def export_raw(request, name):
 def import_raw(request, name):
     project = _project(name)
 
+    form = RawImportForm(request.POST, request.FILES)
+
     def run(text, filename):
-        _, counts = raw_labels.import_lines(text, project_name=project.name, dataset=project.dataset, filename=filename)
+        _, counts = raw_labels.import_lines(
+            text,
+            project_name=project.name,
+            dataset=project.dataset,
+            filename=filename,
+            own_export=form.cleaned_data.get("own_export", False),  # (import_upload validated the form first)
+        )
         return (
             f"Imported {counts['lines']} labelled captions ({counts['submissions']} submissions from "
             f"{counts['annotators']} annotators)."
         )
 
-    return PAGES.import_upload(request, project, RawImportForm(request.POST, request.FILES), run)
+    return PAGES.import_upload(request, project, form, run)

@@ -100,7 +100,13 @@ def test_labels_exported_with_real_ids_map_back_to_the_same_annotators(completed
     before = json.loads(run("factuality_agreement", "--project", "anet-mini", "--format", "json")[0])
     path = tmp_path / "labels.jsonl"
     run("factuality_labels", "--project", "anet-mini", "--export", str(path), "--real-ids")
-    out, _ = run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    # without saying the file is the project's own export, the ids of its accounts are refused, not taken over
+    with pytest.raises(CommandError, match=r"line 1, annotator: 'ann1' is the id of ann1, an annotator of project "):
+        run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    assert Submission.objects.filter(assignment__project=completed).count() == 9
+    out, _ = run(
+        "factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path), "--own-export"
+    )
     assert "9 submissions from 3 annotators" in out
     assert not Annotator.objects.filter(kind="imported").exists()
     current = Submission.objects.filter(assignment__project=completed, is_current=True)
@@ -126,7 +132,7 @@ def test_a_name_two_annotators_of_the_project_share_is_refused(completed, tmp_pa
     with pytest.raises(
         CommandError, match=r"line \d+, annotator: 2 annotators of project anet-mini have the id 'ann2'"
     ):
-        run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+        run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path), "--own-export")
     assert Submission.objects.count() == before
 
 

@@ -8,10 +8,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import HttpRequest
 from django.urls import reverse
 
+from annotation_site.annotators.models import Annotator
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.factuality import projects
 from annotation_site.factuality.assignment import next_assignment
-from annotation_site.factuality.models import Project
+from annotation_site.factuality.models import Project, Submission
 
 from .conftest import import_jsonl, lines
 
@@ -207,6 +208,19 @@ def test_project_page_report_charts_and_downloads(staff_client, completed):
     assert json.loads(download.content)["v1"]["Beta"]["sentences"] == ["a [woman] is riding [a horse] ."]
     raw = staff_client.get(reverse("factuality-export-raw", args=["anet-mini"]) + "?anonymise=0")
     assert b'"annotator": "ann1"' in raw.content
+    # imported back on the project page: refused unless the box says it is the project's own download
+    form_page = staff_client.get(reverse("factuality-project", args=["anet-mini"])).content.decode()
+    assert 'name="own_export"' in form_page
+    before = Submission.objects.count()
+    upload = SimpleUploadedFile("raw.jsonl", raw.content)
+    refused = staff_client.post(reverse("factuality-import-raw", args=["anet-mini"]), {"file": upload})
+    assert refused.status_code == 400 and "is the id of ann1, an annotator of project anet-mini" in (
+        refused.content.decode()
+    )
+    assert Submission.objects.count() == before
+    upload = SimpleUploadedFile("raw.jsonl", raw.content)
+    staff_client.post(reverse("factuality-import-raw", args=["anet-mini"]), {"file": upload, "own_export": "on"})
+    assert Submission.objects.count() == before + 9 and not Annotator.objects.filter(kind="imported").exists()
     dataset = staff_client.get(reverse("dataset-detail", args=["small"]) + "?labels=anet-mini")
     assert b"anet-mini (Aggregated)" in dataset.content
 

@@ -23,6 +23,12 @@ class Command(BaseCommand):
         action.add_argument("--import", dest="import_file", metavar="FILE", help="Read labels from FILE.")
         parser.add_argument("--dataset", help="Dataset of the project (needed with --import).")
         parser.add_argument("--real-ids", action="store_true", help="Export the annotators' own ids.")
+        parser.add_argument(
+            "--own-export",
+            action="store_true",
+            help="Import: the file is this project's own export with --real-ids, so an id that is one of its "
+            "annotators is that annotator (without it such an id is refused).",
+        )
 
     def handle(self, *args, project, export, import_file, dataset, real_ids, **options):
         if export:
@@ -47,7 +53,9 @@ class Command(BaseCommand):
         except uploads.UploadRefused as exc:
             raise CommandError(f"{exc}; nothing was imported") from None
         try:
-            result, counts = raw_labels.import_lines(text, project_name=project, dataset=found, filename=path.name)
+            result, counts = raw_labels.import_lines(
+                text, project_name=project, dataset=found, filename=path.name, own_export=options["own_export"]
+            )
         except FormatError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
