@@ -286,12 +286,19 @@ def current_answer(assignment):
     return {"answer": current.answers, "time_spent": current.time_spent, "video_played": bool(current.video_played)}
 
 
+def current_submission_uuid(assignment):
+    """The client UUID of the assignment's current submission (a string), or None (one query): what the page's
+    kept copy of an answer is based on (a copy made before the current submission is dropped)."""
+    found = _CURRENT.run(assignment_id=assignment.pk)
+    return str(found[0].client_uuid) if found else None
+
+
 # an assignment's current submission (at most one: a unique constraint), compiled once per connection and without
 # the default ordering, which follows the assignment's (task, annotator) and joined both tables
 _CURRENT = Prepared(
     lambda assignment_id: (
         Submission.objects.filter(assignment_id=assignment_id, is_current=True)
-        .only("pk", "answers", "time_spent", "video_played")
+        .only("pk", "answers", "time_spent", "video_played", "client_uuid")
         .order_by()[:1]
     ),
     assignment_id=-914_270_042,

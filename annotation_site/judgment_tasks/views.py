@@ -71,6 +71,8 @@ def _annotation_page(request, found, *, participant=None):
         "open": task.is_open,
         "state": answers.page_state(found),
         "submitted": found.status == Assignment.Status.SUBMITTED,
+        # the submission the page starts from: a copy of an answer the tab kept from before it is dropped
+        "basedOn": answers.current_submission_uuid(found) if found.status == Assignment.Status.SUBMITTED else None,
         # the version of the draft rendered: the page restores the answer it kept in the tab only over this one
         "draftVersion": draft_version(found.draft_saved_at),
     }

@@ -56,8 +56,7 @@ function restore(saved) {
 
 // The answer this tab kept (annotation-session.js: DraftKeeper) replaces the rendered one when it is newer: a
 // reload that overtook the old page's last draft save must not lose it.
-const keeper = new DraftKeeper({key: config.draftUrl, version: config.draftVersion,
-  basedOn: config.submitted ? "submitted" : null});
+const keeper = new DraftKeeper({key: config.draftUrl, version: config.draftVersion, basedOn: config.basedOn});
 const rendered = config.state || {};
 const kept = config.open ? keeper.takeNewer(JSON.stringify(restore(rendered.answer))) : null;
 const initial = kept ? {...kept, source: "kept"} : rendered;

@@ -212,6 +212,12 @@ def test_the_page_names_the_version_of_the_draft_it_rendered(client, quality):
         == 201
     )
     assert config()["draftVersion"] is None
+    # the submission it starts from: a copy kept in a tab from before a later resubmission is dropped (was the
+    # same "submitted" for every submission, so such a copy was restored over the newer answer)
+    assert config()["basedOn"] == body["submission_uuid"]
+    again = {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[1, 1]]}}
+    client.post(reverse("api-tasks-submit", args=[found.pk]), again, content_type="application/json")
+    assert config()["basedOn"] == again["submission_uuid"]
 
 
 def test_a_crowd_participant_works_through_a_signed_link(client, quality, django_assert_max_num_queries):
