@@ -107,6 +107,8 @@ def select_human_systems(frame, metrics, *, include=False, valid=(), fewer_refer
                 frame.loc[is_human, metric] = np.nan
                 description["metrics_without_them"].append(metric)
         description["included"] = bool(description["metrics_with_them"])
+        if not description["included"]:  # as if not asked: the counts and the data hash without them
+            frame = frame.loc[~is_human]
     return frame.drop(columns=["is_human"], errors="ignore").reset_index(drop=True), description
 
 

@@ -207,7 +207,7 @@ def few_videos_caution(result, snapshot):
     p-value of 0)."""
     videos = ((snapshot or {}).get("counts") or {}).get("videos")
     drawn = (result.get("parameters") or {}).get("resamples")
-    if not videos or not drawn:
+    if not videos or not drawn or videos > 40:  # (C(79, 40) is over 10^22: more than any number drawn)
         return None
     distinct = math.comb(2 * videos - 1, videos)
     if distinct >= drawn:
@@ -237,12 +237,20 @@ def describe_human_systems(description):
     systems = ", ".join(description["systems"])
     count = description["captions"]
     unscored = description.get("metrics_unscored") or []
-    if not description["included"] and unscored:
-        return (
-            f"Human system {systems} ({count} captions) asked for but not included: none of its captions has a score "
-            f"of {', '.join(unscored)} (a computed metric scores a human caption against its video's other "
-            "references: a video with no other reference leaves it unscored)."
-        )
+    without = description.get("metrics_without_them") or []
+    if not description["included"] and (unscored or without):  # asked for, and no metric could take them
+        reasons = []
+        if unscored:
+            reasons.append(
+                f"none of its captions has a score of {', '.join(unscored)} (a computed metric scores a human "
+                "caption against its video's other references: a video with no other reference leaves it unscored)"
+            )
+        if without:
+            reasons.append(
+                f"{', '.join(without)} {'is' if len(without) == 1 else 'are'} not known to score its captions "
+                "leave-one-out or without references"
+            )
+        return f"Human system {systems} ({count} captions) asked for but not included: {'; '.join(reasons)}."
     if not description["included"]:
         return (
             f"Human system {systems} ({count} captions) left out: its captions are references and would be "

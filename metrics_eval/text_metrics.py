@@ -287,11 +287,11 @@ def self_references(system, text, references):
     """Indices of the references (``[(reference_set, text), ...]`` of the caption's video) that a human
     caption *is*: the reference of the set the human system was made from (same name), or a reference with the
     same text (``normalise``: letters and digits only)."""
-    own = normalise(text)
+    own = normalise(text)  # (a caption without letters or digits is no reference's text)
     return frozenset(
         j
         for j, (reference_set, reference) in enumerate(references)
-        if reference_set == system or normalise(reference) == own
+        if reference_set == system or (own and normalise(reference) == own)
     )
 
 

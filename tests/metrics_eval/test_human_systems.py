@@ -86,6 +86,8 @@ def test_a_reference_in_other_orthography_is_the_same_text():
     assert text_metrics.normalise("ﬁlm") == text_metrics.normalise("film")
     # other words are another text, however they are punctuated
     assert text_metrics.self_references("annotators", "three wide stripes fill the screen.", refs) == frozenset()
+    # a caption with no letters or digits is no reference's text
+    assert text_metrics.self_references("annotators", "...", [*refs, ("gt_4", "!")]) == frozenset()
 
 
 def frame_with_human():
@@ -143,6 +145,13 @@ def test_a_human_system_no_metric_scored_is_not_said_to_be_included():
     )
     assert both["included"] and both["metrics_with_them"] == ["emscore"] and both["metrics_unscored"] == ["bleu4"]
     assert "leave-one-out" not in reports.describe_human_systems(both)
+    # asked for, but no metric may score them: left out of the frame (counts, hash) and the sentence says why
+    kept, none = human.select_human_systems(frame_with_human(), ["bleu4"], include=True, valid=set())
+    assert not none["included"] and len(kept) == 4 and set(kept["system"]) == {"S1", "S2"}
+    assert reports.describe_human_systems(none) == (
+        "Human system H (2 captions) asked for but not included: bleu4 is not known to score its captions "
+        "leave-one-out or without references."
+    )
     assert reports.describe_human_systems(both).endswith(
         "scored without references by emscore; not scored by bleu4 (none of its captions has a score of it)."
     )
