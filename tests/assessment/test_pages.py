@@ -265,3 +265,6 @@ def test_rating_page_puts_the_caption_in_json_not_html(client, db):
         services.submit(assignment, item_id=item.pk, score=1, client_uuid=__import__("uuid").uuid4())
     page = client.get(f"/da/a/{services.assignment_token(assignment)}/").content.decode()
     assert "<img src=x" not in page and "\\u003Cimg src=x" in page
+    # a crowd worker without an account gets no way out to pages that need one ("Log in", the name linked to "/")
+    header = page.split('<header class="site-header">', 1)[1].split("</header>", 1)[0]
+    assert "href" not in header and "Log in" not in header

@@ -237,6 +237,10 @@ def test_a_crowd_participant_works_through_a_signed_link(client, quality, django
     assert response["Location"] == item_url
     page = client.get(item_url).content.decode()
     assert token in page and 'Item 1 <span class="muted">of 1</span>' in page
+    # no way out to pages that need an account: the site header had "Log in" and the name linked to "/"
+    for html in (page, landing.content.decode()):
+        header = html.split('<header class="site-header">', 1)[1].split("</header>", 1)[0]
+        assert "href" not in header and "Log in" not in header and "CaptionEval" in header
     submit = client.post(
         reverse("api-tasks-submit", args=[found.pk]),
         {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0], [1, 1]]}},
