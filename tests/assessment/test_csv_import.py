@@ -400,6 +400,33 @@ def test_judgments_of_a_planned_campaign_not_stored_come_back_onto_its_own_hits_
     assert analyse(campaign).report() == report
 
 
+def test_a_restore_that_fails_while_writing_writes_nothing_and_can_be_retried(staff_client, tmp_path, monkeypatch):
+    """A crash between the restore's writes (the worker's assignments made, its judgments not yet) leaves the
+    campaign as it was, and the same file imported again then restores it once."""
+    campaign = rated("origin")
+    text = exported(staff_client, campaign)
+    judged = stored_judgments(campaign)
+    lost = text.splitlines()[1].split(",")[0]
+    Assignment.objects.filter(worker__external_id=lost, hit__campaign=campaign).delete()
+    mine = HEADER + "".join(line for line in text.splitlines(True)[1:] if line.startswith(f"{lost},"))
+    before = counts()
+    real = Judgment.objects.bulk_create
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the process died here")
+
+    monkeypatch.setattr(Judgment.objects, "bulk_create", crash)
+    with pytest.raises(RuntimeError):
+        import_judgments("origin", write(tmp_path, mine, "lost.csv"))
+    assert counts() == before
+    monkeypatch.setattr(Judgment.objects, "bulk_create", real)
+    import_judgments("origin", write(tmp_path, mine, "lost.csv"))
+    assert stored_judgments(campaign) == judged
+    with pytest.raises(FormatError, match="stored already"):  # a second retry stores nothing twice
+        import_judgments("origin", write(tmp_path, mine, "lost.csv"))
+    assert stored_judgments(campaign) == judged
+
+
 def test_rows_naming_a_planned_item_by_its_position_must_agree_with_it(staff_client, tmp_path):
     campaign = rated("origin")
     line = next(
