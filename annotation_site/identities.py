@@ -5,7 +5,7 @@ outsider cannot take an identity the platform derives for someone else:
 - ids are normalised with Unicode NFKC (``ａlice`` and ``alice``, ``ﬁ`` and ``fi`` are one id) and trimmed;
 - ids holding control, format (invisible: zero-width spaces and joiners, bidirectional marks, the BOM), private
   use, surrogate or unassigned characters, or line / paragraph separators, are refused;
-- the platform's own namespaces are reserved: ``account:`` (site accounts: ``assessment.services.worker_for_user``)
+- the platform's own namespaces are reserved: ``account:`` (site accounts: ``assessment.workers.worker_for_user``)
   and the crowd's participant namespaces (``prolific:``, ``mturk:``, ``link:``, ...: ``Participant.worker_key``)
   cannot be named by anybody else.
 """

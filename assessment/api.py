@@ -19,7 +19,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import campaigns, replication, services
+from . import campaigns, replication, services, workers
 from .analysis import analyse
 from .models import Campaign, QCResult, QCTest
 from .results import PUBLIC_CAPTION_COLUMNS
@@ -198,7 +198,7 @@ class CampaignViewSet(viewsets.GenericViewSet):
         serializer = AssignSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            worker = services.worker_by_external_id(serializer.validated_data["worker_id"])
+            worker = workers.worker_by_external_id(serializer.validated_data["worker_id"])
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         assignment = services.assign(campaign, worker)

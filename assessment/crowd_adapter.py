@@ -22,7 +22,7 @@ from annotation_site.crowd.adapters import AssignmentRecord, Description, QCOutc
 from annotation_site.strict_numbers import ascii_int
 from annotation_site.workflow.crowd_units import answered_before
 
-from . import services
+from . import services, workers
 from .models import HIT, Assignment, Campaign, Item, Judgment, QCResult
 
 IMPORT_NAMESPACE = uuid.UUID("4f1e7e7e-2b1c-4f55-9d6e-6d4a5c3b2a10")  # judgment ids of imported MTurk answers
@@ -85,7 +85,7 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
         if unit_key is None:  # the crowd's arrival path: one transaction, the worker created in it when new
             assignment = services.assign_by_external_id(target.object_id, worker_key, source="crowd")
             return None if assignment is None else self._work(assignment)
-        worker = services.participant_worker(worker_key)
+        worker = workers.participant_worker(worker_key)
         hit = HIT.objects.filter(campaign_id=target.object_id, pk=int(unit_key)).first()
         assignment = services.assign_on_hit(hit, worker) if hit is not None else None
         return None if assignment is None else self._work(assignment)
@@ -235,7 +235,7 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
         _, plans = self._plan(campaign, rows)
         out, now = {}, timezone.now()
         for row, hit, scores in plans:
-            worker = services.participant_worker(worker_keys[row.worker_id], source="mturk")
+            worker = workers.participant_worker(worker_keys[row.worker_id], source="mturk")
             assignment, _ = Assignment.objects.get_or_create(worker=worker, hit=hit)
             uuids = {item: uuid.uuid5(IMPORT_NAMESPACE, f"{row.assignment_id}:{item}") for item in scores}
             known = set(

@@ -26,7 +26,7 @@ stored.
 Worker ids in a reserved namespace (``account:`` for site accounts, ``prolific:``, ``mturk:``, ... for crowd
 participants) are refused, except with ``own_download`` (``--own-download``: staff bringing back this platform's
 own download), where such a row goes to that existing worker and is refused when there is none
-(``services.own_workers``); no worker is ever created in a reserved namespace by an import.
+(``workers.own_workers``); no worker is ever created in a reserved namespace by an import.
 """
 
 import io
@@ -43,7 +43,7 @@ from annotation_site.corpus.models import Caption, Dataset, System, Video, check
 from annotation_site.problems import FormatError, ProblemList
 from annotation_site.strict_numbers import column_range, integer_score
 
-from . import services
+from . import services, workers
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
 HEADER = ("worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score")
@@ -424,14 +424,14 @@ def _check_existing(campaign, stored, items, rows, filename, problems):
             )
 
 
-def _check_accounts(rows, filename, problems):
+def _check_own_workers(rows, filename, problems):
     """Rows of site accounts and crowd participants (``account:NAME``, ``prolific:ID``, ...: let through by
-    ``own_download``): resolved to that existing worker (``services.own_workers``), every other such row a
+    ``own_download``): resolved to that existing worker (``workers.own_workers``), every other such row a
     problem. Returns id -> pk."""
     names = {row.worker for row in rows if identities.reserved_prefix(row.worker)}
     if not names:
         return {}
-    found, refused = services.own_workers(names)
+    found, refused = workers.own_workers(names)
     for row in rows:
         if row.worker in refused:
             problems.add(
@@ -447,7 +447,7 @@ class Checked:
     human: str | None
     campaign: Campaign | None
     stored: Stored
-    accounts: dict  # reserved id ('account:NAME', 'prolific:ID', ...) -> worker pk
+    own_workers: dict  # reserved id ('account:NAME', 'prolific:ID', ...) -> worker pk
 
 
 def validate(stream, filename, campaign_name, *, own_download=False):
@@ -462,7 +462,7 @@ def validate(stream, filename, campaign_name, *, own_download=False):
     if not rows and not problems:
         problems.add(filename, "the file has no judgments", line=2)
     items, human = check_rows(rows, filename, problems)
-    accounts = _check_accounts(rows, filename, problems) if own_download else {}
+    own = _check_own_workers(rows, filename, problems) if own_download else {}
     campaign = Campaign.objects.select_related("dataset", "human_system").filter(name=campaign_name).first()
     stored = stored_keys(campaign) if campaign is not None else Stored.empty()
     if campaign is not None:
@@ -476,7 +476,7 @@ def validate(stream, filename, campaign_name, *, own_download=False):
     _check_human_set(campaign, campaign_name, human, rows, filename, problems)
     _check_hit_sizes(stored, items, filename, problems)
     problems.raise_if_any()
-    return Checked(rows, items, human, campaign, stored, accounts)
+    return Checked(rows, items, human, campaign, stored, own)
 
 
 def _check_human_set(campaign, campaign_name, human, rows, filename, problems):
@@ -659,18 +659,19 @@ def _import(campaign_name, stream, filename, own_download):
         for hit_name in grown:  # one update per HIT given items (imports are not on a page's hot path)
             HIT.objects.filter(pk=hits[hit_name]).update(n_items=next_position[hit_name])
 
-        # account rows go to the account's own worker (validate found it); nothing is created under 'account:'
-        worker_names = sorted({row.worker for row in rows} - checked.accounts.keys())
-        workers = dict(
+        # rows of accounts and participants go to their own worker (validate found it); nothing is created under a
+        # reserved prefix
+        worker_names = sorted({row.worker for row in rows} - checked.own_workers.keys())
+        worker_pks = dict(
             Worker.objects.filter(external_id__in=worker_names)
             .exclude(kind=Worker.Kind.ACCOUNT)
             .values_list("external_id", "pk")
         )
-        workers = _get_or_create_rows(
-            Worker, workers, worker_names, lambda name: Worker(external_id=name, source="import")
+        worker_pks = _get_or_create_rows(
+            Worker, worker_pks, worker_names, lambda name: Worker(external_id=name, source="import")
         )
-        workers.update(checked.accounts)
-        wanted = sorted({(workers[row.worker], hits[row.hit]) for row in rows})
+        worker_pks.update(checked.own_workers)
+        wanted = sorted({(worker_pks[row.worker], hits[row.hit]) for row in rows})
         assignments = {
             (w, h): pk
             for pk, w, h in Assignment.objects.filter(hit__campaign=campaign).values_list("pk", "worker_id", "hit_id")
@@ -681,7 +682,7 @@ def _import(campaign_name, stream, filename, own_download):
         Judgment.objects.bulk_create(
             [
                 Judgment(
-                    assignment_id=assignments[(workers[row.worker], hits[row.hit])],
+                    assignment_id=assignments[(worker_pks[row.worker], hits[row.hit])],
                     item_id=item_pks[(row.hit, row.item)],
                     score=row.score,
                     finished_at=None,
@@ -697,7 +698,7 @@ def _import(campaign_name, stream, filename, own_download):
         "judgments": len(rows),
         "items": len(new),
         "hits": len(hit_names),
-        "workers": len(workers),
+        "workers": len(worker_pks),
         "passed": int(qc["passed"].sum()),
         "qc_workers": len(qc),
     }

@@ -1,4 +1,4 @@
-"""Operations of Direct Assessment work: workers, assignments and their signed links, the next item, idempotent
+"""Operations of Direct Assessment work: assignments and their signed links, the next item, idempotent
 submissions and stored quality control. Views, the API, commands and tasks are thin adapters over these."""
 
 import contextlib
@@ -16,13 +16,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from annotation_site import identities, newest_wins
+from annotation_site import newest_wins
 from annotation_site.jobs import services as jobs
 from annotation_site.jobs.models import Job
 from annotation_site.prepared_queries import Prepared
 from annotation_site.strict_numbers import integer_score
 
-from . import loading, quality_control
+from . import loading, quality_control, workers
 from .models import HIT, Assignment, Campaign, Item, Judgment, QCResult, QCStatus, Worker
 
 ASSIGNMENT_SALT = "assessment.assignment"
@@ -32,92 +32,7 @@ WATCH_SLACK_SECONDS = 1.0  # the server's clock against the page's: latency and 
 WATCH_TOLERANCE_SECONDS = 0.05  # the page rounds what it sends
 
 
-# --- Workers, assignments and links ------------------------------------------------------------------------
-
-
-def worker_for_user(user):
-    """The Worker of a site account, always bound to it: found by the user, never by a name (an id that merely
-    looks like ``account:NAME`` is never adopted); created on first use as ``account:NAME``, or
-    ``account:NAME#PK`` when that id is taken (a renamed account's old name)."""
-    worker = Worker.objects.filter(user=user).first()
-    if worker is not None:
-        return worker
-    name = f"{identities.ACCOUNT_PREFIX}{user.get_username()}"
-    for external_id in (name, f"{name}#{user.pk}"):
-        try:
-            with transaction.atomic():
-                return Worker.objects.create(
-                    external_id=external_id, kind=Worker.Kind.ACCOUNT, user=user, source="account"
-                )
-        except IntegrityError:
-            worker = Worker.objects.filter(user=user).first()  # a concurrent first use of the same account
-            if worker is not None:
-                return worker
-    raise ValueError(f"no free worker id for account {user.get_username()!r}")
-
-
-def worker_by_external_id(external_id, source="link"):
-    """The Worker of an id named from outside (a link, a command, the API): normalised (NFKC, no invisible
-    characters), outside the reserved namespaces, never an account's or a crowd participant's worker."""
-    try:
-        external_id = identities.external_id(external_id or "")
-    except identities.IdentityError as exc:
-        raise ValueError(str(exc)) from None
-    worker, _ = Worker.objects.get_or_create(
-        external_id=external_id, defaults={"source": source, "kind": Worker.Kind.EXTERNAL}
-    )
-    if worker.kind != Worker.Kind.EXTERNAL:
-        raise ValueError(f"the worker id {external_id!r} belongs to a {worker.get_kind_display()}")
-    return worker
-
-
-def own_workers(external_ids):
-    """For restoring a judgments download (``da_import_judgments --own-download``): the workers named by the ids
-    this platform gave them, exactly as stored and as the download writes them: ``account:NAME`` for a site
-    account, ``prolific:ID`` / ``mturk:ID`` / ... for a crowd participant (``identities.RESERVED_PREFIXES``).
-    Returns ``({id: worker pk}, {id: why not})``. An id is found only as the worker of that kind: a site account
-    that exists (bound to its user), or a crowd participant the platform admitted; never an external worker
-    holding a look-alike id (made before the identity rule), never a deleted account's worker, never by a user
-    name; and none is made from a file (a name in a file would choose whose record it becomes). One query;
-    creates nothing."""
-    found, refused = {}, {}
-    rows = {
-        external_id: (pk, kind, user_id)
-        for external_id, pk, kind, user_id in Worker.objects.filter(external_id__in=set(external_ids)).values_list(
-            "external_id", "pk", "kind", "user_id"
-        )
-    }
-    for external_id in external_ids:
-        account = identities.reserved_prefix(external_id) == identities.ACCOUNT_PREFIX
-        whose = "site account" if account else "crowd participant"
-        wanted = Worker.Kind.ACCOUNT if account else Worker.Kind.PARTICIPANT
-        if external_id not in rows:
-            refused[external_id] = (
-                f"names no {whose}'s worker on this platform: judgments are brought back only to "
-                f"{'an account that exists' if account else 'a participant the platform admitted'} and has rated here"
-            )
-            continue
-        pk, kind, user_id = rows[external_id]
-        if kind != wanted:
-            refused[external_id] = (
-                f"is not a {whose}'s worker ({Worker.Kind(kind).label}): the platform never attaches judgments to a "
-                f"look-alike of {'an account' if account else 'a participant'}"
-            )
-        elif account and user_id is None:
-            refused[external_id] = "belongs to a deleted site account: its judgments cannot be brought back to it"
-        else:
-            found[external_id] = pk
-    return found, refused
-
-
-def participant_worker(worker_key, source="crowd"):
-    """The Worker of a crowd participant (``worker_key`` = ``NAMESPACE:ID`` from the crowd app)."""
-    worker, _ = Worker.objects.get_or_create(
-        external_id=worker_key, defaults={"source": source, "kind": Worker.Kind.PARTICIPANT}
-    )
-    if worker.kind != Worker.Kind.PARTICIPANT:
-        raise ValueError(f"the worker key {worker_key!r} belongs to a {worker.get_kind_display()}")
-    return worker
+# --- Assignments and links ------------------------------------------------------------------------------
 
 
 def assignment_token(assignment):
@@ -207,7 +122,7 @@ def assign_by_external_id(campaign_id, external_id, *, source="crowd"):
     the HIT's number and external id only) or None when no HIT is left for the worker. Inside the caller's
     transaction when there is one (no savepoint: the crowd's Start commits the assignment with its own rows)."""
     with transaction.atomic(savepoint=False):
-        worker_id = _insert_worker(external_id, source)
+        worker_id = workers.insert_participant_worker(external_id, source)
         fresh = worker_id is not None
         if not fresh:
             row = (
@@ -223,24 +138,6 @@ def assign_by_external_id(campaign_id, external_id, *, source="crowd"):
             if kind != Worker.Kind.PARTICIPANT:  # the kinds never meet (see Worker)
                 raise ValueError(f"the worker key {external_id!r} belongs to another kind of worker ({kind})")
         return _assign_locked(campaign_id, worker_id, fresh=fresh)
-
-
-def _insert_worker(external_id, source):
-    """The id of a participant Worker created now for ``external_id``, or None when it exists already (one
-    statement on PostgreSQL and SQLite alike; the unique ``external_id`` decides, so concurrent arrivals create it
-    once)."""
-    from django.db import connection
-
-    table, quote = Worker._meta.db_table, connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {quote(table)} ({quote('external_id')}, {quote('source')}, {quote('kind')}, "
-            f"{quote('created_at')}) VALUES (%s, %s, %s, %s) ON CONFLICT ({quote('external_id')}) DO NOTHING "
-            f"RETURNING {quote('id')}",
-            [external_id, source, Worker.Kind.PARTICIPANT, connection.ops.adapt_datetimefield_value(timezone.now())],
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
 
 
 def _assign_locked(campaign_id, worker_id, *, fresh):

@@ -22,7 +22,7 @@ from annotation_site.corpus.models import Dataset
 from annotation_site.crowd.hooks import frameable
 from annotation_site.jobs.services import latest_job
 
-from . import campaigns, charts, csv_import, replication, services
+from . import campaigns, charts, csv_import, replication, services, workers
 from .analysis import analyse
 from .forms import AssignForm, CampaignForm
 from .models import Campaign, Judgment, QCStatus, Worker
@@ -120,7 +120,7 @@ def campaign_assign(request, name):
     if form.is_valid():
         for worker_id in form.worker_ids():
             try:
-                worker = services.worker_by_external_id(worker_id)
+                worker = workers.worker_by_external_id(worker_id)
             except ValueError as exc:
                 messages.error(request, f"{worker_id[:40]}: {exc}")
                 continue
@@ -243,7 +243,7 @@ def rate_account(request, name):
     open assignment if there is one, else a page with a Start button; taking a slot is that explicit POST."""
     campaign = get_object_or_404(Campaign, name=name)
     if request.method == "POST":
-        assignment = services.assign(campaign, services.worker_for_user(request.user))
+        assignment = services.assign(campaign, workers.worker_for_user(request.user))
         if assignment is None:
             return render(request, "assessment/no_work.html", {"campaign": campaign})
         return redirect("da-rate", name=campaign.name)

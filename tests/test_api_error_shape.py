@@ -5,7 +5,7 @@ permission errors and conflicts with the same JSON body ({"error": code, "detail
 import pytest
 import yaml
 
-from assessment import services
+from assessment import services, workers
 from tests.assessment.conftest import make_dataset, small_campaign
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +49,7 @@ def test_permission_errors_have_the_same_shape_in_the_three_apis(outsider, crowd
 def test_conflicts_have_the_shape_and_keep_their_own_keys(api, db):
     campaign = small_campaign(make_dataset("full", n_videos=8), "full-da", workers_per_hit=1)
     for hit in campaign.hits.all():
-        services.assign(campaign, services.worker_by_external_id(f"w{hit.pk}"))
+        services.assign(campaign, workers.worker_by_external_id(f"w{hit.pk}"))
     assert_shape(
         api.post(f"/api/da/campaigns/{campaign.name}/assignments/", {"worker_id": "late"}, format="json"),
         409,

@@ -60,15 +60,20 @@ def instructions(request, name):
 
 
 @frameable
-def instructions_token(request, token):
-    """The instructions of a crowd annotator's project, by their assignment's signed link (no account): the
-    annotation page's "Instructions" opens this."""
+def _assignment_by_link(token):
+    """The crowd assignment a signed link names, else 404."""
     from .crowd_links import assignment_from_token
 
     found = assignment_from_token(token)
     if found is None:
         raise Http404("unknown or invalid assignment link")
-    project = found.project
+    return found
+
+
+def instructions_token(request, token):
+    """The instructions of a crowd annotator's project, by their assignment's signed link (no account): the
+    annotation page's "Instructions" opens this."""
+    project = _assignment_by_link(token).project
     return render(
         request,
         "factuality/instructions.html",
@@ -117,11 +122,7 @@ def annotate_token(request, token):
     study page), no breadcrumbs to the annotators' pages."""
     from annotation_site.crowd.hooks import finish_path
 
-    from .crowd_links import assignment_from_token
-
-    found = assignment_from_token(token)
-    if found is None:
-        raise Http404("unknown or invalid assignment link")
+    found = _assignment_by_link(token)
     crowd_page = finish_path("factuality", found.pk) or request.path
     return _annotate(
         request,

@@ -52,6 +52,7 @@ def make_work(run, plan):
     from annotation_site.judgment_tasks import imports, participants
     from annotation_site.judgment_tasks import services as task_services
     from assessment import services as da
+    from assessment import workers as da_workers
     from assessment.models import HIT
     from benchmarks.da_common import generate_dataset, one_worker_campaign
 
@@ -75,7 +76,7 @@ def make_work(run, plan):
         if len(hits) < counts["da"]:
             raise RuntimeError(f"the campaign has {len(hits)} HITs for {counts['da']} DA participants")
         for i in range(counts["da"]):
-            worker = da.worker_by_external_id(f"{name}-da{i:04d}", source="link")
+            worker = da_workers.worker_by_external_id(f"{name}-da{i:04d}", source="link")
             assignment = da.create_assignment(hits[i], worker)
             out["participants"].append(
                 {"protocol": "da", "key": f"da{i:04d}", "url": f"/da/a/{da.assignment_token(assignment)}/"}

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from annotation_site.corpus.models import Caption, Dataset, System, Video
 from annotation_site.problems import FormatError
-from assessment import services, simulation
+from assessment import simulation, workers
 from assessment.analysis import analyse
 from assessment.csv_import import import_judgments
 from assessment.models import HIT, Assignment, Campaign, Item, Judgment, QCResult, Worker
@@ -487,7 +487,7 @@ def test_an_account_rated_campaign_comes_back_from_its_export_after_a_forced_del
 
     campaign = rated("origin")
     for name, worker in zip(("alice", "bob"), Worker.objects.filter(source="simulation").order_by("external_id")):
-        account = services.worker_for_user(django_user_model.objects.create_user(name))  # what the rate page does
+        account = workers.worker_for_user(django_user_model.objects.create_user(name))  # what the rate page does
         Assignment.objects.filter(worker=worker).update(worker=account)
     text = exported(staff_client, campaign)
     assert "\naccount:alice,1," in text and "\naccount:bob,1," in text
@@ -495,14 +495,14 @@ def test_an_account_rated_campaign_comes_back_from_its_export_after_a_forced_del
     with pytest.raises(HumanWorkAtRisk):
         refuse_if_human_work("deleting dataset 'origin'", datasets=[campaign.dataset])
     campaign.dataset.delete()  # forced
-    workers = sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id"))
+    stored_workers = sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id"))
     path = write(tmp_path, text, "backup.csv")
     with pytest.raises(CommandError, match="line 2, field 'worker_id': .*reserves for site accounts.*--own-download"):
         call_command("da_import_judgments", str(path), campaign="origin")
     assert not Campaign.objects.exists()
     call_command("da_import_judgments", str(path), campaign="origin", own_download=True, stdout=io.StringIO())
     call_command("da_qc", campaign="origin", min_pairs=6, stdout=io.StringIO())  # the planned campaign's minimum
-    assert sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id")) == workers
+    assert sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id")) == stored_workers
     restored = Campaign.objects.get(name="origin")
     alice = Worker.objects.get(user__username="alice")
     assert Judgment.objects.filter(assignment__hit__campaign=restored, assignment__worker=alice).count() == sum(
@@ -517,15 +517,13 @@ def test_restoring_attaches_judgments_only_to_an_existing_accounts_own_worker(db
     """The identity rule holds (docs/reliability.md, "Identity"): an 'account:' id is restored only to the
     worker of an account that exists; never to a look-alike external worker, a deleted account's worker, an
     account that never rated here or an id in other case; no worker is ever created under 'account:'."""
-    from assessment import services
-
-    alice = services.worker_for_user(django_user_model.objects.create_user("alice"))
+    alice = workers.worker_for_user(django_user_model.objects.create_user("alice"))
     carol = django_user_model.objects.create_user("carol")
-    services.worker_for_user(carol)
+    workers.worker_for_user(carol)
     carol.delete()  # her worker stays, bound to nobody
     django_user_model.objects.create_user("dave")  # never rated: no worker
     Worker.objects.create(external_id="account:mallory", source="link")  # a look-alike from before the rule
-    workers = sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id"))
+    stored_workers = sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id"))
     text = valid_csv().replace("w1,", "account:alice,")
     refused = {
         "account:ghost": "names no site account's worker on this platform",
@@ -543,7 +541,7 @@ def test_restoring_attaches_judgments_only_to_an_existing_accounts_own_worker(db
     for line, (problem, (name, message)) in enumerate(zip(problems, refused.items()), start=first):
         assert problem.startswith(f"r.csv, line {line}, field 'worker_id': worker_id {name!r} ") and message in problem
     assert not Campaign.objects.exists()
-    assert sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id")) == workers
+    assert sorted(Worker.objects.values_list("pk", "external_id", "kind", "user_id")) == stored_workers
     with pytest.raises(FormatError, match="r.csv, line 2, field 'worker_id': .*reserves for site accounts"):
         import_judgments("restore", io.StringIO(valid_csv().replace("w1,", "account:alice,")), "r.csv")
     import_judgments(
@@ -562,7 +560,7 @@ def test_crowd_participants_ids_are_refused_unless_restoring_to_their_workers(db
     participant, admitted later through their panel, could not use ("belongs to an external worker"). Such ids are
     now refused like account ids; restoring the platform's own download attaches them to the participant worker
     of that exact id, and never creates one."""
-    participant = services.participant_worker("prolific:P1")
+    participant = workers.participant_worker("prolific:P1")
     before = sorted(Worker.objects.values_list("pk", "external_id", "kind"))
     text = valid_csv().replace("w1,", "prolific:P1,")
     with pytest.raises(FormatError, match=r"r.csv, line 2, field 'worker_id': .*'prolific:'.*crowd participants"):
@@ -573,5 +571,5 @@ def test_crowd_participants_ids_are_refused_unless_restoring_to_their_workers(db
     assert sorted(Worker.objects.values_list("pk", "external_id", "kind")) == before and not Campaign.objects.exists()
     import_judgments("restore", io.StringIO(text), "r.csv", own_download=True)
     assert Assignment.objects.get(hit__campaign__name="restore", worker=participant)
-    assert services.participant_worker("prolific:P1") == participant  # still theirs
+    assert workers.participant_worker("prolific:P1") == participant  # still theirs
     assert not Worker.objects.filter(external_id__istartswith="mturk:").exists()

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from annotation_site.corpus.models import System
 from annotation_site.jobs.models import Job
-from assessment import services, simulation
+from assessment import services, simulation, workers
 from assessment.models import HIT, Assignment, Campaign, Worker
 
 from .conftest import make_dataset, small_campaign
@@ -259,7 +259,7 @@ def test_rating_page_puts_the_caption_in_json_not_html(client, db):
     )
     campaign = small_campaign(dataset, "xss")
     hit = next(h for h in HIT.objects.filter(campaign=campaign) if h.items.filter(text__contains="<img").exists())
-    assignment = services.create_assignment(hit, services.worker_by_external_id("x"))
+    assignment = services.create_assignment(hit, workers.worker_by_external_id("x"))
     while "<img" not in services.next_item(assignment).text:
         item = services.next_item(assignment)
         services.submit(assignment, item_id=item.pk, score=1, client_uuid=__import__("uuid").uuid4())

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation_site.prepared_queries import Prepared, sent_sql
-from assessment import services
+from assessment import services, workers
 from assessment.models import Assignment, Item, Judgment
 
 from .conftest import make_dataset, small_campaign
@@ -57,7 +57,7 @@ PATHS = (
 @pytest.mark.django_db
 def test_prepared_query_gives_what_the_queryset_gives_for_any_values():
     campaign = small_campaign(make_dataset("prepared", n_videos=12), "prepared")
-    assignments = [services.assign(campaign, services.worker_by_external_id(f"w{i}")) for i in range(2)]
+    assignments = [services.assign(campaign, workers.worker_by_external_id(f"w{i}")) for i in range(2)]
     now = timezone.now()
     for index, item in enumerate(Item.objects.filter(hit=assignments[0].hit).order_by("position")[:4]):
         Judgment.objects.create(
@@ -83,7 +83,7 @@ def test_prepared_query_gives_what_the_queryset_gives_for_any_values():
 @pytest.mark.django_db
 def test_prepared_query_is_compiled_once_per_connection(monkeypatch):
     campaign = small_campaign(make_dataset("prepared-once", n_videos=12), "prepared-once")
-    assignment = services.assign(campaign, services.worker_by_external_id("w"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("w"))
     calls = []
     query = Prepared(lambda pk: calls.append(pk) or Assignment.objects.filter(pk=pk)[:1], pk=-77_000_003)
     for _ in range(3):
@@ -109,7 +109,7 @@ def test_a_uuid_value_finds_what_the_queryset_finds(db):
     """UUIDs go into the parameters as the backend compiled them (a UUID on PostgreSQL, 32 hex digits on
     SQLite): the compiled query answers what the queryset answers, for the sentinel's and other values."""
     campaign = small_campaign(make_dataset("prepared-uuid", n_videos=12), "prepared-uuid")
-    assignment = services.assign(campaign, services.worker_by_external_id("wu"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("wu"))
     items = list(services.unjudged_items(assignment, 3))
     keys = [uuid.uuid4() for _ in items]
     for item, key in zip(items, keys):
@@ -130,7 +130,7 @@ def test_a_uuid_value_finds_what_the_queryset_finds(db):
 @pytest.mark.django_db
 def test_assignment_from_token_reads_the_assignment_with_hit_campaign_and_worker_in_one_query():
     campaign = small_campaign(make_dataset("prepared-token", n_videos=12), "prepared-token")
-    assignment = services.assign(campaign, services.worker_by_external_id("w"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("w"))
     token = services.assignment_token(assignment)
     with CaptureQueriesContext(connection) as captured:
         found = services.assignment_from_token(token)
@@ -150,7 +150,7 @@ def test_string_values_in_exact_lookups_give_what_the_queryset_gives():
     from assessment.models import Worker
 
     for external_id in ("w-one", "w-two", "wö ' \" %"):
-        services.worker_by_external_id(external_id)
+        workers.worker_by_external_id(external_id)
     query = Prepared(
         lambda external_id: Worker.objects.filter(external_id=external_id).order_by("pk"),
         external_id="prepared-sentinel:test-worker",
@@ -178,7 +178,7 @@ def test_on_postgresql_a_query_is_prepared_once_per_session_and_executed_by_name
     (no parse and plan per statement); a new session (after a reconnect) prepares it again. Elsewhere the SQL is
     sent as it is."""
     campaign = small_campaign(make_dataset("prepared-server", n_videos=12), "prepared-server")
-    assignment = services.assign(campaign, services.worker_by_external_id("ws"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("ws"))
     query = Prepared(lambda pk: Assignment.objects.filter(pk=pk).order_by()[:1], pk=-77_000_009)
     for _ in range(2):  # two sessions
         for _ in range(3):
@@ -215,7 +215,7 @@ def test_a_query_the_server_cannot_prepare_runs_as_plain_sql_and_its_transaction
         pk=-77_000_010,
     )
     with transaction.atomic():
-        worker = services.worker_by_external_id("in-a-transaction")
+        worker = workers.worker_by_external_id("in-a-transaction")
         [found] = query.run(label="one", pk=worker.pk)
         Worker.objects.filter(pk=worker.pk).update(external_id="written-after")
     assert found.unset is False and found.pk == worker.pk
@@ -233,7 +233,7 @@ def test_server_side_preparing_can_be_switched_off(settings):
     """DATABASE_PREPARED_STATEMENTS=false (a connection pooler in transaction mode): the SQL is sent as it is."""
     settings.CAPTIONEVAL_PREPARED_STATEMENTS = False
     campaign = small_campaign(make_dataset("prepared-off", n_videos=12), "prepared-off")
-    assignment = services.assign(campaign, services.worker_by_external_id("wo"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("wo"))
     query = Prepared(lambda pk: Assignment.objects.filter(pk=pk).order_by()[:1], pk=-77_000_011)
     with CaptureQueriesContext(connection) as captured:
         assert query.run(pk=assignment.pk)[0].pk == assignment.pk

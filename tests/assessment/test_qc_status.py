@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from assessment import analysis, loading, quality_control, services
+from assessment import analysis, loading, quality_control, services, workers
 from assessment.models import Assignment, Judgment, QCResult, QCStatus
 
 
@@ -46,7 +46,7 @@ def rate(assignment, *, good=True, stop_after=None):
 @pytest.fixture
 def crowd(campaign):
     """Campaign of 3 HITs with 3 pairs each (QC minimum 3, but the Wilcoxon test needs 5 pairs to pass)."""
-    worker = {name: services.worker_by_external_id(name) for name in ("good", "bad", "short", "busy")}
+    worker = {name: workers.worker_by_external_id(name) for name in ("good", "bad", "short", "busy")}
     for _ in range(2):
         rate(services.assign(campaign, worker["good"]))
         rate(services.assign(campaign, worker["bad"]), good=False)
@@ -66,7 +66,7 @@ def test_statuses_are_stored_and_read_through_the_service(campaign, crowd):
     statuses = services.qc_statuses(campaign)
     assert {w.external_id: statuses[w.pk] for w in crowd.values()} == EXPECTED
     assert services.qc_status(campaign, crowd["short"]) is QCStatus.INSUFFICIENT_DATA
-    assert services.qc_status(campaign, services.worker_by_external_id("stranger")) is None
+    assert services.qc_status(campaign, workers.worker_by_external_id("stranger")) is None
 
     # the busy worker finishes: a verdict; taking more work makes them in progress again (stored as well)
     rate(services.assign(campaign, crowd["busy"]))
@@ -200,7 +200,7 @@ def test_a_stored_result_is_replaced_only_by_one_stamped_as_late_or_later(campai
     assert QCResult.objects.get(pk=bad.pk).n_pairs == 778
 
     # new rows are inserted, in batches the database accepts (Django's SQLite backend: 999 parameters a statement)
-    newcomers = [services.worker_by_external_id(f"new-{i:03d}") for i in range(120)]
+    newcomers = [workers.worker_by_external_id(f"new-{i:03d}") for i in range(120)]
     rows = [row(good, 5, database_now())] + [
         QCResult(
             campaign=campaign,

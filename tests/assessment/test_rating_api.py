@@ -12,7 +12,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from assessment import services
+from assessment import services, workers
 from assessment.models import Assignment, Campaign, Item, Judgment
 
 from ..factuality.conftest import race
@@ -21,7 +21,7 @@ from .conftest import make_dataset, small_campaign
 
 @pytest.fixture
 def assignment(campaign):
-    return services.assign(campaign, services.worker_by_external_id("crowd-1"))
+    return services.assign(campaign, workers.worker_by_external_id("crowd-1"))
 
 
 def api(assignment):
@@ -178,7 +178,7 @@ def test_bad_uuid_and_unknown_or_forged_tokens(client, assignment):
 
 
 def test_an_accounts_assignment_needs_that_account(campaign, annotator, other_annotator, crowd_worker):
-    assignment = services.assign(campaign, services.worker_for_user(annotator.user))
+    assignment = services.assign(campaign, workers.worker_for_user(annotator.user))
     for someone_else in (other_annotator, crowd_worker):  # another account, or the signed link without one
         assert someone_else.client.get(api(assignment)).status_code == 403, someone_else.name
         assert post(someone_else.client, assignment, item=items_of(assignment)[0].pk).status_code == 403
@@ -204,7 +204,7 @@ def test_concurrent_double_submit_stores_once():
     first attempt). A request that fails (SQLite's in-memory test database refuses a second writer at once
     instead of waiting as a file database does) is retried with the same id, as the page does."""
     campaign = small_campaign(make_dataset("race", n_videos=12), "race")
-    assignment = services.assign(campaign, services.worker_by_external_id("racer"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("racer"))
     first = items_of(assignment)[0]
     submission = str(uuid.uuid4())
 
@@ -275,7 +275,7 @@ def test_thirty_concurrent_submits_of_one_id_all_answer_the_stored_judgment():
     exactly one 201, the others 200 with the stored judgment, one row. SQLite's in-memory test database may
     refuse a concurrent writer outright (500), which the page retries with the same id, as here."""
     campaign = small_campaign(make_dataset("race30", n_videos=12), "race30")
-    assignment = services.assign(campaign, services.worker_by_external_id("racer30"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("racer30"))
     first = items_of(assignment)[0]
     submission = str(uuid.uuid4())
 
@@ -321,10 +321,10 @@ def test_query_counts_are_small_and_do_not_grow_with_the_hit(
     large = small_campaign(
         dataset, "q-large", hit_size=100, pairs_per_hit=10, repeats_per_hit=10, min_control_distance=25
     )
-    small_counts = query_counts(client, services.assign(small, services.worker_by_external_id("a")))
-    large_counts = query_counts(client, services.assign(large, services.worker_by_external_id("b")))
+    small_counts = query_counts(client, services.assign(small, workers.worker_by_external_id("a")))
+    large_counts = query_counts(client, services.assign(large, workers.worker_by_external_id("b")))
     assert small_counts == large_counts
-    assignment = services.assign(large, services.worker_by_external_id("c"))
+    assignment = services.assign(large, workers.worker_by_external_id("c"))
     token = services.assignment_token(assignment)
     with django_assert_max_num_queries(3):
         client.get(f"/da/a/{token}/")  # the assignment, the next item, the crowd participation (if any)
@@ -347,7 +347,7 @@ def test_a_submit_is_one_insert_in_autocommit_and_the_last_one_a_transaction(cli
     COMMIT round trips; before: inside transaction.atomic), the HIT's last item inserts and marks the assignment
     completed in one transaction."""
     campaign = small_campaign(make_dataset("autocommit", n_videos=12), "autocommit")
-    assignment = services.assign(campaign, services.worker_by_external_id("auto"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("auto"))
     items = items_of(assignment)
     seen = []
 

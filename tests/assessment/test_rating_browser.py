@@ -4,7 +4,7 @@ advances), keyboard control works, a double click stores one judgment, and the s
 
 import pytest
 
-from assessment import services
+from assessment import services, workers
 from assessment.models import Item, Judgment, QCResult
 from tests.clips import clip_campaign
 from tests.conftest import wait_until
@@ -26,7 +26,7 @@ def play(page):
 
 
 def test_a_worker_rates_a_short_hit(page, live_server, rating_campaign):
-    assignment = services.assign(rating_campaign, services.worker_by_external_id("browser-worker"))
+    assignment = services.assign(rating_campaign, workers.worker_by_external_id("browser-worker"))
     items = list(Item.objects.filter(hit=assignment.hit).order_by("position"))
     page.goto(f"{live_server.url}/da/a/{services.assignment_token(assignment)}/")
     page.evaluate("() => { window.loadedOnce = 'yes'; }")  # gone if the page ever reloads

@@ -9,7 +9,7 @@ from celery.signals import task_prerun
 from scipy import stats
 
 from annotation_site.jobs.models import Job
-from assessment import services, tasks
+from assessment import services, tasks, workers
 from assessment.models import Item, QCResult
 from assessment.services import start_qc_job
 from tests.conftest import wait_until
@@ -59,7 +59,7 @@ def qc_campaign(name):
 @pytest.mark.django_db(transaction=True)
 def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, settings):
     campaign = qc_campaign("celery-qc")
-    worker = services.worker_by_external_id("careful")
+    worker = workers.worker_by_external_id("careful")
     assignment = services.assign(campaign, worker)
     half = list(Item.objects.filter(hit=assignment.hit).order_by("position"))[:20]
     for item in half:  # half a HIT: no QC yet
@@ -92,7 +92,7 @@ def test_qc_is_computed_after_a_completed_hit(celery_worker, record_qc_tasks, se
 @pytest.mark.django_db(transaction=True)
 def test_the_qc_task_is_safe_to_run_twice(celery_worker):
     campaign = qc_campaign("twice")
-    worker = services.worker_by_external_id("diligent")
+    worker = workers.worker_by_external_id("diligent")
     complete_hit(services.assign(campaign, worker))
     first = wait_until(lambda: QCResult.objects.filter(campaign=campaign, worker=worker).first(), what="QC")
     assert first.passed and first.p_value == pytest.approx(1 / 64)  # 6 positive differences: exact 1/2^6
@@ -111,8 +111,8 @@ def test_the_qc_task_is_safe_to_run_twice(celery_worker):
 @pytest.mark.django_db(transaction=True)
 def test_campaign_qc_runs_as_a_job(celery_worker):
     campaign = qc_campaign("qc-job")
-    complete_hit(services.assign(campaign, services.worker_by_external_id("good")))
-    complete_hit(services.assign(campaign, services.worker_by_external_id("same")), {"original": 50, "degraded": 50})
+    complete_hit(services.assign(campaign, workers.worker_by_external_id("good")))
+    complete_hit(services.assign(campaign, workers.worker_by_external_id("same")), {"original": 50, "degraded": 50})
     QCResult.objects.all().delete()
     job = start_qc_job(campaign)
     job = wait_until(lambda: Job.objects.filter(pk=job.pk, status=Job.Status.SUCCEEDED).first(), what="the QC job")

@@ -18,7 +18,7 @@ from annotation_site.annotators.services import invite
 from annotation_site.factuality import projects
 from annotation_site.factuality.models import Assignment as FactAssignment
 from annotation_site.factuality.models import Submission
-from assessment import campaigns, services
+from assessment import campaigns, services, workers
 from assessment.models import Judgment
 from tests.clips import clip_dataset
 from tests.conftest import wait_until
@@ -73,7 +73,7 @@ def _locked(page):
 
 
 def test_da_seeking_to_the_end_does_not_unlock_the_slider(page, live_server, watch_campaign):
-    assignment = services.assign(watch_campaign, services.worker_by_external_id("seeker"))
+    assignment = services.assign(watch_campaign, workers.worker_by_external_id("seeker"))
     page.goto(f"{live_server.url}/da/a/{services.assignment_token(assignment)}/")
     page.locator("[data-role=slider]").fill("40")
     page.wait_for_function("() => document.querySelector('video.da-video').readyState >= 1")

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotation_site.crowd import adapters, admission, links, mturk_formats, mturk_import, payments
 from annotation_site.crowd.models import LedgerEntry, Participant, Participation, Study
-from assessment import services
+from assessment import services, workers
 from assessment.models import Assignment, Item, Judgment, Worker
 
 from ..assessment.conftest import make_dataset, small_campaign
@@ -146,7 +146,7 @@ def test_the_rating_page_of_crowd_work_ends_on_the_crowd_end_page(client, campai
         not in client.get(
             reverse(
                 "da-rate-token",
-                args=[services.assignment_token(services.assign(campaign, services.worker_by_external_id("plain")))],
+                args=[services.assignment_token(services.assign(campaign, workers.worker_by_external_id("plain")))],
             )
         ).content
     )
@@ -280,11 +280,11 @@ def test_a_start_refused_for_a_full_study_leaves_no_worker_behind(client, campai
     the refusal (409, "This study is full") kept that record (found by posting every route each body type)."""
     study = link_study("da", campaign, "da-full")
     for hit in campaign.hits.all():  # every HIT taken by someone else
-        Assignment.objects.create(hit=hit, worker=services.participant_worker(f"other:{hit.pk}"))
-    workers = Worker.objects.count()
+        Assignment.objects.create(hit=hit, worker=workers.participant_worker(f"other:{hit.pk}"))
+    worker_count = Worker.objects.count()
     _, started = start_by_link(client, study, {"pid": "late-comer"})
     assert started.status_code == 409 and b"This study is full" in started.content
-    assert Worker.objects.count() == workers
+    assert Worker.objects.count() == worker_count
     study.refresh_from_db()
     assert study.places_taken == 0
 

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from annotation_site import identities
-from assessment import services
+from assessment import services, workers
 from assessment.models import Worker
 
 pytestmark = pytest.mark.django_db
@@ -19,20 +19,20 @@ def test_an_outsider_cannot_pre_create_an_accounts_identity(client):
     """The probe: an id typed into a link as 'account:alice' became the Worker that alice's account later
     adopted, so the outsider's signed links acted as alice."""
     with pytest.raises(ValueError, match="reserves for site accounts"):
-        services.worker_by_external_id("account:alice")
+        workers.worker_by_external_id("account:alice")
     with pytest.raises(ValueError, match="reserves for site accounts"):
-        services.worker_by_external_id("\uff41ccount:alice")  # fullwidth 'a': NFKC makes it account:alice
+        workers.worker_by_external_id("\uff41ccount:alice")  # fullwidth 'a': NFKC makes it account:alice
     alice = get_user_model().objects.create_user("alice", password="pw-alice-12345")
-    worker = services.worker_for_user(alice)
+    worker = workers.worker_for_user(alice)
     assert (worker.external_id, worker.kind, worker.user_id) == ("account:alice", "account", alice.pk)
-    assert services.worker_for_user(alice) == worker
+    assert workers.worker_for_user(alice) == worker
 
 
 def test_a_legacy_look_alike_is_never_adopted():
     """A row named like an account but not bound to it (made before this fix) is left alone."""
     squatter = Worker.objects.create(external_id="account:bob", kind=Worker.Kind.EXTERNAL, source="link")
     bob = get_user_model().objects.create_user("bob", password="pw-bob-12345")
-    worker = services.worker_for_user(bob)
+    worker = workers.worker_for_user(bob)
     assert worker != squatter and worker.user_id == bob.pk and worker.external_id == f"account:bob#{bob.pk}"
     squatter.refresh_from_db()
     assert squatter.user_id is None
@@ -45,12 +45,12 @@ def test_only_own_workers_have_users():
 
 
 def test_links_cannot_reach_participants_and_participants_cannot_reach_externals():
-    participant = services.participant_worker("prolific:5f3c")
+    participant = workers.participant_worker("prolific:5f3c")
     with pytest.raises(ValueError, match="reserves for crowd participants"):
-        services.worker_by_external_id("prolific:5f3c")
-    services.worker_by_external_id("w-17")
+        workers.worker_by_external_id("prolific:5f3c")
+    workers.worker_by_external_id("w-17")
     with pytest.raises(ValueError, match="belongs to a external id"):
-        services.participant_worker("w-17")
+        workers.participant_worker("w-17")
     assert participant.kind == "participant"
 
 
@@ -59,7 +59,7 @@ def test_links_cannot_reach_participants_and_participants_cannot_reach_externals
 )
 def test_ids_are_normalised(raw, expected):
     assert identities.normalise(raw) == expected
-    assert services.worker_by_external_id(raw).external_id == expected
+    assert workers.worker_by_external_id(raw).external_id == expected
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_invisible_and_control_characters_are_refused(raw):
     with pytest.raises(identities.IdentityError):
         identities.normalise(raw)
     with pytest.raises(ValueError):
-        services.worker_by_external_id(raw)
+        workers.worker_by_external_id(raw)
     assert not Worker.objects.exists()
 
 
@@ -124,9 +124,9 @@ def test_unused_slots_come_back():
 
     campaign = small_campaign(make_dataset("idle", n_videos=12), "idle")
     now = timezone.now()
-    idle = services.assign(campaign, services.worker_for_user(get_user_model().objects.create_user("idler")))
-    busy = services.assign(campaign, services.worker_by_external_id("busy"))
-    crowd = services.assign(campaign, services.participant_worker("link:s:P01"))
+    idle = services.assign(campaign, workers.worker_for_user(get_user_model().objects.create_user("idler")))
+    busy = services.assign(campaign, workers.worker_by_external_id("busy"))
+    crowd = services.assign(campaign, workers.participant_worker("link:s:P01"))
     Assignment.objects.update(created_at=now - timedelta(hours=5))
     first = Item.objects.filter(hit=busy.hit).order_by("position").first()
     Judgment.objects.create(assignment=busy, item=first, score=50, finished_at=now - timedelta(minutes=5))
@@ -142,8 +142,8 @@ def test_da_completion_codes_are_bound_to_assignment_and_worker():
     from tests.assessment.conftest import make_dataset, small_campaign
 
     campaign = small_campaign(make_dataset("codes", n_videos=12), "codes")
-    assignment = services.assign(campaign, services.worker_by_external_id("w-a"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("w-a"))
     code = services.completion_code(assignment)
-    other = Assignment(pk=assignment.pk, worker=services.worker_by_external_id("w-b"), hit=assignment.hit)
+    other = Assignment(pk=assignment.pk, worker=workers.worker_by_external_id("w-b"), hit=assignment.hit)
     assert services.completion_code(other) != code  # same assignment number, another worker
     assert services.completion_code(Assignment.objects.get(pk=assignment.pk)) == code

@@ -56,12 +56,12 @@ def test_ascii_ids():
 @pytest.mark.django_db
 @pytest.mark.parametrize("score", ["1e2", "\u0661\u0660\u0660", "\uff15\uff10", "5e1"])
 def test_da_submit_refuses_them(client, score):
-    from assessment import services
+    from assessment import services, workers
     from assessment.models import Item, Judgment
     from tests.assessment.conftest import make_dataset, small_campaign
 
     campaign = small_campaign(make_dataset("strict", n_videos=12), "strict")
-    assignment = services.assign(campaign, services.worker_by_external_id("w-strict"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("w-strict"))
     item = Item.objects.filter(hit=assignment.hit).order_by("position").first()
     response = client.post(
         f"/api/da/assignments/{services.assignment_token(assignment)}/judgments/",

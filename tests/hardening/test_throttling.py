@@ -102,13 +102,13 @@ def test_invitation_page_is_throttled_per_address(client, settings):
 
 
 def test_da_submissions_are_throttled_per_assignment_with_a_json_429(client, settings):
-    from assessment import services
+    from assessment import services, workers
     from assessment.models import Item, Judgment
     from tests.assessment.conftest import make_dataset, small_campaign
 
     settings.CAPTIONEVAL_THROTTLE_SUBMIT_TOKEN = "3/60"
     campaign = small_campaign(make_dataset("throttle", n_videos=12), "throttle")
-    assignment = services.assign(campaign, services.worker_by_external_id("hammer"))
+    assignment = services.assign(campaign, workers.worker_by_external_id("hammer"))
     url = f"/api/da/assignments/{services.assignment_token(assignment)}/judgments/"
     items = list(Item.objects.filter(hit=assignment.hit).order_by("position"))
     statuses = []

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation_site.links import absolute_url
 from assessment import services
 from assessment.models import Campaign
+from assessment.workers import worker_by_external_id
 
 
 class Command(BaseCommand):
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         if entry_link:
             self.stdout.write(f"{absolute_url(services.campaign_entry_path(found), base_url)}?worker_id=WORKER_ID")
         for name in [w.strip() for w in workers.split(",") if w.strip()]:
-            worker = services.worker_by_external_id(name)
+            worker = worker_by_external_id(name)
             assignment = services.assign(found, worker)
             if assignment is None:
                 self.stderr.write(f"{name}: no HIT left for this worker")
