@@ -59,7 +59,6 @@ def instructions(request, name):
     return render(request, "factuality/instructions.html", {"project": project, "scale": projects.scale_of(project)})
 
 
-@frameable
 def _assignment_by_link(token):
     """The crowd assignment a signed link names, else 404."""
     from .crowd_links import assignment_from_token
@@ -70,6 +69,7 @@ def _assignment_by_link(token):
     return found
 
 
+@frameable
 def instructions_token(request, token):
     """The instructions of a crowd annotator's project, by their assignment's signed link (no account): the
     annotation page's "Instructions" opens this."""
