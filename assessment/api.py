@@ -2,7 +2,8 @@
 
 Researchers (staff; session or token authentication): campaigns (list, create + plan, detail with progress),
 results (the da_report document), caption scores, QC (stored results; POST recomputes as a Job), assignments
-(hand a HIT to a worker and get the signed link), replication between two campaigns.
+(hand a HIT to a worker and get the signed link), judgments (the CSV download, and importing one), replication
+between two campaigns.
 Workers (anyone holding an assignment's signed token; an account's assignment also needs that account): the
 current state (progress and next item) and idempotent submission of a score.
 """
@@ -15,11 +16,12 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import campaigns, replication, services, workers
+from . import campaigns, csv_import, judgments_download, replication, services, workers
 from .analysis import analyse
 from .models import Campaign, QCResult, QCTest
 from .results import PUBLIC_CAPTION_COLUMNS
@@ -213,6 +215,38 @@ class CampaignViewSet(viewsets.GenericViewSet):
             },
             status=status.HTTP_201_CREATED,
         )
+
+
+class JudgmentsImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text=f"A CSV with the header line {','.join(csv_import.HEADER)}.")
+    own_download = serializers.BooleanField(
+        default=False,
+        help_text="The file is this platform's own judgments download: a row of a site account (account:NAME) or "
+        "of a crowd participant (prolific:ID, ...) goes back to that existing worker. Without it such rows are "
+        "refused.",
+    )
+
+
+class JudgmentsView(APIView):
+    """A campaign's judgments as a CSV file: GET downloads them (the da_import_judgments format); POST imports a
+    file into the campaign (created, with a dataset of the same name, when it does not exist): checked whole
+    first, written in one transaction, 400 with every problem's file, line and field otherwise."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.BINARY})
+    def get(self, request, name):
+        return judgments_download.response(get_object_or_404(Campaign, name=name))
+
+    @extend_schema(request={"multipart/form-data": JudgmentsImportSerializer}, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request, name):
+        serializer = JudgmentsImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        # a refused file or one with problems: 400, nothing imported (annotation_site.api_errors)
+        summary = csv_import.import_upload(
+            name, serializer.validated_data["file"], own_download=serializer.validated_data["own_download"]
+        )
+        return Response({**summary, "campaign": name}, status=status.HTTP_201_CREATED)
 
 
 class ReplicationView(APIView):

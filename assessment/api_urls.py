@@ -10,6 +10,7 @@ router.register("campaigns", api.CampaignViewSet, basename="api-da-campaign")
 
 urlpatterns = [
     path("replication/", api.ReplicationView.as_view(), name="api-da-replication"),
+    path("campaigns/<str:name>/judgments.csv", api.JudgmentsView.as_view(), name="api-da-campaign-judgments"),
     path("assignments/<str:token>/", api.AssignmentStateView.as_view(), name="api-da-assignment"),
     path("assignments/<str:token>/judgments/", api.JudgmentSubmitView.as_view(), name="api-da-judgments"),
     path("", include(router.urls)),

@@ -539,6 +539,27 @@ def import_judgments(campaign_name, source, filename=None, *, own_download=False
     raise TypeError("source must be a path or a text stream")
 
 
+def import_upload(campaign_name, upload, *, own_download=False):
+    """``import_judgments`` for an uploaded file (the import page and the API: one code path): its size, UTF-8 and
+    NUL characters are checked before anything is read (``uploads.UploadRefused``)."""
+    text = uploads.upload_text(upload)
+    return import_judgments(campaign_name, io.StringIO(text, newline=""), upload.name, own_download=own_download)
+
+
+def summary_text(campaign_name, summary):
+    """What an import did, in one sentence (the command's output and the page's message)."""
+
+    def counted(n, noun):
+        return f"{n} {noun}{'' if n == 1 else 's'}"
+
+    return (
+        f"Imported {counted(summary['judgments'], 'judgment')} into campaign {campaign_name!r}: "
+        f"{counted(summary['hits'], 'HIT')}, {counted(summary['items'], 'new item')}, "
+        f"{counted(summary['workers'], 'worker')}; {summary['passed']} of {counted(summary['qc_workers'], 'worker')} "
+        f"{'passes' if summary['qc_workers'] == 1 else 'pass'} quality control"
+    )
+
+
 def _get_or_create_rows(model, existing, wanted, make):
     """``existing``: key -> pk; create ``make(key)`` for the wanted keys that are missing; returns key -> pk."""
     missing = [key for key in wanted if key not in existing]

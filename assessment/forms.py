@@ -128,3 +128,24 @@ class AssignForm(forms.Form):
     def worker_ids(self):
         text = self.cleaned_data["workers"].replace(",", "\n")
         return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class JudgmentsImportForm(forms.Form):
+    """Upload a judgments CSV (the ``da_import_judgments`` format) into a campaign, new or existing."""
+
+    campaign = forms.CharField(
+        max_length=100,
+        validators=[DATASET_NAME],
+        help_text="An existing campaign is extended; a new one is created, with a dataset of the same name.",
+    )
+    file = forms.FileField(
+        widget=forms.FileInput(attrs={"accept": ".csv,text/csv"}),
+        help_text="One judgment per line, with a header line.",
+    )
+    own_download = forms.BooleanField(
+        required=False,
+        label="This file is this platform's own judgments download",
+        help_text="Then a row of a site account (account:NAME) or of a crowd participant (prolific:ID, mturk:ID, "
+        "...) goes back to that existing worker. Without it such rows are refused: a file from elsewhere could name "
+        "anyone.",
+    )

@@ -32,6 +32,9 @@ class CrowdResult:
 
 def item_qualities(items, system_quality, rng, *, caption_sd=8.0, degradation_drop=40.0):
     """True quality of every item (frame with item, item_type, caption, system, control_of)."""
+    missing = sorted(set(items["system"]) - set(system_quality))
+    if missing:  # a NaN quality would become an out-of-range score deep in the database
+        raise ValueError(f"no quality given for system{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
     captions = np.unique(items["caption"].to_numpy())
     offsets = pd.Series(rng.normal(0.0, caption_sd, len(captions)), index=captions)
     base = items["system"].map(system_quality).astype(float).to_numpy()

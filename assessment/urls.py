@@ -7,6 +7,7 @@ from . import views
 urlpatterns = [
     path("", views.campaign_list, name="da-campaigns"),
     path("campaigns/new/", views.campaign_create, name="da-campaign-create"),
+    path("import/", views.judgments_import, name="da-judgments-import"),
     path("campaigns/<str:name>/", views.campaign_detail, name="da-campaign"),
     path("campaigns/<str:name>/qc/", views.campaign_qc, name="da-campaign-qc"),
     path("campaigns/<str:name>/assign/", views.campaign_assign, name="da-campaign-assign"),

@@ -12,20 +12,21 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation_site import spreadsheet_csv
+from annotation_site import spreadsheet_csv, uploads
 from annotation_site.corpus.models import Dataset
 from annotation_site.crowd.hooks import frameable
 from annotation_site.jobs.services import latest_job
+from annotation_site.problems import FormatError
 
-from . import campaigns, charts, csv_import, replication, services, workers
+from . import campaigns, charts, csv_import, judgments_download, replication, services, workers
 from .analysis import analyse
-from .forms import AssignForm, CampaignForm
-from .models import Campaign, Judgment, QCStatus, Worker
+from .forms import AssignForm, CampaignForm, JudgmentsImportForm
+from .models import Campaign, QCStatus, Worker
 from .results import PUBLIC_CAPTION_COLUMNS
 
 QC_ROWS_SHOWN = 200
@@ -151,39 +152,36 @@ def campaign_captions_csv(request, name):
 
 @staff_member_required
 def campaign_judgments_csv(request, name):
-    """Every judgment, in the da_import_judgments format (HITs and items by their ids, else by number and
-    1-based position), streamed."""
-    campaign = _campaign(name)
-    rows = (
-        Judgment.objects.filter(assignment__hit__campaign=campaign)
-        .order_by("assignment__hit__number", "assignment__worker__external_id", "item__position")
-        .values_list(
-            "assignment__worker__external_id",
-            "assignment__hit__external_id",
-            "assignment__hit__number",
-            "item__external_id",
-            "item__position",
-            "item__caption__system__name",
-            "item__caption__video__external_id",
-            "item__item_type",
-            "item__control_of__external_id",
-            "item__control_of__position",
-            "score",
-        )
+    """Every judgment, in the da_import_judgments format, streamed."""
+    return judgments_download.response(_campaign(name))
+
+
+@staff_member_required
+def judgments_import(request):
+    """Import judgments collected elsewhere (or a campaign's own download): the file is checked whole first and
+    written in one transaction; its problems are listed with file, line and field, and nothing is written."""
+    form = JudgmentsImportForm(
+        request.POST or None, request.FILES or None, initial={"campaign": request.GET.get("campaign", "")}
     )
-
-    def lines():
-        for worker, hit_ext, hit_no, item_ext, pos, system, video, item_type, ctl_ext, ctl_pos, score in rows.iterator(
-            chunk_size=5000
-        ):
-            control = "" if ctl_pos is None else csv_import.item_key(ctl_ext, ctl_pos)
-            hit, item = csv_import.hit_key(hit_ext, hit_no), csv_import.item_key(item_ext, pos)
-            yield [worker, hit, item, system, video, item_type, control, score]
-
-    header = ["worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score"]
-    response = StreamingHttpResponse(spreadsheet_csv.stream(header, lines()), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}-judgments.csv"'
-    return response
+    if request.method == "POST" and form.is_valid():
+        name = form.cleaned_data["campaign"]
+        upload = form.cleaned_data["file"]
+        try:
+            summary = csv_import.import_upload(name, upload, own_download=form.cleaned_data["own_download"])
+        except uploads.UploadRefused as exc:
+            form.add_error("file", f"{exc}; nothing was imported.")
+        except FormatError as exc:
+            context = {
+                "problems": exc.problems,
+                "filename": upload.name,
+                "form": JudgmentsImportForm(initial={"campaign": name}),
+            }
+            return render(request, "assessment/judgments_import.html", context, status=400)
+        else:
+            messages.success(request, csv_import.summary_text(name, summary) + ".")
+            return redirect("da-campaign", name=name)
+    context = {"form": form, "header": ",".join(csv_import.HEADER)}
+    return render(request, "assessment/judgments_import.html", context, status=400 if form.errors else 200)
 
 
 @staff_member_required

@@ -60,3 +60,14 @@ def test_without_qc_the_bad_workers_blur_the_scores(crowd_campaign):
     kept = analyse(campaign).systems.set_index("system")
     spread = lambda table: table.loc["human", "z"] - table.loc["Epsilon", "z"]  # noqa: E731
     assert spread(kept) > spread(everyone) * 1.2
+
+
+def test_a_system_without_a_quality_is_named_before_anything_is_stored(db):
+    from assessment.models import Judgment
+
+    from .conftest import small_campaign
+
+    campaign = small_campaign(make_dataset("partial", n_videos=18), "partial")
+    with pytest.raises(ValueError, match="no quality given for systems Beta, Gamma"):
+        simulation.simulate_campaign(campaign, {"diligent": 2}, {"human": 80, "Alpha": 60}, seed=1)
+    assert not Judgment.objects.exists()

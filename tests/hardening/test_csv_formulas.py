@@ -137,6 +137,7 @@ def test_no_code_writes_csv_except_through_the_helper():
 CSV_ROUTES = {
     "da/campaigns/<str:name>/captions.csv": "test_da_downloads_and_crowd_ledger",
     "da/campaigns/<str:name>/judgments.csv": "test_da_downloads_and_crowd_ledger",
+    "api/da/campaigns/<str:name>/judgments.csv": "test_da_downloads_and_crowd_ledger",
     "crowd/ledger/<str:name>.csv": "test_da_downloads_and_crowd_ledger",
     "crowd/studies/<str:name>/mturk-batch.csv": "test_da_downloads_and_crowd_ledger",
     "metrics/reports/<int:pk>/table.csv": "test_metrics_report_table",
@@ -194,6 +195,8 @@ def test_da_downloads_and_crowd_ledger(staff_client, tmp_path):
     judgments = staff_client.get("/da/campaigns/hostile/judgments.csv")
     text = b"".join(judgments.streaming_content).decode()
     assert_no_formula(text, must_contain=HOSTILE_WORKERS + HOSTILE_SYSTEMS + ["-h1", "=s1", "@vid1"])
+    from_api = staff_client.get("/api/da/campaigns/hostile/judgments.csv")
+    assert b"".join(from_api.streaming_content).decode() == text  # the API's download is the page's
 
     # the download imports back to exactly the same judgments (the neutralising quote is undone on import)
     copy = tmp_path / "copy.csv"

@@ -26,6 +26,8 @@ UPLOADS = {
     "dataset-import": {"data": {"name": "limited", "format": "jsonl"}},
     "api-dataset-import": {"data": {"name": "limited", "format": "jsonl"}},
     "factuality-import-raw": {},
+    "da-judgments-import": {"data": {"campaign": "limited"}},
+    "api-da-campaign-judgments": {},
     "api-factuality-labels": {},
     "tasks-import": {"field": "items-file", "kwargs": {"what": "items"}},
     "api-tasks-items": {},

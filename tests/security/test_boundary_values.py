@@ -43,6 +43,7 @@ pytestmark = pytest.mark.django_db
 # whose object the world does not have (an in-doubt payment batch: 404 for any body).
 UPLOADS = {
     "api-dataset-import",
+    "api-da-campaign-judgments",
     "api-factuality-labels",
     "api-metrics-import",
     "api-metrics-pairs",

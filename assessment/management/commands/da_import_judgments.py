@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site.problems import FormatError
-from assessment.csv_import import HEADER, import_judgments
+from assessment.csv_import import HEADER, import_judgments, summary_text
 
 
 class Command(BaseCommand):
@@ -29,10 +29,4 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         except OSError as exc:
             raise CommandError(f"{file}: {exc.strerror or exc}") from None
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Imported {summary['judgments']} judgments into campaign {campaign!r}: {summary['hits']} HITs, "
-                f"{summary['items']} new items, {summary['workers']} workers; "
-                f"{summary['passed']} of {summary['qc_workers']} workers pass quality control"
-            )
-        )
+        self.stdout.write(self.style.SUCCESS(summary_text(campaign, summary)))
