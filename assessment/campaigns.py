@@ -253,16 +253,28 @@ def change_qc(campaign, *, qc_test=None, qc_threshold=None, qc_min_pairs=None):
 
 
 def plan_summary(campaign):
-    """One sentence on what a campaign's layout asks of its workers (shown after planning and on its page)."""
-    n_hits = campaign.hits.count()
-    needed, _ = _needed_pairs(campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs)
-    per_worker = -(-needed // max(1, campaign.pairs_per_hit))
+    """One sentence on what a campaign's layout asks of its workers (``da_plan`` prints it after planning)."""
     repeats = f"{campaign.repeats_per_hit} repeat{'s' if campaign.repeats_per_hit != 1 else ''}"
     return (
         f"Layout: {campaign.hit_size} items per HIT, {campaign.pairs_per_hit} original/degraded pairs, "
-        f"{repeats}, {campaign.workers_per_hit} workers per HIT; a worker needs "
-        f"{per_worker} HIT{'s' if per_worker != 1 else ''} (of {n_hits}) to reach the {needed} pairs "
-        f"quality control needs."
+        f"{repeats}, {campaign.workers_per_hit} workers per HIT; {_workload(campaign)}."
+    )
+
+
+def plan_workload(campaign):
+    """What the layout asks of one worker, without the layout itself: the campaign page states the layout in full
+    and adds this sentence (the page said "Layout:" twice when it showed ``plan_summary`` too)."""
+    workload = _workload(campaign)
+    return f"{workload[0].upper()}{workload[1:]}."
+
+
+def _workload(campaign):
+    n_hits = campaign.hits.count()
+    needed, _ = _needed_pairs(campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs)
+    per_worker = -(-needed // max(1, campaign.pairs_per_hit))
+    return (
+        f"a worker needs {per_worker} HIT{'s' if per_worker != 1 else ''} (of {n_hits}) to reach the {needed} "
+        "pairs quality control needs"
     )
 
 

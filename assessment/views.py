@@ -79,7 +79,7 @@ def campaign_detail(request, name):
         "assign_form": AssignForm(),
         "links": request.session.pop(f"da-links-{campaign.pk}", None),
         "qc_job": latest_job(f"da-campaign:{campaign.pk}", "da-qc"),
-        "plan_summary": campaigns.plan_summary(campaign) if campaign.source == Campaign.Source.PLANNED else None,
+        "workload": campaigns.plan_workload(campaign) if campaign.source == Campaign.Source.PLANNED else None,
         "statuses": QCStatus,
     }
     if analysis is not None:

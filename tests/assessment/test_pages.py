@@ -147,6 +147,15 @@ def test_progress_counts(staff_client, campaign):
     assert progress["hits"] == HIT.objects.filter(campaign=campaign).count() and progress["judgments"] == 0
 
 
+def test_campaign_page_states_the_layout_once(staff_client, campaign):
+    """The page states the layout in full once, then what it asks of a worker (it printed "Layout:" twice: its
+    own sentence and the plan summary ``da_plan`` prints)."""
+    assert campaign.source == Campaign.Source.PLANNED
+    page = staff_client.get(f"/da/campaigns/{campaign.name}/").content.decode()
+    assert page.count("Layout:") == 1
+    assert re.search(r'id="plan-summary">A worker needs \d+ HITs? \(of \d+\) to reach the \d+ pairs', page)
+
+
 def test_untrusted_names_are_escaped_in_tables_and_charts(staff_client, db):
     dataset = make_dataset("escape", n_videos=24, systems=("<script>alert(1)</script>", "$x$ & co", "Plain"))
     campaign = small_campaign(dataset, "escape", qc_min_pairs=6)
