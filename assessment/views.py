@@ -12,14 +12,14 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site import spreadsheet_csv, uploads
 from annotation_site.corpus.models import Dataset
-from annotation_site.crowd.hooks import frameable
+from annotation_site.crowd.hooks import frameable, link_problem
 from annotation_site.jobs.services import latest_job
 from annotation_site.problems import FormatError
 
@@ -257,7 +257,7 @@ def rate_token(request, token):
     """The rating page by the assignment's signed link; crowd platforms may frame it (MTurk's HIT iframe)."""
     assignment = services.assignment_from_token(token)
     if assignment is None:
-        raise Http404("unknown or invalid assignment link")
+        return link_problem(request)
     if services.owned_by_another_account(assignment, request.user):
         return redirect(f"{reverse('login')}?next={request.path}")
     return _rate(request, assignment, token)
@@ -270,7 +270,7 @@ def join(request, token):
 
     campaign = services.campaign_from_entry_token(token)
     if campaign is None:
-        raise Http404("unknown or invalid campaign link")
+        return link_problem(request)
     return redirect(
         default_entry_url("da", campaign.pk, campaign.name, id_parameter="worker_id", query=request.GET.urlencode())
     )

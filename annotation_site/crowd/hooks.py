@@ -4,14 +4,16 @@
   unit is complete (the crowd end page: completion code, redirect to the platform, or MTurk's submit form);
   None for work that came another way (site accounts, plain assignment links);
 - ``frameable``: the decorator that lets the configured crowd origins frame a worker page (MTurk shows HITs in
-  an iframe), re-exported here for protocol views.
+  an iframe), re-exported here for protocol views;
+- ``link_problem``: the page answering a signed link that does not work (damaged, unknown, expired), also
+  re-exported for protocol views.
 """
 
 from django.urls import reverse
 
 from . import links
 from .models import Participation
-from .participant_views import frameable  # noqa: F401  (re-exported for protocol views)
+from .participant_views import frameable, link_problem  # noqa: F401  (re-exported for protocol views)
 
 
 def participation_for(protocol, work_key):

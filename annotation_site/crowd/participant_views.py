@@ -58,6 +58,13 @@ def refused(request, exc, study=None):
     )
 
 
+def link_problem(request, message="this link is damaged or no longer valid", *, expired=False, status=404):
+    """The page of a signed link that does not work (damaged, unknown, expired) for every protocol's pages
+    reached by one: what happened (``message``, a sentence without its full stop) and what to do next, with no
+    address that needs an account."""
+    return render(request, "crowd/link_problem.html", {"message": message, "expired": expired}, status=status)
+
+
 def _study(token):
     """The study of an entry token, knowing whether it has practice items (one query)."""
     study_id = links.study_id_from_entry_token(token)

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.annotators.views import invitation_messages
-from annotation_site.crowd.hooks import frameable
+from annotation_site.crowd.hooks import frameable, link_problem
 from annotation_site.workflow.answers import draft_version
 from annotation_site.workflow.pages import ProtocolPages
 
@@ -60,20 +60,20 @@ def instructions(request, name):
 
 
 def _assignment_by_link(token):
-    """The crowd assignment a signed link names, else 404."""
+    """The crowd assignment a signed link names, else None (the view answers the shared link-problem page)."""
     from .crowd_links import assignment_from_token
 
-    found = assignment_from_token(token)
-    if found is None:
-        raise Http404("unknown or invalid assignment link")
-    return found
+    return assignment_from_token(token)
 
 
 @frameable
 def instructions_token(request, token):
     """The instructions of a crowd annotator's project, by their assignment's signed link (no account): the
     annotation page's "Instructions" opens this."""
-    project = _assignment_by_link(token).project
+    found = _assignment_by_link(token)
+    if found is None:
+        return link_problem(request)
+    project = found.project
     return render(
         request,
         "factuality/instructions.html",
@@ -123,6 +123,8 @@ def annotate_token(request, token):
     from annotation_site.crowd.hooks import finish_path
 
     found = _assignment_by_link(token)
+    if found is None:
+        return link_problem(request)
     crowd_page = finish_path("factuality", found.pk) or request.path
     return _annotate(
         request,

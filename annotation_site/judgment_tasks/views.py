@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from annotation_site.annotators.services import annotator_for_user
 from annotation_site.annotators.views import invitation_messages
-from annotation_site.crowd.hooks import frameable
+from annotation_site.crowd.hooks import frameable, link_problem
 from annotation_site.workflow.answers import draft_version
 from annotation_site.workflow.pages import ProtocolPages
 
@@ -122,10 +122,7 @@ def _participant(request, token):
     try:
         return participants.read_token(token)
     except participants.TokenInvalid as exc:
-        response = render(
-            request, "judgment_tasks/link_problem.html", {"message": str(exc), "expired": exc.expired}, status=403
-        )
-        raise _Refused(response) from None
+        raise _Refused(link_problem(request, str(exc), expired=exc.expired, status=403)) from None
 
 
 class _Refused(Exception):

@@ -227,6 +227,21 @@ def test_crowd_entry_link(client, campaign):
     assert client.get(f"/da/join/{token}x/?worker_id=a").status_code == 404
 
 
+def test_a_broken_link_says_what_happened_and_what_to_do(client, campaign):
+    """A damaged or unknown signed link (rating page, entry link) answers 404 with the shared link-problem page: what
+    happened and what to do next, and no link to a page that needs an account (it linked to the staff's datasets)."""
+    entry = services.campaign_entry_token(campaign)
+    rating = services.assignment_token(services.assign(campaign, workers.worker_by_external_id("w-broken")))
+    for url in (f"/da/a/{rating[:-3]}/", "/da/a/nonsense/", f"/da/join/{entry}x/?worker_id=a", "/da/join/x/"):
+        response = client.get(url)
+        page = response.content.decode()
+        assert response.status_code == 404, url
+        assert "This link does not work" in page and "This link is damaged or no longer valid." in page, url
+        assert "What to do next:" in page and "copy the whole link again" in page, url
+        assert re.findall(r'<a\b[^>]*href="([^"]*)"', page) == ["#main"], url  # the skip link only
+        assert "Log in" not in page, url
+
+
 def test_every_hit_is_handed_out_workers_per_hit_times(client, campaign):
     token = services.campaign_entry_token(campaign)
     n_hits = HIT.objects.filter(campaign=campaign).count()

@@ -161,3 +161,14 @@ def test_submitted_factuality_work_is_not_released(make_project):  # noqa: F811
     participation.refresh_from_db()
     assert admission.release(participation, "rejected", completed_too=True) is False
     assert Participation.objects.get(pk=participation.pk).status == "completed"
+
+
+def test_a_broken_crowd_annotation_link_says_what_to_do(client, db):
+    """A damaged or unknown signed link of the crowd annotation page and of its instructions answers 404 with the
+    shared link-problem page, whose only link is the skip link (the plain 404 page linked to the staff's datasets)."""
+    for url in ("/factuality/a/nonsense/", "/factuality/a/nonsense/instructions/"):
+        response = client.get(url)
+        page = response.content.decode()
+        assert response.status_code == 404, url
+        assert "This link does not work" in page and "copy the whole link again" in page, url
+        assert re.findall(r'<a\b[^>]*href="([^"]*)"', page) == ["#main"], url
