@@ -8,8 +8,8 @@ from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.urls import reverse
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
+from django.utils.encoding import force_bytes, force_str
+from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from annotation_site import identities
 from annotation_site.prepared_queries import Prepared
@@ -101,6 +101,31 @@ def reissue_invitation(user):
     user.set_unusable_password()
     user.save(update_fields=["password"])
     return invitation_path(user)
+
+
+class InvitationState:
+    """What an invitation link is now (``read_invitation``)."""
+
+    VALID = "valid"  # it sets the account's password
+    USED = "used"  # its account is active (a password set, or logged in): its owner logs in
+    INVALID = "invalid"  # damaged, expired or reissued, or its account is deactivated or deleted
+
+
+def read_invitation(uidb64, token):
+    """``(state, user)`` of the invitation link ``invitations/UIDB64/TOKEN/``; ``user`` only while it is VALID.
+    A link whose account is active says USED whatever made its token fail (used, expired, cut short): the
+    account's owner has a password and logs in. The account is not named otherwise (the address's first part is
+    only the account's number)."""
+    User = get_user_model()
+    try:
+        user = User.objects.get(pk=force_str(urlsafe_base64_decode(uidb64)))
+    except (ValueError, TypeError, OverflowError, ValidationError, User.DoesNotExist):
+        return InvitationState.INVALID, None
+    if default_token_generator.check_token(user, token):
+        return InvitationState.VALID, user
+    if user.is_active and not awaits_activation(user):
+        return InvitationState.USED, None
+    return InvitationState.INVALID, None
 
 
 def invitation_path(user):

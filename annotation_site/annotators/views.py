@@ -1,33 +1,28 @@
 """Accepting an invitation: the invitee sets a password through a one-time link and is logged in."""
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import login
 from django.contrib.auth.forms import SetPasswordForm
-from django.contrib.auth.tokens import default_token_generator
 from django.shortcuts import redirect, render
-from django.utils.encoding import force_str
-from django.utils.http import urlsafe_base64_decode
+from django.urls import reverse
 
+from .services import InvitationState, read_invitation
 
-def _user(uidb64):
-    try:
-        return get_user_model().objects.get(pk=force_str(urlsafe_base64_decode(uidb64)))
-    except (ValueError, TypeError, OverflowError, get_user_model().DoesNotExist):
-        return None
+AFTER_ACCEPTING = "factuality-home"  # where an accepted invitation leads (and the login link of a used one)
 
 
 def accept_invitation(request, uidb64, token):
-    user = _user(uidb64)
-    valid = user is not None and default_token_generator.check_token(user, token)
+    state, user = read_invitation(uidb64, token)
+    valid = state == InvitationState.VALID
     form = SetPasswordForm(user, request.POST or None) if valid else None
     if valid and request.method == "POST" and form.is_valid():
         form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        return redirect("factuality-home")
+        return redirect(AFTER_ACCEPTING)
     return render(
         request,
         "annotators/accept_invitation.html",
-        {"form": form, "valid": valid, "invitee": user if valid else None},
+        {"form": form, "state": state, "invitee": user, "next": reverse(AFTER_ACCEPTING)},
         status=200 if valid else 400,
     )
 

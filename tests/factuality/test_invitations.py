@@ -96,3 +96,42 @@ def test_the_command_reissues_and_prints_links_on_the_public_address(client, mak
     projects.invite_to_project(projects.Project.objects.get(name="fact"), "active")
     with pytest.raises(CommandError, match="already set a password"):
         call_command("factuality_project", "reissue", "--name", "fact", "--annotators", "active")
+
+
+def _used_link(client, staff_client, make_project, username):
+    make_project()
+    page = _invite_on_the_page(staff_client, username)
+    link = re.search(LINK, page).group(1).replace("http://testserver", "")
+    done = client.post(link, {"new_password1": "a-long-password-42", "new_password2": "a-long-password-42"})
+    assert done.status_code == 302
+    client.logout()
+    return link
+
+
+def test_a_used_invitation_of_an_active_account_says_to_log_in(client, staff_client, make_project):
+    """It said "Ask the researcher who invited you for a new one", which the researcher cannot give (the account
+    has a password: reissuing is refused); it now says the account is active and links to the login page, which
+    leads on to where accepting the invitation leads."""
+    link = _used_link(client, staff_client, make_project, "returning")
+    response = client.get(link)
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "Your account is already active" in page and "for a new one" not in page
+    login = re.search(r'id="invitation-login" href="([^"]+)"', page).group(1)
+    assert login == reverse("login") + "?next=" + reverse("factuality-home")
+    assert f'name="next" value="{reverse("factuality-home")}"' in client.get(login).content.decode()
+
+
+@pytest.mark.parametrize("gone", ["deactivated", "deleted"])
+def test_a_used_invitation_of_a_deactivated_or_deleted_account_asks_for_a_new_one(
+    client, staff_client, make_project, django_user_model, gone
+):
+    link = _used_link(client, staff_client, make_project, "leaver")
+    user = django_user_model.objects.get(username="leaver")
+    if gone == "deactivated":
+        user.is_active = False
+        user.save(update_fields=["is_active"])
+    else:
+        user.delete()
+    page = client.get(link).content.decode()
+    assert "Ask the researcher who invited you for a new one." in page and "invitation-login" not in page
