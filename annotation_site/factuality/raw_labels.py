@@ -13,6 +13,8 @@ current answer of every annotator, with annotator ids anonymised (``A1``, ``A2``
 asked otherwise. The import validates the whole file first (every problem with file, line and field), then
 writes everything in one transaction; each (annotator, video) becomes one submission that replaces that
 annotator's current answer for the video, as a resubmission would (the earlier answer stays as history).
+An import that takes a video above the project's annotators per video keeps its labels and says so (the
+result's ``warnings``: file, line, field).
 """
 
 import json
@@ -292,21 +294,23 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
         annotators = {**imported_annotators(provider, names - members.keys()), **members}
         videos = dict(ProjectVideo.objects.filter(project=project).values_list("video_id", "pk"))
         groups = {}
-        for _, video_id, _, name, answer, incomplete in checked:
-            group = groups.setdefault((annotators[name].pk, videos[video_id]), {"paragraphs": [], "incomplete": False})
+        for number, video_id, _, name, answer, incomplete in checked:
+            group = groups.setdefault(
+                (annotators[name].pk, videos[video_id]), {"paragraphs": [], "incomplete": False, "line": number}
+            )
             group["paragraphs"].append(answer)
             group["incomplete"] |= incomplete
         existing = {
             (a.annotator_id, a.project_video_id): a
             for a in Assignment.objects.filter(project=project, annotator_id__in={a for a, _ in groups})
         }
+        new = [key for key in groups if key not in existing]
         Assignment.objects.bulk_create(
             [
                 Assignment(
                     project=project, project_video_id=video, annotator_id=annotator, shuffle_seed=uuid.uuid4().int >> 66
                 )
-                for annotator, video in groups
-                if (annotator, video) not in existing
+                for annotator, video in new
             ]
         )
         existing = {
@@ -337,7 +341,43 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
                 0,
             )
         )
-    return project, {"lines": len(checked), "submissions": len(groups), "annotators": len(annotators)}
+        warnings = _over_capacity(project, {key: groups[key]["line"] for key in new}, filename)
+    return project, {
+        "lines": len(checked),
+        "submissions": len(groups),
+        "annotators": len(annotators),
+        "warnings": [str(warning) for warning in warnings],
+    }
+
+
+def _over_capacity(project, new_lines, filename):
+    """The videos this import took above the project's annotators per video (its capacity: the number of
+    annotators a video is handed out to), one located warning each: the file, the line of the first annotator
+    beyond the capacity (annotators the file adds to a video count in the order of their first line), field
+    ``annotator``. They are imported all the same: they are labels really collected, and a video above its
+    capacity breaks nothing (it is full: the hand-out, the progress counts and the share done read ``assigned``
+    against the capacity with < and >=, and the share done is capped at 100 %). One query."""
+    added = {}
+    for (_, video), number in new_lines.items():
+        added.setdefault(video, []).append(number)
+    warnings = ProblemList()
+    capacity = project.annotators_per_video
+    for pk, external_id, assigned in (
+        ProjectVideo.objects.filter(pk__in=added, assigned__gt=capacity)
+        .order_by("position", "pk")
+        .values_list("pk", "video__external_id", "assigned")
+    ):
+        lines = sorted(added[pk])
+        before = assigned - len(lines)  # the video's annotators before this import
+        warnings.add(
+            filename,
+            f"video {external_id!r} now has {assigned} annotators, more than the {capacity} annotators per video of "
+            f"project {project.name}: its labels were imported all the same, and the video is handed out to nobody "
+            "else (raise the project's annotators per video if that is what the study is)",
+            line=lines[max(0, capacity - before)],
+            where="annotator",
+        )
+    return warnings
 
 
 def _members_named(project, checked, filename, provider, own_export):

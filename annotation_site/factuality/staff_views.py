@@ -205,6 +205,8 @@ def import_raw(request, name):
             filename=filename,
             own_export=form.cleaned_data.get("own_export", False),  # (import_upload validated the form first)
         )
+        for warning in counts["warnings"]:
+            messages.warning(request, warning)
         return (
             f"Imported {counts['lines']} labelled captions ({counts['submissions']} submissions from "
             f"{counts['annotators']} annotators)."

@@ -356,3 +356,47 @@ def test_project_command_creates_invites_aggregates_and_closes(small_dataset, dj
     assert Project.objects.get(name="cli").status == "closed"
     with pytest.raises(CommandError, match="already exists"):
         run("factuality_project", "create", "--name", "cli", "--dataset", "small")
+
+
+def _beta_v1(annotator, score=3):
+    line = {"video_id": "v1", "system": "Beta", "annotator": annotator, "paragraph_score": score}
+    return json.dumps({**line, "sentences": [{"error": 0}]}) + "\n"
+
+
+def test_an_import_above_the_annotators_per_video_says_so_and_keeps_the_labels(make_project, tmp_path, staff_client):
+    """A raw-labels import raised a video's assigned count above the project's annotators per video without a
+    word; the labels are kept (they were collected), and the command, the page and the API say which video, from
+    which line of the file."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    make_project(name="pair", videos=["v1"], systems=["Beta"], annotators_per_video=2)
+    path = tmp_path / "three.jsonl"
+    path.write_text(_beta_v1("a") + _beta_v1("b") + _beta_v1("c"))
+    out, err = run("factuality_labels", "--project", "pair", "--dataset", "small", "--import", str(path))
+    assert "Imported 3 labelled captions" in out
+    assert err.strip() == (
+        "Warning: three.jsonl, line 3, annotator: video 'v1' now has 3 annotators, more than the 2 annotators per "
+        "video of project pair: its labels were imported all the same, and the video is handed out to nobody else "
+        "(raise the project's annotators per video if that is what the study is)"
+    )
+    assert ProjectVideo.objects.get(project__name="pair").assigned == 3 and Submission.objects.count() == 3
+    _, again = run("factuality_labels", "--project", "pair", "--dataset", "small", "--import", str(path))
+    assert again == ""  # the same annotators again: nobody new above the capacity
+    api = staff_client.post(
+        reverse("api-factuality-labels", args=["pair"]),
+        {"file": SimpleUploadedFile("d.jsonl", _beta_v1("d").encode())},
+    )
+    assert api.status_code == 201 and api.json()["warnings"] == [
+        "d.jsonl, line 1, annotator: video 'v1' now has 4 annotators, more than the 2 annotators per video of "
+        "project pair: its labels were imported all the same, and the video is handed out to nobody else (raise "
+        "the project's annotators per video if that is what the study is)"
+    ]
+    page = staff_client.post(
+        reverse("factuality-import-raw", args=["pair"]),
+        {"file": SimpleUploadedFile("e.jsonl", _beta_v1("e").encode())},
+        follow=True,
+    ).content.decode()
+    assert (
+        "message--warning" in page and "e.jsonl, line 1, annotator: video &#x27;v1&#x27; now has 5 annotators" in page
+    )

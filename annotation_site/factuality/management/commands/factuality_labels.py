@@ -64,3 +64,5 @@ class Command(BaseCommand):
                 f"submissions from {counts['annotators']} annotators"
             )
         )
+        for warning in counts["warnings"]:
+            self.stderr.write(self.style.WARNING(f"Warning: {warning}"))
