@@ -12,6 +12,19 @@ import numpy as np
 from . import bootstrap, correlation, pairs, significance, stats
 
 TESTS = ("williams", "bootstrap", "permutation")
+FIELDS = ("method", "level", "group_by", "resamples", "seed", "confidence", "alpha", "test")
+DEFAULT_METHOD = "pearson"
+PAIRS_TESTS = ("", "bootstrap")  # a pairs report's clusters always come from the paired bootstrap
+
+
+class ParameterError(ValueError):
+    """A parameter that is invalid, or does not apply to the analysis asked for. ``field`` names it as the API
+    and the forms do (``group_by``; the command's option is ``--group-by``), so each entry point can point at it:
+    a 400 with the field, a form error on the field, the option in the command's error."""
+
+    def __init__(self, field, message):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -26,31 +39,41 @@ class Parameters:
     test: str = ""  # "" = the default for the method and level
 
     def __post_init__(self):
-        correlation.check_method(self.method)
+        try:
+            correlation.check_method(self.method)
+        except ValueError as exc:
+            raise ParameterError("method", str(exc)) from None
         if self.level not in correlation.LEVELS:
-            raise ValueError(f"level must be one of {', '.join(correlation.LEVELS)}")
+            raise ParameterError("level", f"level must be one of {', '.join(correlation.LEVELS)}")
         if self.group_by not in correlation.GROUPINGS:
-            raise ValueError(f"group_by must be one of {', '.join(correlation.GROUPINGS)}")
-        if self.level == "system":
-            self.group_by = "none"
+            raise ParameterError("group_by", f"group_by must be one of {', '.join(correlation.GROUPINGS)}")
+        if self.level == "system" and self.group_by != "none":
+            # (refused, not reset to "none": a table computed otherwise than asked would pass for a grouped one)
+            raise ParameterError(
+                "group_by",
+                f"grouping by {self.group_by} applies to the segment level only: a system-level correlation is "
+                "over one mean score per system, with no groups to correlate within. Leave the grouping at none "
+                f"for the system level, or ask for the segment level grouped by {self.group_by}",
+            )
         if not 0 <= self.seed <= 2**63 - 1:
-            raise ValueError("seed must be a whole number from 0 to 2**63 - 1")
+            raise ParameterError("seed", "seed must be a whole number from 0 to 2**63 - 1")
         if not 10 <= self.resamples <= 100_000:
-            raise ValueError("resamples must be between 10 and 100000")
+            raise ParameterError("resamples", "resamples must be between 10 and 100000")
         if not 0.5 <= self.confidence < 1:
-            raise ValueError("confidence must be at least 0.5 and below 1")
+            raise ParameterError("confidence", "confidence must be at least 0.5 and below 1")
         if not 0 < self.alpha < 1:
-            raise ValueError("alpha must be between 0 and 1")
+            raise ParameterError("alpha", "alpha must be between 0 and 1")
         if not self.test:
             self.test = "williams" if self.williams_applies else "bootstrap"
         if self.test not in TESTS:
-            raise ValueError(f"test must be one of {', '.join(TESTS)}")
+            raise ParameterError("test", f"test must be one of {', '.join(TESTS)}")
         if self.test == "williams" and not self.williams_applies:
-            raise ValueError(
-                "the Williams test compares Pearson correlations without grouping; use bootstrap or permutation"
+            raise ParameterError(
+                "test",
+                "the Williams test compares Pearson correlations without grouping; use bootstrap or permutation",
             )
         if self.test == "permutation" and self.method == "accuracy_tc":
-            raise ValueError("the permutation test is not offered for accuracy_tc; use bootstrap")
+            raise ParameterError("test", "the permutation test is not offered for accuracy_tc; use bootstrap")
 
     @property
     def williams_applies(self):
@@ -58,6 +81,37 @@ class Parameters:
 
     def as_dict(self):
         return asdict(self)
+
+
+def parameters_for(human, values):
+    """The Parameters of a request (the command's options, the API's fields) for the human judgments ``human``
+    (factuality, da or pairs). An empty or absent method is the default: Pearson for factuality and DA.
+
+    Correct/foil pairs are measured by pairwise ranking accuracy over the pairs, whatever a correlation request
+    says, so what does not apply to them is refused rather than ignored: a method, the system level, a grouping,
+    a test other than the paired bootstrap (ParameterError naming the field)."""
+    given = {key: values[key] for key in FIELDS if values.get(key) not in (None, "")}
+    if human != "pairs":
+        return Parameters(**{"method": DEFAULT_METHOD, **given})
+    what = (
+        "correct/foil pairs are measured by pairwise ranking accuracy (the share of pairs whose correct caption "
+        "a metric scores above its foil, a tie counting 1/2)"
+    )
+    if "method" in given:
+        raise ParameterError(
+            "method",
+            f"{what}, not by a correlation method: leave the method out for pairs (methods apply to factuality and "
+            f"DA judgments: {', '.join(correlation.METHODS)})",
+        )
+    if given.get("level", "segment") != "segment":
+        raise ParameterError("level", f"{what}, pair by pair: there is no system level for pairs")
+    if given.get("group_by", "none") != "none":
+        raise ParameterError("group_by", f"{what}, over all pairs: they are not grouped (leave the grouping at none)")
+    if given.get("test", "") not in PAIRS_TESTS:
+        raise ParameterError(
+            "test", f"{what}; the clusters of a pairs report come from the paired bootstrap: use bootstrap"
+        )
+    return Parameters(**given)  # (the stored parameters keep their former shape, so stored reports are reused)
 
 
 def clean(value):

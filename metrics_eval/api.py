@@ -178,9 +178,16 @@ class CorrelateSerializer(serializers.Serializer):
     campaign = serializers.CharField(required=False, allow_blank=True, help_text="DA campaign (human=da)")
     pair_set = serializers.CharField(required=False, allow_blank=True, help_text="pair set (human=pairs)")
     metrics = serializers.ListField(child=serializers.CharField(), required=False, default=list)
-    method = serializers.ChoiceField(choices=list(correlation.METHODS), default="pearson")
+    method = serializers.ChoiceField(
+        choices=[""] + list(correlation.METHODS),
+        default="",
+        allow_blank=True,
+        help_text="factuality and DA: default pearson; not for human=pairs (measured by pairwise ranking accuracy)",
+    )
     level = serializers.ChoiceField(choices=list(correlation.LEVELS), default="segment")
-    group_by = serializers.ChoiceField(choices=list(correlation.GROUPINGS), default="none")
+    group_by = serializers.ChoiceField(
+        choices=list(correlation.GROUPINGS), default="none", help_text="segment level only (none at system level)"
+    )
     resamples = serializers.IntegerField(default=1000, min_value=10, max_value=100_000)
     seed = serializers.IntegerField(default=0, min_value=0, max_value=2**63 - 1)
     confidence = serializers.FloatField(default=0.95)
@@ -209,6 +216,8 @@ class CorrelateView(APIView):
         serializer.is_valid(raise_exception=True)
         try:
             report, created = reports.build_report(dataset, serializer.validated_data, request.user)
+        except analysis.ParameterError as exc:  # what does not apply: 400 naming the field (api_errors' shape)
+            raise serializers.ValidationError({exc.field: [str(exc)]}) from None
         except (ValueError, loaders.HumanScoresUnavailable) as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(reports.contract(report), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from . import correlation, text_metrics
+from . import analysis, correlation, text_metrics
 from .analysis import TESTS
 
 
@@ -44,6 +44,16 @@ class ReportForm(forms.Form):
             field.required = False  # a link may give only some parameters: the others keep their defaults
         self.fields["labels"].choices = [(name, name) for name in label_sets]
         self.fields["metrics"].choices = [(name, name) for name in metric_names]
+
+    def clean(self):
+        """What analysis.Parameters refuses (a grouping at system level, Williams with Spearman...) is an error of
+        the field it names, shown with the form, rather than a table computed otherwise than asked."""
+        cleaned = super().clean()
+        try:
+            analysis.Parameters(**self.analysis_kwargs())
+        except analysis.ParameterError as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, str(exc))
+        return cleaned
 
     def analysis_kwargs(self):
         """Parameters for analysis.Parameters (the initial values where the form was not submitted)."""

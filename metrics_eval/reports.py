@@ -385,11 +385,19 @@ def factuality_report(
     )
 
 
-def da_report(campaign_name, *, metrics=None, params=None, user=None, progress=None, include_human=False):
+def da_report(campaign_name, *, dataset=None, metrics=None, params=None, user=None, progress=None, include_human=False):
     """(report, created) for the correlation of the campaign dataset's metrics with its DA scores. The human
-    system (scored by people from the hidden originals) is left out unless ``include_human``."""
+    system (scored by people from the hidden originals) is left out unless ``include_human``. ``dataset``: the
+    dataset the request names, if any; a campaign of another dataset is refused (ParameterError on
+    ``campaign``), not correlated with that other dataset's metrics."""
     params = params or analysis.Parameters()
     campaign, caption_scores, system_scores = loaders.da_campaign(campaign_name)
+    if dataset is not None and campaign.dataset_id != dataset.pk:
+        raise analysis.ParameterError(
+            "campaign",
+            f"campaign {campaign.name} belongs to dataset {campaign.dataset.name}, not {dataset.name}: correlate "
+            f"it under dataset {campaign.dataset.name}, or name a campaign of {dataset.name}",
+        )
     dataset = campaign.dataset
     data = _human_frame(
         dataset,
@@ -507,24 +515,28 @@ def pair_set_reports(dataset, *, params=None, user=None):
 
 def build_report(dataset, data, user=None, progress=None):
     """(report, created) for a request as the API and the correlate command take it: ``human`` (factuality, da or
-    pairs), ``labels`` / ``campaign`` / ``pair_set``, ``metrics`` and the analysis parameters."""
-    params = analysis.Parameters(
-        **{
-            key: data[key]
-            for key in ("method", "level", "group_by", "resamples", "seed", "confidence", "alpha", "test")
-        }
-    )
+    pairs), ``labels`` / ``campaign`` / ``pair_set``, ``metrics`` and the analysis parameters. What cannot apply
+    is refused (analysis.ParameterError naming the field), never silently computed otherwise: a grouping at system
+    level, a method or a grouping for pairs, a campaign of another dataset than ``dataset`` (None: the command
+    without --dataset, which takes the campaign's)."""
+    params = analysis.parameters_for(data["human"], data)
     metrics = data.get("metrics") or None
     include_human = bool(data.get("include_human"))
     if data["human"] == "da":
         if not data.get("campaign"):
-            raise ValueError("human=da needs a campaign")
+            raise analysis.ParameterError("campaign", "human=da needs a campaign")
         return da_report(
-            data["campaign"], metrics=metrics, params=params, user=user, progress=progress, include_human=include_human
+            data["campaign"],
+            dataset=dataset,
+            metrics=metrics,
+            params=params,
+            user=user,
+            progress=progress,
+            include_human=include_human,
         )
     if data["human"] == "pairs":
         if not data.get("pair_set"):
-            raise ValueError("human=pairs needs a pair_set")
+            raise analysis.ParameterError("pair_set", "human=pairs needs a pair_set")
         return pairs_report(dataset, data["pair_set"], metrics=metrics, params=params, user=user)
     return factuality_report(
         dataset,

@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation_site.jobs.models import Job
+from metrics_eval import services
 from metrics_eval.models import CaptionPair, Report
 from tests.conftest import wait_until
 
@@ -108,3 +109,25 @@ def test_schema_documents_the_endpoints(api):
         "/api/metrics/reports/{id}/",
     ):
         assert path in schema
+
+
+def test_correlate_refuses_what_does_not_apply_naming_the_field(api, tiny_scores):
+    """A grouping at system level was dropped, and a method for pairs answered with ranking accuracy: both are
+    400 naming the field now, and nothing is stored."""
+    url = "/api/metrics/datasets/tiny/correlate/"
+    response = api.post(url, {"level": "system", "group_by": "video", "resamples": 100}, format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "invalid" and list(body["fields"]) == ["group_by"]
+    assert "grouping by video applies to the segment level only" in body["fields"]["group_by"][0]
+    assert body["detail"].startswith("group_by: grouping by video applies to the segment level only")
+
+    services.import_pairs(tiny_scores, "video_id,correct,foil\nvid-a,Alpha,Gamma\n", "p.csv", pair_set="foil")
+    pairs = {"human": "pairs", "pair_set": "foil", "resamples": 100}
+    response = api.post(url, dict(pairs, method="spearman"), format="json")
+    assert response.status_code == 400 and list(response.json()["fields"]) == ["method"]
+    assert "measured by pairwise ranking accuracy" in response.json()["fields"]["method"][0]
+    assert not Report.objects.exists()
+    assert api.post(url, pairs, format="json").json()["method"] == "ranking_accuracy"
+    # no method: Pearson for factuality, as before
+    assert api.post(url, {"resamples": 100}, format="json").json()["method"] == "pearson"

@@ -7,11 +7,13 @@ import json
 
 import numpy as np
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
 from scipy import stats as scipy_stats
 
 from assessment import results, simulation
 from metrics_eval import services
+from metrics_eval.models import Report
 from tests.assessment.conftest import make_dataset, small_campaign
 
 pytestmark = pytest.mark.django_db
@@ -79,3 +81,36 @@ def test_correlate_against_da_scores(judged, staff_client):
 
     page = staff_client.get("/metrics/campaigns/da-metrics/?level=system")
     assert page.status_code == 200 and b'id="correlations"' in page.content
+
+
+def test_a_campaign_of_another_dataset_than_the_url_names_is_refused(judged, tiny_dataset, staff_user):
+    """POST /api/metrics/datasets/tiny/correlate/ with campaign da-metrics (of dataset da-metrics) answered the
+    correlation of da-metrics' metrics as if it were tiny's; it is refused with a 400 naming the campaign."""
+    api = APIClient()
+    api.force_authenticate(staff_user)
+    body = {"human": "da", "campaign": "da-metrics", "metrics": ["fake_bleu"], "resamples": 100}
+    response = api.post("/api/metrics/datasets/tiny/correlate/", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["fields"] == {
+        "campaign": [
+            "campaign da-metrics belongs to dataset da-metrics, not tiny: correlate it under dataset da-metrics, "
+            "or name a campaign of tiny"
+        ]
+    }
+    assert not Report.objects.exists()
+    own = api.post("/api/metrics/datasets/da-metrics/correlate/", body, format="json")
+    assert own.status_code == 201 and own.json()["campaign"] == "da-metrics"
+
+
+def test_the_command_refuses_a_campaign_of_another_dataset_before_storing_a_report(judged, tiny_dataset):
+    """correlate --dataset tiny --campaign da-metrics stored the report of da-metrics, then refused it."""
+    with pytest.raises(CommandError, match="--campaign: campaign da-metrics belongs to dataset da-metrics, not tiny"):
+        correlate("--dataset", "tiny", "--campaign", "da-metrics", "--human", "da", "--metrics", "fake_bleu")
+    assert not Report.objects.exists()
+
+
+def test_the_campaign_page_shows_a_grouping_at_system_level_as_a_form_error(judged, staff_client):
+    page = staff_client.get("/metrics/campaigns/da-metrics/?level=system&group_by=video&resamples=100")
+    assert page.status_code == 200
+    assert b"grouping by video applies to the segment level only" in page.content
+    assert b'id="correlations"' not in page.content and not Report.objects.exists()

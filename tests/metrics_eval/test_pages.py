@@ -293,3 +293,17 @@ def test_pairwise_accuracy_is_on_the_dataset_page(staff_client, tiny_scores):
         "/metrics/datasets/tiny/pairs/", {"pairs-file": bad, "pairs-pair_set": "other"}, follow=True
     ).content.decode()
     assert "bad.csv, line 2" in html and 'id="pairs-other"' not in html
+
+
+def test_a_grouping_at_system_level_is_a_form_error_on_the_page(staff_client, tiny_scores):
+    """The page computed the system-level table without the grouping asked for; it shows the form's error on
+    the grouping and computes no table."""
+    page = staff_client.get("/metrics/datasets/tiny/?level=system&group_by=video&resamples=100")
+    assert page.status_code == 200
+    form = page.context["form"]
+    assert list(form.errors) == ["group_by"]
+    assert "grouping by video applies to the segment level only" in form.errors["group_by"][0]
+    assert "grouping by video applies to the segment level only" in page.content.decode()
+    assert not Report.objects.filter(kind="factuality").exists()
+    fine = staff_client.get("/metrics/datasets/tiny/?level=system&resamples=100")
+    assert not fine.context["form"].errors and Report.objects.get(kind="factuality").parameters["group_by"] == "none"

@@ -242,3 +242,51 @@ def test_a_pairs_report_gets_no_caution_about_systems():
     assert reports.few_systems_caution(pairs) is None
     systems = {"parameters": {"level": "system", "method": "pearson"}, "metrics": {"m": {"paragraph": {"n": 3}}}}
     assert "only 3 systems" in reports.few_systems_caution(systems)
+
+
+def test_a_grouping_at_system_level_is_refused_not_dropped(tiny_scores):
+    """--group-by video at system level was reset to "none": the table of plain system-level correlations came
+    back as if grouped. It is refused, naming the option and what applies; no report is stored."""
+    with pytest.raises(CommandError, match="--group-by: grouping by video applies to the segment level only"):
+        correlate("--dataset", "tiny", "--level", "system", "--group-by", "video", "--resamples", "100")
+    with pytest.raises(CommandError, match="--group-by: grouping by system applies to the segment level only"):
+        correlate("--dataset", "tiny", "--level", "system", "--group-by", "system", "--resamples", "100")
+    with pytest.raises(analysis.ParameterError, match="segment level grouped by video") as refused:
+        analysis.Parameters(level="system", group_by="video")
+    assert refused.value.field == "group_by"
+    assert not Report.objects.exists()
+    # the default grouping (none) at system level, and any grouping at segment level, still work
+    assert (
+        json.loads(correlate("--dataset", "tiny", "--level", "system", "--format", "json", "--resamples", "100"))[
+            "group_by"
+        ]
+        == "none"
+    )
+    grouped = json.loads(
+        correlate("--dataset", "tiny", "--group-by", "video", "--format", "json", "--resamples", "100")
+    )
+    assert (grouped["level"], grouped["group_by"]) == ("segment", "video")
+
+
+def test_a_method_for_pairs_is_refused_not_replaced_by_ranking_accuracy(tiny_scores):
+    """--human pairs --method spearman reported pairwise ranking accuracy as if it were Spearman's rho. A method,
+    the system level, a grouping or another test than the bootstrap is refused for pairs, saying what applies."""
+    services.import_pairs(
+        tiny_scores, "video_id,correct,foil\nvid-a,Alpha,Gamma\nvid-b,Alpha,Gamma\n", "p.csv", pair_set="foil"
+    )
+    pairs = ("--dataset", "tiny", "--human", "pairs", "--pair-set", "foil", "--resamples", "100")
+    with pytest.raises(CommandError, match=r"--method: correct/foil pairs are measured by pairwise ranking accuracy"):
+        correlate(*pairs, "--method", "spearman")
+    with pytest.raises(CommandError, match="leave the method out for pairs"):
+        correlate(*pairs, "--method", "pearson")
+    with pytest.raises(CommandError, match="--level: .*no system level for pairs"):
+        correlate(*pairs, "--level", "system")
+    with pytest.raises(CommandError, match="--group-by: .*not grouped"):
+        correlate(*pairs, "--group-by", "video")
+    with pytest.raises(CommandError, match="--test: .*use bootstrap"):
+        correlate(*pairs, "--test", "permutation")
+    assert not Report.objects.exists()
+    body = json.loads(correlate(*pairs, "--format", "json"))
+    assert (body["method"], body["level"]) == ("ranking_accuracy", "pairs")
+    # without a method, factuality is still Pearson
+    assert json.loads(correlate("--dataset", "tiny", "--format", "json", "--resamples", "100"))["method"] == "pearson"

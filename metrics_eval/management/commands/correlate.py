@@ -30,13 +30,18 @@ class Command(BaseCommand):
         parser.add_argument("--campaign", help="DA campaign name (--human da)")
         parser.add_argument("--pair-set", help="correct/foil pair set (--human pairs)")
         parser.add_argument("--metrics", help="comma-separated metric names (default: all of the dataset)")
-        parser.add_argument("--method", choices=list(correlation.METHODS), default="pearson")
+        parser.add_argument(
+            "--method",
+            choices=list(correlation.METHODS),
+            default="",
+            help="factuality and DA (default: pearson); not for --human pairs, measured by pairwise ranking accuracy",
+        )
         parser.add_argument("--level", choices=list(correlation.LEVELS), default="segment")
         parser.add_argument(
             "--group-by",
             choices=list(correlation.GROUPINGS),
             default="none",
-            help="segment level: correlate within each video or system and average",
+            help="segment level only: correlate within each video or system and average",
         )
         parser.add_argument(
             "--resamples", type=whole_number(10, 100_000), default=1000, help="bootstrap resamples of videos"
@@ -88,15 +93,16 @@ class Command(BaseCommand):
             "group_by": options["group_by"],
             "include_human": options["include_human"],
         }
-        if options["compute"]:
-            self._compute(dataset, data["metrics"], options)
         try:
+            analysis.parameters_for(human, data)  # what cannot apply is refused before anything is computed
+            if options["compute"]:
+                self._compute(dataset, data["metrics"], options)
             with progress_bar(self, "correlating", "correlation", options["verbosity"]) as progress:
                 report, _ = reports.build_report(dataset, data, progress=progress)
+        except analysis.ParameterError as exc:  # named by its option
+            raise CommandError(f"--{exc.field.replace('_', '-')}: {exc}") from None
         except (ValueError, loaders.HumanScoresUnavailable) as exc:
             raise CommandError(str(exc)) from None
-        if dataset is not None and report.dataset_id != dataset.pk:
-            raise CommandError(f"campaign {options['campaign']} belongs to dataset {report.dataset.name}")
         if options["format"] == "json":
             self.stdout.write(json.dumps(reports.contract(report), indent=2))
         elif options["format"] == "csv":
