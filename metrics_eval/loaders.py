@@ -86,9 +86,9 @@ def label_set(dataset, name=None):
     else:
         found = [s for s in sets if s.name == "imported"] or (sets if len(sets) == 1 else [])
     if not found:
-        available = ", ".join(sorted(s.name for s in sets)) or "none"
-        wanted = f"label set {name!r}" if name else "a default label set (imported, or the only one)"
-        raise HumanScoresUnavailable(f"dataset {dataset.name} has no {wanted}; label sets: {available}")
+        available = f"its label sets: {', '.join(sorted(s.name for s in sets))}" if sets else "it has no label sets"
+        wanted = f"label set {name!r}" if name else "default label set (one named imported, or the only one)"
+        raise HumanScoresUnavailable(f"dataset {dataset.name} has no {wanted}; {available}")
     return found[0]
 
 

@@ -67,3 +67,17 @@ def test_da_caption_scores_join_the_dataset_captions():
 def test_missing_label_set_is_reported(tiny_dataset):
     with pytest.raises(loaders.HumanScoresUnavailable, match="no label set 'nope'"):
         loaders.label_set(tiny_dataset, "nope")
+
+
+def test_a_missing_default_label_set_is_reported_in_plain_words(tiny_dataset):
+    imported = tiny_dataset.label_sets.get()
+    tiny_dataset.label_sets.filter(pk=imported.pk).update(name="round-1")
+    tiny_dataset.label_sets.create(name="round-2", origin=imported.origin)
+    with pytest.raises(loaders.HumanScoresUnavailable) as missing:
+        loaders.label_set(tiny_dataset)
+    assert str(missing.value) == (
+        "dataset tiny has no default label set (one named imported, or the only one); its label sets: round-1, round-2"
+    )
+    tiny_dataset.label_sets.all().delete()
+    with pytest.raises(loaders.HumanScoresUnavailable, match="; it has no label sets$"):
+        loaders.label_set(tiny_dataset)
