@@ -121,3 +121,13 @@ def test_tokenizer_gives_the_tokens_of_pycocoevalcaps_ptbtokenizer(java):
     }
     expected = PTBTokenizer().tokenize({k: [{"caption": t} for t in v] for k, v in texts.items()})
     assert text_metrics.ptb_tokenize(texts) == expected
+
+
+def test_list_of_a_dataset_without_scores_says_what_to_do(tiny_dataset):
+    """metric_scores --list printed nothing for a dataset without metrics."""
+    out = io.StringIO()
+    call_command("metric_scores", "--dataset", "tiny", "--list", stdout=out)
+    text = out.getvalue().strip()
+    assert text.startswith("Dataset tiny has no metric scores yet.")
+    assert "`manage.py metric_scores --dataset tiny --compute bleu4,meteor,rouge_l,cider`" in text
+    assert "`manage.py metric_scores --dataset tiny --import FILE`" in text

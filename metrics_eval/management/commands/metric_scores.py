@@ -5,6 +5,7 @@ python manage.py metric_scores --dataset NAME --import FILE [--replace] [--metri
 python manage.py metric_scores --dataset NAME --list
 """
 
+import shlex
 from pathlib import Path
 
 from django.conf import settings
@@ -44,8 +45,18 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         if options["list"]:
-            for metric in loaders.metrics(dataset):
+            found = loaders.metrics(dataset)
+            for metric in found:
                 self.stdout.write(f"{metric.name}\t{metric.source}\t{metric.n_scores} scores\t{metric.version}")
+            if not found:  # (to stdout, like the list: an empty dataset is an answer, not an error)
+                name = shlex.quote(dataset.name)
+                self.stdout.write(
+                    f"Dataset {dataset.name} has no metric scores yet. Compute text metrics with "
+                    f"`manage.py metric_scores --dataset {name} --compute bleu4,meteor,rouge_l,cider` (any of "
+                    f"{', '.join(text_metrics.TEXT_METRICS)}; needs Java; --background runs it as a job), or "
+                    f"import a metric's scores with `manage.py metric_scores --dataset {name} --import FILE` "
+                    "(.csv, .json or .jsonl; docs/metrics.md)."
+                )
             return
         if options["import_file"]:
             return self._import(dataset, Path(options["import_file"]), options)
