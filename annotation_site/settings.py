@@ -289,6 +289,9 @@ CAPTIONEVAL_JSON_MAX_DEPTH = env.int("CAPTIONEVAL_JSON_MAX_DEPTH", default=32)
 CAPTIONEVAL_JSON_MAX_NUMBER_LENGTH = env.int("CAPTIONEVAL_JSON_MAX_NUMBER_LENGTH", default=40)
 # Imported files (annotation_site/uploads.py): checked from their declared sizes before they are read or unpacked.
 CAPTIONEVAL_MAX_UPLOAD_BYTES = env.int("CAPTIONEVAL_MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
+# A DA judgments file imported by the page or the API is written within the request (checks, writes, QC): this
+# keeps it well inside gunicorn's timeout (benchmarks/da_import.py); larger files go through da_import_judgments.
+CAPTIONEVAL_MAX_DA_UPLOAD_BYTES = env.int("CAPTIONEVAL_MAX_DA_UPLOAD_BYTES", default=10 * 1024 * 1024)
 # Video files added to a dataset are stored (streamed to storage), not parsed: a limit of their own.
 CAPTIONEVAL_MAX_VIDEO_BYTES = env.int("CAPTIONEVAL_MAX_VIDEO_BYTES", default=2048 * 1024 * 1024)
 CAPTIONEVAL_ZIP_MAX_BYTES = env.int("CAPTIONEVAL_ZIP_MAX_BYTES", default=200 * 1024 * 1024)
@@ -315,6 +318,8 @@ REST_FRAMEWORK = {
         "annotation_site.api_errors.ErrorShapeJSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
+    # a download answers its file whatever Accept names; nothing is refused with 406 (annotation_site/api_negotiation.py)
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "annotation_site.api_negotiation.NeverNotAcceptable",
     "DEFAULT_PAGINATION_CLASS": "annotation_site.api_pagination.LimitOffsetPagination",  # limit capped
     "PAGE_SIZE": 100,
     # "?format=" names a dataset format in our export endpoints, not a DRF renderer.

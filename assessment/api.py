@@ -219,12 +219,7 @@ class CampaignViewSet(viewsets.GenericViewSet):
 
 class JudgmentsImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text=f"A CSV with the header line {','.join(csv_import.HEADER)}.")
-    own_download = serializers.BooleanField(
-        default=False,
-        help_text="The file is this platform's own judgments download: a row of a site account (account:NAME) or "
-        "of a crowd participant (prolific:ID, ...) goes back to that existing worker. Without it such rows are "
-        "refused.",
-    )
+    own_download = serializers.BooleanField(default=False, help_text=csv_import.OWN_DOWNLOAD_HELP)
 
 
 class JudgmentsView(APIView):

@@ -30,11 +30,12 @@ own download), where such a row goes to that existing worker and is refused when
 """
 
 import io
+import shlex
 from collections import defaultdict
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
@@ -47,6 +48,11 @@ from . import services, workers
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
 HEADER = ("worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score")
+OWN_DOWNLOAD_HELP = (
+    "The file is this platform's own judgments download: a row of a site account (account:NAME) or of a crowd "
+    "participant (prolific:ID, mturk:ID, ...) goes back to that existing worker. Without it such rows are refused: "
+    "a file from elsewhere could name anyone."
+)
 MAX_ITEMS_PER_HIT = min(column_range(Item, "position")[1], column_range(HIT, "n_items")[1])
 DEFAULT_HUMAN = "human"
 PARTNER_TYPE = {"degraded": "original", "original": "degraded", "repeat": "system"}
@@ -541,7 +547,17 @@ def import_judgments(campaign_name, source, filename=None, *, own_download=False
 
 def import_upload(campaign_name, upload, *, own_download=False):
     """``import_judgments`` for an uploaded file (the import page and the API: one code path): its size, UTF-8 and
-    NUL characters are checked before anything is read (``uploads.UploadRefused``)."""
+    NUL characters are checked before anything is read (``uploads.UploadRefused``). Imported within the request,
+    so the size is also held to ``CAPTIONEVAL_MAX_DA_UPLOAD_BYTES``, which keeps the work inside the web server's
+    timeout (``benchmarks/da_import.py``)."""
+    try:
+        uploads.check_size(upload.name, upload.size, "CAPTIONEVAL_MAX_DA_UPLOAD_BYTES")
+    except uploads.UploadRefused as exc:  # imported within the request: say where a larger file goes
+        raise uploads.UploadRefused(
+            upload.name,
+            f"{exc.reason}: a larger file is imported with the command, which has no time limit "
+            f"(python manage.py da_import_judgments --campaign {shlex.quote(campaign_name)} FILE)",
+        ) from None
     text = uploads.upload_text(upload)
     return import_judgments(campaign_name, io.StringIO(text, newline=""), upload.name, own_download=own_download)
 
@@ -569,6 +585,23 @@ def _get_or_create_rows(model, existing, wanted, make):
 
 def _import(campaign_name, stream, filename, own_download):
     checked = validate(stream, filename, campaign_name, own_download=own_download)
+    try:
+        return _write(campaign_name, checked, filename)
+    except IntegrityError:
+        # Another import wrote into the campaign between this file's checks (made before the transaction, so that
+        # reading a large file holds no lock) and its writes: a unique key (the campaign's name, a HIT's number, a
+        # worker's id, a judgment) now clashes. The transaction is rolled back whole.
+        raise FormatError(
+            [
+                f"{filename}: another import wrote into campaign {campaign_name!r} while this file was being "
+                "checked, and nothing of this file was written; import it again (what the other import stored "
+                "already will then be named line by line)"
+            ]
+        ) from None
+
+
+def _write(campaign_name, checked, filename):
+    """Write a checked file in one transaction; returns the summary."""
     rows, items, human, campaign, stored = checked.rows, checked.items, checked.human, checked.campaign, checked.stored
     now = timezone.now()
     with transaction.atomic():

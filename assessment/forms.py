@@ -5,7 +5,7 @@ from django import forms
 from annotation_site.corpus import services as corpus_services
 from annotation_site.corpus.models import DATASET_NAME, System
 
-from . import campaigns
+from . import campaigns, csv_import
 from .models import WATCH_FRACTION, WATCH_MAX_SECONDS, QCTest
 
 
@@ -145,7 +145,5 @@ class JudgmentsImportForm(forms.Form):
     own_download = forms.BooleanField(
         required=False,
         label="This file is this platform's own judgments download",
-        help_text="Then a row of a site account (account:NAME) or of a crowd participant (prolific:ID, mturk:ID, "
-        "...) goes back to that existing worker. Without it such rows are refused: a file from elsewhere could name "
-        "anyone.",
+        help_text=csv_import.OWN_DOWNLOAD_HELP,
     )

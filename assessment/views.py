@@ -171,17 +171,18 @@ def judgments_import(request):
         except uploads.UploadRefused as exc:
             form.add_error("file", f"{exc}; nothing was imported.")
         except FormatError as exc:
-            context = {
-                "problems": exc.problems,
-                "filename": upload.name,
-                "form": JudgmentsImportForm(initial={"campaign": name}),
-            }
-            return render(request, "assessment/judgments_import.html", context, status=400)
+            # the form again for the corrected file, as it was filled in (a file field cannot be)
+            again = JudgmentsImportForm(initial={"campaign": name, "own_download": form.cleaned_data["own_download"]})
+            return _judgments_import_page(request, again, problems=exc.problems, filename=upload.name)
         else:
             messages.success(request, csv_import.summary_text(name, summary) + ".")
             return redirect("da-campaign", name=name)
-    context = {"form": form, "header": ",".join(csv_import.HEADER)}
-    return render(request, "assessment/judgments_import.html", context, status=400 if form.errors else 200)
+    return _judgments_import_page(request, form)
+
+
+def _judgments_import_page(request, form, *, problems=(), filename=""):
+    context = {"form": form, "header": ",".join(csv_import.HEADER), "problems": problems, "filename": filename}
+    return render(request, "assessment/judgments_import.html", context, status=400 if form.errors or problems else 200)
 
 
 @staff_member_required

@@ -29,7 +29,7 @@ class ParameterError(ValueError):
 
 @dataclass
 class Parameters:
-    method: str = "pearson"
+    method: str = DEFAULT_METHOD
     level: str = "segment"
     group_by: str = "none"
     resamples: int = 1000
@@ -92,7 +92,7 @@ def parameters_for(human, values):
     a test other than the paired bootstrap (ParameterError naming the field)."""
     given = {key: values[key] for key in FIELDS if values.get(key) not in (None, "")}
     if human != "pairs":
-        return Parameters(**{"method": DEFAULT_METHOD, **given})
+        return Parameters(**given)  # (no method: DEFAULT_METHOD)
     what = (
         "correct/foil pairs are measured by pairwise ranking accuracy (the share of pairs whose correct caption "
         "a metric scores above its foil, a tie counting 1/2)"
@@ -111,6 +111,7 @@ def parameters_for(human, values):
         raise ParameterError(
             "test", f"{what}; the clusters of a pairs report come from the paired bootstrap: use bootstrap"
         )
+    given.pop("test", None)  # bootstrap is what pairs always use: one shape of stored parameters, one stored report
     return Parameters(**given)  # (the stored parameters keep their former shape, so stored reports are reused)
 
 

@@ -103,29 +103,17 @@ def reissue_invitation(user):
     return invitation_path(user)
 
 
-class InvitationState:
-    """What an invitation link is now (``read_invitation``)."""
-
-    VALID = "valid"  # it sets the account's password
-    USED = "used"  # its account is active (a password set, or logged in): its owner logs in
-    INVALID = "invalid"  # damaged, expired or reissued, or its account is deactivated or deleted
-
-
-def read_invitation(uidb64, token):
-    """``(state, user)`` of the invitation link ``invitations/UIDB64/TOKEN/``; ``user`` only while it is VALID.
-    A link whose account is active says USED whatever made its token fail (used, expired, cut short): the
-    account's owner has a password and logs in. The account is not named otherwise (the address's first part is
-    only the account's number)."""
+def invitation_user(uidb64, token):
+    """The account an invitation link ``invitations/UIDB64/TOKEN/`` sets the password of, or None when the link
+    does not work (used, expired, reissued, damaged, or its account deactivated or deleted). The reasons are not
+    told apart: the address's first part is only an account number, so an answer that depended on the account
+    (active or not) would tell anyone who tries numbers which accounts exist and when an invitee accepted."""
     User = get_user_model()
     try:
         user = User.objects.get(pk=force_str(urlsafe_base64_decode(uidb64)))
     except (ValueError, TypeError, OverflowError, ValidationError, User.DoesNotExist):
-        return InvitationState.INVALID, None
-    if default_token_generator.check_token(user, token):
-        return InvitationState.VALID, user
-    if user.is_active and not awaits_activation(user):
-        return InvitationState.USED, None
-    return InvitationState.INVALID, None
+        return None
+    return user if default_token_generator.check_token(user, token) else None
 
 
 def invitation_path(user):

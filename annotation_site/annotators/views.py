@@ -6,14 +6,14 @@ from django.contrib.auth.forms import SetPasswordForm
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from .services import InvitationState, read_invitation
+from .services import invitation_user
 
 AFTER_ACCEPTING = "factuality-home"  # where an accepted invitation leads (and the login link of a used one)
 
 
 def accept_invitation(request, uidb64, token):
-    state, user = read_invitation(uidb64, token)
-    valid = state == InvitationState.VALID
+    user = invitation_user(uidb64, token)
+    valid = user is not None
     form = SetPasswordForm(user, request.POST or None) if valid else None
     if valid and request.method == "POST" and form.is_valid():
         form.save()
@@ -22,7 +22,7 @@ def accept_invitation(request, uidb64, token):
     return render(
         request,
         "annotators/accept_invitation.html",
-        {"form": form, "state": state, "invitee": user, "next": reverse(AFTER_ACCEPTING)},
+        {"form": form, "valid": valid, "invitee": user, "next": reverse(AFTER_ACCEPTING)},
         status=200 if valid else 400,
     )
 

@@ -16,6 +16,7 @@ from annotation_site.workflow.pages import ProtocolPages
 from . import assignment as assigning
 from . import judgments, projects
 from .assignment import ProjectClosed, paragraph_letter
+from .crowd_links import assignment_from_token
 from .models import Assignment, Project
 
 
@@ -59,18 +60,11 @@ def instructions(request, name):
     return render(request, "factuality/instructions.html", {"project": project, "scale": projects.scale_of(project)})
 
 
-def _assignment_by_link(token):
-    """The crowd assignment a signed link names, else None (the view answers the shared link-problem page)."""
-    from .crowd_links import assignment_from_token
-
-    return assignment_from_token(token)
-
-
 @frameable
 def instructions_token(request, token):
     """The instructions of a crowd annotator's project, by their assignment's signed link (no account): the
     annotation page's "Instructions" opens this."""
-    found = _assignment_by_link(token)
+    found = assignment_from_token(token)
     if found is None:
         return link_problem(request)
     project = found.project
@@ -122,7 +116,7 @@ def annotate_token(request, token):
     study page), no breadcrumbs to the annotators' pages."""
     from annotation_site.crowd.hooks import finish_path
 
-    found = _assignment_by_link(token)
+    found = assignment_from_token(token)
     if found is None:
         return link_problem(request)
     crowd_page = finish_path("factuality", found.pk) or request.path

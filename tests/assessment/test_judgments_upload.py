@@ -2,6 +2,8 @@
 the same import as ``da_import_judgments`` (checked whole first, one transaction, file / line / field in every
 problem, nothing written otherwise), and the download an API client can take back."""
 
+import io
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
@@ -59,6 +61,7 @@ def test_the_page_lists_every_problem_with_file_line_and_field_and_writes_nothin
     assert "2 problems found in trecvid-run.csv: nothing was imported" in text
     assert "field &#x27;score&#x27;" in text
     assert response.context["form"]["campaign"].value() == "trecvid"  # ready for the corrected file
+    assert f'<pre class="command">{HEADER.strip()}</pre>' in text  # with the header line the file needs
     assert counts() == before
 
 
@@ -74,8 +77,16 @@ def test_the_page_refuses_reserved_ids_unless_the_file_is_the_platforms_own_down
     refused = staff_client.post("/da/import/", {"campaign": "restored", "file": upload(download)})
     assert refused.status_code == 400
     assert any("account:alice" in p.message and p.where == "field 'worker_id'" for p in refused.context["problems"])
+    assert refused.context["form"]["own_download"].value() is False
     assert not Campaign.objects.filter(name="restored").exists()
 
+    broken = download.splitlines(True)
+    broken[1] = broken[1].rsplit(",", 1)[0] + ",101\n"  # one score out of range: the page comes back
+    again = staff_client.post(
+        "/da/import/", {"campaign": "restored", "file": upload("".join(broken)), "own_download": "on"}
+    )
+    assert again.status_code == 400 and [p.line for p in again.context["problems"]] == [2]
+    assert again.context["form"]["own_download"].value() is True  # still ticked for the corrected file
     restored = staff_client.post(
         "/da/import/", {"campaign": "restored", "file": upload(download), "own_download": "on"}
     )
@@ -103,6 +114,28 @@ def test_a_file_over_the_upload_limit_is_refused_on_the_form(staff_client):
     [error] = response.context["form"].errors["file"]
     assert "trecvid-run.csv" in error and "nothing was imported" in error
     assert counts() == before
+
+
+def test_a_file_too_large_to_import_within_a_request_is_sent_to_the_command(staff_client, api, settings):
+    """The page and the API import within the request (checks, writes, QC); a file over
+    CAPTIONEVAL_MAX_DA_UPLOAD_BYTES would outlast the web server's timeout, so it is refused with the command that
+    imports it, before anything is read."""
+    settings.CAPTIONEVAL_MAX_DA_UPLOAD_BYTES = len(valid_csv()) - 1
+    before = counts()
+    page = staff_client.post("/da/import/", {"campaign": "trecvid", "file": upload(valid_csv())})
+    [error] = page.context["form"].errors["file"]
+    assert "CAPTIONEVAL_MAX_DA_UPLOAD_BYTES" in error
+    assert "python manage.py da_import_judgments --campaign trecvid FILE" in error
+    answer = api.post("/api/da/campaigns/trecvid/judgments.csv", {"file": upload(valid_csv())}, format="multipart")
+    assert answer.status_code == 400 and "da_import_judgments" in answer.json()["detail"]
+    assert counts() == before
+    settings.CAPTIONEVAL_MAX_DA_UPLOAD_BYTES = len(valid_csv())
+    assert (
+        api.post(
+            "/api/da/campaigns/trecvid/judgments.csv", {"file": upload(valid_csv())}, format="multipart"
+        ).status_code
+        == 201
+    )
 
 
 def test_the_campaign_pages_link_to_the_import(staff_client):
@@ -162,8 +195,8 @@ def test_the_api_answers_problems_in_the_one_error_shape_and_writes_nothing(api)
 def test_the_api_download_imports_back_to_the_same_judgments(api):
     campaign = small_campaign(make_dataset("origin", n_videos=18), "origin", qc_min_pairs=6)
     simulation.simulate_campaign(campaign, {"diligent": 3}, {"human": 80, "Alpha": 60, "Beta": 50, "Gamma": 30}, seed=2)
-    response = api.get(f"/api/da/campaigns/{campaign.name}/judgments.csv")
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    response = api.get(f"/api/da/campaigns/{campaign.name}/judgments.csv", HTTP_ACCEPT="text/csv")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")  # (it was 406)
     assert response["Content-Disposition"] == 'attachment; filename="origin-judgments.csv"'
     text = b"".join(response.streaming_content).decode()
     assert text.startswith(HEADER)
@@ -182,3 +215,34 @@ def test_the_api_download_imports_back_to_the_same_judgments(api):
 
     assert judged("copy") == judged("origin") and judged("origin")
     assert api.get("/api/da/campaigns/nothing-here/judgments.csv").status_code == 404
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new campaign", "existing campaign"])
+def test_an_import_overtaken_by_another_is_refused_whole_not_a_server_error(staff_client, monkeypatch, existing):
+    """A double click on Import, or two clients: both files are checked before either writes (checking holds no
+    lock), then the second one's writes clash with the first one's. It is refused with a message (400 on the page)
+    and writes nothing; the first import stands once."""
+    from assessment import csv_import
+
+    header, *body = valid_csv().splitlines(True)
+    if existing:  # w1's first items are stored: the campaign and its HIT h1 exist
+        csv_import.import_judgments("trecvid", io.StringIO(header + "".join(body[:4])), "seed.csv")
+        body = body[4:]
+    text = header + "".join(body)
+    real_validate = csv_import.validate
+    overtaken = []
+
+    def validate_then_be_overtaken(stream, filename, campaign_name, **kwargs):
+        checked = real_validate(stream, filename, campaign_name, **kwargs)
+        if not overtaken:  # the other request writes now, between this one's checks and its writes
+            overtaken.append(True)
+            monkeypatch.setattr(csv_import, "validate", real_validate)
+            csv_import.import_judgments(campaign_name, io.StringIO(text), "other.csv")
+        return checked
+
+    monkeypatch.setattr(csv_import, "validate", validate_then_be_overtaken)
+    response = staff_client.post("/da/import/", {"campaign": "trecvid", "file": upload(text)})
+    assert overtaken and response.status_code == 400
+    [problem] = response.context["problems"]
+    assert "another import wrote into campaign 'trecvid'" in str(problem) and "nothing of this file" in str(problem)
+    assert Judgment.objects.filter(assignment__hit__campaign__name="trecvid").count() == 48  # the other's, once

@@ -10,6 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client, override_settings
 from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from annotation_site.factuality import projects
 
@@ -108,30 +110,46 @@ def _used_link(client, staff_client, make_project, username):
     return link
 
 
-def test_a_used_invitation_of_an_active_account_says_to_log_in(client, staff_client, make_project):
-    """It said "Ask the researcher who invited you for a new one", which the researcher cannot give (the account
-    has a password: reissuing is refused); it now says the account is active and links to the login page, which
-    leads on to where accepting the invitation leads."""
+def test_a_used_invitation_says_to_log_in_or_ask_for_a_new_one(client, staff_client, make_project):
+    """It said only "Ask the researcher who invited you for a new one", which the researcher cannot give once the
+    account has a password (reissuing is refused); it now also says to log in if the password was set, with a
+    link to the login page leading on to where accepting the invitation leads."""
     link = _used_link(client, staff_client, make_project, "returning")
     response = client.get(link)
     page = response.content.decode()
     assert response.status_code == 400
-    assert "Your account is already active" in page and "for a new one" not in page
+    assert "This link no longer works" in page and "log in with your user name" in page
     login = re.search(r'id="invitation-login" href="([^"]+)"', page).group(1)
     assert login == reverse("login") + "?next=" + reverse("factuality-home")
     assert f'name="next" value="{reverse("factuality-home")}"' in client.get(login).content.decode()
 
 
-@pytest.mark.parametrize("gone", ["deactivated", "deleted"])
-def test_a_used_invitation_of_a_deactivated_or_deleted_account_asks_for_a_new_one(
-    client, staff_client, make_project, django_user_model, gone
+def test_a_link_that_does_not_work_tells_nothing_about_its_account(
+    client, staff_client, make_project, django_user_model
 ):
+    """The first part of the address is only an account number: the page of a link that does not work must not
+    depend on the account (active, deactivated, deleted, never there), or anyone trying numbers would learn which
+    accounts exist and when an invitee accepted."""
     link = _used_link(client, staff_client, make_project, "leaver")
-    user = django_user_model.objects.get(username="leaver")
-    if gone == "deactivated":
-        user.is_active = False
-        user.save(update_fields=["is_active"])
-    else:
-        user.delete()
-    page = client.get(link).content.decode()
-    assert "Ask the researcher who invited you for a new one." in page and "invitation-login" not in page
+    uid = link.rstrip("/").split("/")[-2]
+    active = django_user_model.objects.get(username="leaver")
+    staff = django_user_model.objects.filter(is_staff=True).first()
+
+    def page(uidb64, token="made-up-token"):
+        response = client.get(reverse("annotator-invitation", args=[uidb64, token]))
+        return response.status_code, response.content.decode()
+
+    pages = {
+        "used": (client.get(link).status_code, client.get(link).content.decode()),
+        "active, made up": page(uid),
+        "staff, made up": page(urlsafe_base64_encode(force_bytes(staff.pk))),
+        "no such account": page(urlsafe_base64_encode(force_bytes(10**9))),
+        "not a number": page("!!"),
+    }
+    active.is_active = False
+    active.save(update_fields=["is_active"])
+    pages["deactivated"] = page(uid)
+    active.delete()
+    pages["deleted"] = page(uid)
+    assert len(set(pages.values())) == 1, {name: status for name, (status, _) in pages.items()}
+    assert pages["used"][0] == 400

@@ -288,5 +288,8 @@ def test_a_method_for_pairs_is_refused_not_replaced_by_ranking_accuracy(tiny_sco
     assert not Report.objects.exists()
     body = json.loads(correlate(*pairs, "--format", "json"))
     assert (body["method"], body["level"]) == ("ranking_accuracy", "pairs")
+    # naming the bootstrap, the test pairs use anyway, is the same request: the stored report is reused
+    assert json.loads(correlate(*pairs, "--test", "bootstrap", "--format", "json")) == body
+    assert Report.objects.count() == 1
     # without a method, factuality is still Pearson
     assert json.loads(correlate("--dataset", "tiny", "--format", "json", "--resamples", "100"))["method"] == "pearson"

@@ -124,10 +124,12 @@ def test_tokenizer_gives_the_tokens_of_pycocoevalcaps_ptbtokenizer(java):
 
 
 def test_list_of_a_dataset_without_scores_says_what_to_do(tiny_dataset):
-    """metric_scores --list printed nothing for a dataset without metrics."""
-    out = io.StringIO()
-    call_command("metric_scores", "--dataset", "tiny", "--list", stdout=out)
-    text = out.getvalue().strip()
+    """metric_scores --list printed nothing for a dataset without metrics; it says so on stderr (stdout holds the
+    tab-separated rows scripts read, none here)."""
+    out, err = io.StringIO(), io.StringIO()
+    call_command("metric_scores", "--dataset", "tiny", "--list", stdout=out, stderr=err)
+    assert out.getvalue() == ""
+    text = err.getvalue().strip()
     assert text.startswith("Dataset tiny has no metric scores yet.")
     assert "`manage.py metric_scores --dataset tiny --compute bleu4,meteor,rouge_l,cider`" in text
     assert "`manage.py metric_scores --dataset tiny --import FILE`" in text

@@ -198,6 +198,9 @@ def pages_beyond_the_routes(world):
             pages.append(("anonymous", reverse("crowd-practice", args=[token]), {"item": item.pk, "value": "50"}))
     world.mturk_study("perm-mturk")
     pages.append(("staff", reverse("crowd-study", args=["perm-mturk"])))
+    # the DA import with its campaign filled in (as a campaign's "Add judgments from a file" opens it), so the
+    # generated files reach the import into an existing campaign, not only the campaign name's check
+    pages.append(("staff", reverse("da-judgments-import") + f"?campaign={world.campaign.name}"))
     return pages
 
 

@@ -265,6 +265,32 @@ def test_direct_assessment_judgment_files(world):
     assert not failures, "\n".join(failures)
 
 
+def test_direct_assessment_uploads_restoring_the_platforms_own_workers(world):
+    """The page's and the API's path (``import_upload``: bytes, the upload's checks first) with ``own_download``:
+    the sample's first worker is a site account's (``account:NAME``), so mutations reach the restore lookup."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation_site.uploads import UploadRefused
+    from assessment import workers
+    from assessment.csv_import import import_upload
+
+    account = workers.worker_for_user(world.users["annotator"]).external_id
+    client = Client()
+    client.force_login(world.users["staff"])
+    response = client.get(f"/da/campaigns/{world.campaign.name}/judgments.csv")
+    header, *rows = b"".join(response.streaming_content).decode().splitlines()
+    first = rows[0].split(",")[0]
+    sample = "\n".join([header, *(row.replace(first, account, 1) for row in rows[:24])]) + "\n"
+    assert account in sample
+
+    def run(text):
+        data = text.encode("utf-8", "surrogatepass")
+        return import_upload("fuzz-da-own", SimpleUploadedFile("restore.csv", data), own_download=True)
+
+    failures = check_importer(sample, run, refusals=(*REFUSALS, UploadRefused), filename="restore.csv")
+    assert not failures, "\n".join(failures)
+
+
 def test_dataset_jsonl_uploads(world):
     from annotation_site.demo import services as demo
     from annotation_site.interchange import formats

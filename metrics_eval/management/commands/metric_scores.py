@@ -48,9 +48,9 @@ class Command(BaseCommand):
             found = loaders.metrics(dataset)
             for metric in found:
                 self.stdout.write(f"{metric.name}\t{metric.source}\t{metric.n_scores} scores\t{metric.version}")
-            if not found:  # (to stdout, like the list: an empty dataset is an answer, not an error)
+            if not found:  # (to stderr: the list on stdout is tab-separated rows for scripts, and stays empty)
                 name = shlex.quote(dataset.name)
-                self.stdout.write(
+                self.stderr.write(
                     f"Dataset {dataset.name} has no metric scores yet. Compute text metrics with "
                     f"`manage.py metric_scores --dataset {name} --compute bleu4,meteor,rouge_l,cider` (any of "
                     f"{', '.join(text_metrics.TEXT_METRICS)}; needs Java; --background runs it as a job), or "
