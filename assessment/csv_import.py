@@ -55,6 +55,7 @@ OWN_DOWNLOAD_HELP = (
 )
 MAX_ITEMS_PER_HIT = min(column_range(Item, "position")[1], column_range(HIT, "n_items")[1])
 DEFAULT_HUMAN = "human"
+WRITE_ATTEMPTS = 3  # checks and writes of one import, when another import overtook it (_import)
 PARTNER_TYPE = {"degraded": "original", "original": "degraded", "repeat": "system"}
 _BATCH = 5000
 
@@ -584,20 +585,22 @@ def _get_or_create_rows(model, existing, wanted, make):
 
 
 def _import(campaign_name, stream, filename, own_download):
-    checked = validate(stream, filename, campaign_name, own_download=own_download)
-    try:
-        return _write(campaign_name, checked, filename)
-    except IntegrityError:
-        # Another import wrote into the campaign between this file's checks (made before the transaction, so that
-        # reading a large file holds no lock) and its writes: a unique key (the campaign's name, a HIT's number, a
-        # worker's id, a judgment) now clashes. The transaction is rolled back whole.
-        raise FormatError(
-            [
-                f"{filename}: another import wrote into campaign {campaign_name!r} while this file was being "
-                "checked, and nothing of this file was written; import it again (what the other import stored "
-                "already will then be named line by line)"
-            ]
-        ) from None
+    """Check the file, then write it. The checks are made before the transaction (reading a large file holds no
+    lock), so another import into the campaign can write between them and the writes: a unique key (the campaign's
+    name, a HIT's number, a worker's id, a judgment) then clashes and the transaction is rolled back whole. The file
+    is then checked again against what is stored now, and written when it still can be (two files adding different
+    HITs: both are imported), or refused with its problems (the same file twice: "stored already", line by line).
+    A clash that persists is a fault, not a race, and is raised."""
+    text = stream.read()
+    attempt = 1
+    while True:
+        checked = validate(io.StringIO(text, newline=""), filename, campaign_name, own_download=own_download)
+        try:
+            return _write(campaign_name, checked, filename)
+        except IntegrityError:
+            if attempt == WRITE_ATTEMPTS:
+                raise
+            attempt += 1
 
 
 def _write(campaign_name, checked, filename):

@@ -10,7 +10,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from assessment import simulation, workers
-from assessment.models import Assignment, Campaign, Judgment, QCResult
+from assessment.models import HIT, Assignment, Campaign, Judgment, QCResult
 
 from .conftest import make_dataset, small_campaign
 from .test_csv_import import HEADER, counts, valid_csv
@@ -217,11 +217,31 @@ def test_the_api_download_imports_back_to_the_same_judgments(api):
     assert api.get("/api/da/campaigns/nothing-here/judgments.csv").status_code == 404
 
 
+def overtaken_by(monkeypatch, other_text):
+    """Make the next import be overtaken: another import of ``other_text`` into the same campaign writes between
+    its checks and its writes (checking holds no lock), as a double click or a second client would."""
+    from assessment import csv_import
+
+    real_validate = csv_import.validate
+    overtaken = []
+
+    def validate_then_be_overtaken(stream, filename, campaign_name, **kwargs):
+        checked = real_validate(stream, filename, campaign_name, **kwargs)
+        if not overtaken:
+            overtaken.append(True)
+            monkeypatch.setattr(csv_import, "validate", real_validate)
+            csv_import.import_judgments(campaign_name, io.StringIO(other_text), "other.csv")
+        return checked
+
+    monkeypatch.setattr(csv_import, "validate", validate_then_be_overtaken)
+    return overtaken
+
+
 @pytest.mark.parametrize("existing", [False, True], ids=["new campaign", "existing campaign"])
-def test_an_import_overtaken_by_another_is_refused_whole_not_a_server_error(staff_client, monkeypatch, existing):
-    """A double click on Import, or two clients: both files are checked before either writes (checking holds no
-    lock), then the second one's writes clash with the first one's. It is refused with a message (400 on the page)
-    and writes nothing; the first import stands once."""
+def test_the_same_file_imported_twice_at_once_is_stored_once_and_the_later_refused(staff_client, monkeypatch, existing):
+    """A double click on Import: both requests check the file before either writes; the later one's writes clash
+    with the earlier one's (a 500 before). It is checked again against what is stored now and refused with its
+    problems, line by line, writing nothing; the earlier import stands, once."""
     from assessment import csv_import
 
     header, *body = valid_csv().splitlines(True)
@@ -229,20 +249,27 @@ def test_an_import_overtaken_by_another_is_refused_whole_not_a_server_error(staf
         csv_import.import_judgments("trecvid", io.StringIO(header + "".join(body[:4])), "seed.csv")
         body = body[4:]
     text = header + "".join(body)
-    real_validate = csv_import.validate
-    overtaken = []
-
-    def validate_then_be_overtaken(stream, filename, campaign_name, **kwargs):
-        checked = real_validate(stream, filename, campaign_name, **kwargs)
-        if not overtaken:  # the other request writes now, between this one's checks and its writes
-            overtaken.append(True)
-            monkeypatch.setattr(csv_import, "validate", real_validate)
-            csv_import.import_judgments(campaign_name, io.StringIO(text), "other.csv")
-        return checked
-
-    monkeypatch.setattr(csv_import, "validate", validate_then_be_overtaken)
+    overtaken = overtaken_by(monkeypatch, text)
     response = staff_client.post("/da/import/", {"campaign": "trecvid", "file": upload(text)})
     assert overtaken and response.status_code == 400
-    [problem] = response.context["problems"]
-    assert "another import wrote into campaign 'trecvid'" in str(problem) and "nothing of this file" in str(problem)
+    problems = response.context["problems"]
+    assert len(problems) == len(body) and all("stored already" in p.message for p in problems)
     assert Judgment.objects.filter(assignment__hit__campaign__name="trecvid").count() == 48  # the other's, once
+
+
+def test_two_files_adding_to_one_new_hit_at_once_are_both_imported(api, monkeypatch):
+    """Two clients add different workers' judgments of the same new HIT: the later one's HIT clashes with the one
+    the earlier one created; checked again, its rows match that HIT, and both are imported."""
+    from assessment import csv_import
+
+    header, *body = valid_csv().splitlines(True)
+    csv_import.import_judgments("trecvid", io.StringIO(header + "".join(body[:4])), "seed.csv")  # HIT h1
+    w1 = [line.replace(",h1,", ",h2,") for line in body if line.startswith("w1,")]
+    mine = header + "".join(line.replace("w1,", "w3,", 1) for line in w1)
+    theirs = header + "".join(line.replace("w1,", "w4,", 1) for line in w1)
+    overtaken = overtaken_by(monkeypatch, theirs)
+    response = api.post("/api/da/campaigns/trecvid/judgments.csv", {"file": upload(mine)}, format="multipart")
+    assert overtaken and response.status_code == 201, response.json()
+    h2 = Judgment.objects.filter(assignment__hit__campaign__name="trecvid", assignment__hit__external_id="h2")
+    assert sorted(set(h2.values_list("assignment__worker__external_id", flat=True))) == ["w3", "w4"]
+    assert h2.count() == 2 * len(w1) and HIT.objects.filter(campaign__name="trecvid", external_id="h2").count() == 1
