@@ -257,4 +257,4 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
                 Assignment.objects.filter(pk=assignment.pk).update(completed_at=now)
             out[row.assignment_id] = str(assignment.pk)
         transaction.on_commit(lambda: services.store_qc(campaign))
-        return out
+        return adapters.Imported(out)

@@ -34,6 +34,16 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Imported:
+    """What a protocol's ``import_results`` did: ``keys`` maps each AssignmentId to its work key; ``warnings``
+    are ``(line, field, message)`` of rows imported all the same that deserve a word (a unit taken above its
+    capacity), reported with file, line and field beside the import's counts."""
+
+    keys: dict
+    warnings: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class QCOutcome:
     """A worker's quality control as the payment policies need it (the record a ledger row copies)."""
 
@@ -169,7 +179,8 @@ class ProtocolAdapter:
         """Store the answers of validated MTurk result rows (``mturk_formats.ResultRow``; ``worker_keys`` maps
         each row's WorkerId to the worker id to use), keyed by AssignmentId: a row already imported changes
         nothing. Called only when the file and ``check_results`` found no problem; runs inside the caller's
-        transaction. Returns ``{AssignmentId: work key}``."""
+        transaction. Returns an ``Imported``: ``{AssignmentId: work key}`` and the warnings of rows imported all
+        the same (``(line, field, message)``: a unit taken above its capacity)."""
         raise NotImplementedError
 
 

@@ -1,7 +1,9 @@
 """Importing an MTurk batch results file into a study: the file is parsed and validated whole (the protocol
 checks its answers), then, in one transaction, the protocol stores the answers (keyed by AssignmentId) and the
 crowd app records who did which HIT (a completed Participation per assignment). Importing the same file again
-changes nothing. The Approve/Reject file is written from the ledger's decisions."""
+changes nothing. The result counts the rows and says, in ``warnings`` (file, line, field), what was imported all
+the same but deserves a word: a unit taken above its capacity (a project's video past its annotators per video, a
+task's item past its annotators per item). The Approve/Reject file is written from the ledger's decisions."""
 
 from django.db import transaction
 from django.utils import timezone
@@ -30,11 +32,7 @@ def import_results(study, text, *, filename="results.csv"):
     rows, refused_workers = _stored_worker_ids(rows, filename)
     problems = problems + refused_workers + _assignments_of_other_workers(study, rows, filename)
     checked = [
-        (
-            line,
-            f"{filename}, line {line}, field '{field}': {message}" if field else f"{filename}, line {line}: {message}",
-        )
-        for line, field, message in adapter.check_results(target, rows)
+        (line, _located(filename, line, field, message)) for line, field, message in adapter.check_results(target, rows)
     ]
     if problems or checked:
         merged = [(_line_of(p), p) for p in problems] + checked
@@ -44,7 +42,8 @@ def import_results(study, text, *, filename="results.csv"):
         participants = {}
         for worker in sorted({r.worker_id for r in rows}):
             participants[worker], _ = Participant.objects.get_or_create(namespace=NAMESPACE, platform_id=worker)
-        keys = adapter.import_results(target, rows, {w: p.worker_key for w, p in participants.items()})
+        imported = adapter.import_results(target, rows, {w: p.worker_key for w, p in participants.items()})
+        keys = imported.keys
         known = set(
             Participation.objects.filter(
                 study=study, external_submission_id__in=[r.assignment_id for r in rows]
@@ -80,7 +79,17 @@ def import_results(study, text, *, filename="results.csv"):
                     study=study, external_id=row.hit_id, unit_key=work.unit_key, unit_label=work.unit_label
                 )
         Participation.objects.bulk_create(created)
-    return {"rows": len(rows), "created": len(created), "unchanged": len(rows) - len(created)}
+    return {
+        "rows": len(rows),
+        "created": len(created),
+        "unchanged": len(rows) - len(created),
+        "warnings": [_located(filename, line, field, message) for line, field, message in imported.warnings],
+    }
+
+
+def _located(filename, line, field, message):
+    """A problem or warning of the protocol's, as the file's own problems read: ``FILE, line N, field 'F': ...``."""
+    return f"{filename}, line {line}, field '{field}': {message}" if field else f"{filename}, line {line}: {message}"
 
 
 def _stored_worker_ids(rows, filename):

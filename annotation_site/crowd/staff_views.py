@@ -94,6 +94,8 @@ def mturk_file(request, name):
     messages.success(
         request, f"{result['rows']} assignments read: {result['created']} new, {result['unchanged']} already imported."
     )
+    for warning in result["warnings"]:
+        messages.warning(request, warning)
     return redirect("crowd-study", name=name)
 
 

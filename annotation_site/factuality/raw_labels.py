@@ -31,6 +31,7 @@ from annotation_site.annotators.services import imported_annotator_id, imported_
 from annotation_site.corpus.models import Caption, Sentence, System, Video
 from annotation_site.corpus.tokens import validate_spans
 from annotation_site.problems import ProblemList
+from annotation_site.workflow import capacity
 
 from .judgments import ParagraphAnswer, SentenceAnswer, write_submissions
 from .models import (
@@ -354,29 +355,22 @@ def _over_capacity(project, new_lines, filename):
     """The videos this import took above the project's annotators per video (its capacity: the number of
     annotators a video is handed out to), one located warning each: the file, the line of the first annotator
     beyond the capacity (annotators the file adds to a video count in the order of their first line), field
-    ``annotator``. They are imported all the same: they are labels really collected, and a video above its
-    capacity breaks nothing (it is full: the hand-out, the progress counts and the share done read ``assigned``
-    against the capacity with < and >=, and the share done is capped at 100 %). One query."""
+    ``annotator``. They are imported all the same (``workflow.capacity.above``, shared with the MTurk results
+    import of projects and tasks: why, and the one query)."""
     added = {}
     for (_, video), number in new_lines.items():
         added.setdefault(video, []).append(number)
     warnings = ProblemList()
-    capacity = project.annotators_per_video
-    for pk, external_id, assigned in (
-        ProjectVideo.objects.filter(pk__in=added, assigned__gt=capacity)
-        .order_by("position", "pk")
-        .values_list("pk", "video__external_id", "assigned")
+    for line, message in capacity.above(
+        ProjectVideo.objects.filter(project=project),
+        added,
+        project.annotators_per_video,
+        label="video__external_id",
+        noun="video",
+        scope=("project", project.name),
+        what="labels",
     ):
-        lines = sorted(added[pk])
-        before = assigned - len(lines)  # the video's annotators before this import
-        warnings.add(
-            filename,
-            f"video {external_id!r} now has {assigned} annotators, more than the {capacity} annotators per video of "
-            f"project {project.name}: its labels were imported all the same, and the video is handed out to nobody "
-            "else (raise the project's annotators per video if that is what the study is)",
-            line=lines[max(0, capacity - before)],
-            where="annotator",
-        )
+        warnings.add(filename, message, line=line, where="annotator")
     return warnings
 
 

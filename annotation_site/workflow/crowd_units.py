@@ -1,19 +1,22 @@
 """The crowd adapter of a protocol whose work is units of fixed capacity (a factuality project's videos, a judgment
 task's items), written once: finding the target, taking a slot on the very unit MTurk names, releasing one, the
 assignment records for payments, and the MTurk results import (which row is which unit, each worker once per
-unit, each answer stored once under a UUID derived from the AssignmentId).
+unit, each answer stored once under a UUID derived from the AssignmentId, a unit taken above its capacity
+named in a warning).
 
 ``UnitsAdapter`` is a mixin: the protocol's adapter subclasses it and ``crowd.adapters.ProtocolAdapter``, sets the
 class attributes below (its models and words) and keeps what is its own (describing the target, the work page,
 checking an answer, writing submissions). The crowd app's vocabulary (``Target``, ``AssignmentRecord``,
-``QCOutcome``) comes in ``crowd``, the module the protocol passes: workflow sits beside crowd and imports none of
-it (``.importlinter``).
+``QCOutcome``, ``Imported``) comes in ``crowd``, the module the protocol passes: workflow sits beside crowd and
+imports none of it (``.importlinter``).
 """
 
 import uuid
 
 from django.db import transaction
 from django.db.models import F, Max
+
+from . import capacity
 
 
 def answered_before(seen, row, unit_key, unit_text):
@@ -175,7 +178,7 @@ class UnitsAdapter:
                 "client_uuid", flat=True
             )
         )
-        out, entries = {}, []
+        out, entries, added = {}, [], {}
         for row, unit, cleaned, incomplete in plans:
             annotator = self._member(found, worker_keys[row.worker_id])
             assignment, created = self.assignment_model.objects.get_or_create(
@@ -184,6 +187,7 @@ class UnitsAdapter:
             )
             if created:
                 self.unit_model.objects.filter(pk=unit.pk).update(assigned=F("assigned") + 1)
+                added.setdefault(unit.pk, []).append(row.line)
             out[row.assignment_id] = str(assignment.pk)
             if uuids[row.assignment_id] not in stored:
                 entries.append(
@@ -198,4 +202,25 @@ class UnitsAdapter:
                 )
         if entries:
             self.write_imported(found, entries)
-        return out
+        return self.crowd.Imported(out, self._over_capacity(found, added))
+
+    def _over_capacity(self, found, added):
+        """``(line, "WorkerId", message)`` of each unit the import took above the target's capacity (its
+        ``capacity_field``), on the row of the first worker beyond it (``capacity.above``: the answers are
+        imported all the same, a full unit breaks nothing; one query). ``added`` maps each unit given new
+        assignments to the lines of their rows. The field is ``WorkerId``: the unit is named in the message,
+        whichever column named it in the file (``Input.hit_id`` or the unit's input)."""
+        if not added:
+            return []
+        return [
+            (line, "WorkerId", message)
+            for line, message in capacity.above(
+                self.unit_model.objects.filter(**{self.target_field: found}),
+                added,
+                getattr(found, self.capacity_field),
+                label=self.unit_label.removeprefix(f"{self.unit_field}__"),
+                noun=self.unit_noun,
+                scope=(self.target_field, found.name),
+                what="answers",
+            )
+        ]

@@ -148,7 +148,7 @@ class ToyAdapter(adapters.ProtocolAdapter):
                 t.completed.add(key)
                 self.imported = getattr(self, "imported", 0) + 1
             out[r.assignment_id] = key
-        return out
+        return adapters.Imported(out)
 
     def preview(self, target, unit_key):
         return {

@@ -197,7 +197,7 @@ def test_mturk_round_trip_into_da_judgments(campaign):
     writer.writerow(row("ASGOOD", "WGOOD", True))
     writer.writerow(row("ASBAD", "WBAD", False))
     text = out.getvalue()
-    assert mturk_import.import_results(study, text) == {"rows": 2, "created": 2, "unchanged": 0}
+    assert mturk_import.import_results(study, text) == {"rows": 2, "created": 2, "unchanged": 0, "warnings": []}
     stored = Judgment.objects.count()
     assert stored == 2 * len(items)
     assert mturk_import.import_results(study, text)["unchanged"] == 2 and Judgment.objects.count() == stored

@@ -174,8 +174,8 @@ def test_round_trip_export_import_approve_reject(toy, client, staff_user):
         "3HIT2,T,ASSIGN3,WORKERA,Submitted,250,2,75",
         header=header,
     )
-    assert mturk_import.import_results(study, results_text) == {"rows": 3, "created": 3, "unchanged": 0}
-    assert mturk_import.import_results(study, results_text) == {"rows": 3, "created": 0, "unchanged": 3}
+    assert mturk_import.import_results(study, results_text) == {"rows": 3, "created": 3, "unchanged": 0, "warnings": []}
+    assert mturk_import.import_results(study, results_text) == {"rows": 3, "created": 0, "unchanged": 3, "warnings": []}
     assert toy.imported == 3 and Participation.objects.count() == 3
     toy.targets["mt"].qc.update({"mturk:WORKERA": PASSED, "mturk:WORKERB": FAILED})
     payments.record(target, payments.preview(toy, target, policy=Policy.APPROVE_PASSING), policy=Policy.APPROVE_PASSING)

@@ -141,7 +141,7 @@ def test_mturk_results_come_in_as_task_answers_once(task):
         ],
         header,
     )
-    assert mturk_import.import_results(study, text) == {"rows": 3, "created": 3, "unchanged": 0}
+    assert mturk_import.import_results(study, text) == {"rows": 3, "created": 3, "unchanged": 0, "warnings": []}
     answers = {
         s.assignment.item.key + "/" + s.annotator.external_id: (s.answers, s.source, s.confirmed_incomplete)
         for s in Submission.objects.select_related("assignment__item", "annotator")
@@ -153,7 +153,7 @@ def test_mturk_results_come_in_as_task_answers_once(task):
     }
     assert dict(Item.objects.values_list("key", "assigned")) == {"q0": 2, "q1": 1, "q2": 0}
     # importing the same file again changes nothing
-    assert mturk_import.import_results(study, text) == {"rows": 3, "created": 0, "unchanged": 3}
+    assert mturk_import.import_results(study, text) == {"rows": 3, "created": 0, "unchanged": 3, "warnings": []}
     assert Submission.objects.count() == 3 and Assignment.objects.count() == 3
     assert Annotator.objects.filter(kind="crowd", external_id__startswith="mturk:").count() == 2
     # decisions and the Approve/Reject file
@@ -213,7 +213,7 @@ def test_mturk_results_come_in_as_rating_project_answers(make_project):  # noqa:
         ],
         header,
     )
-    assert mturk_import.import_results(study, text) == {"rows": 2, "created": 2, "unchanged": 0}
+    assert mturk_import.import_results(study, text) == {"rows": 2, "created": 2, "unchanged": 0, "warnings": []}
     assert fact.CaptionRating.objects.count() == 2 * len(systems)
     assert set(
         fact.CaptionRating.objects.filter(submission__assignment__annotator__external_id="mturk:W1").values_list(

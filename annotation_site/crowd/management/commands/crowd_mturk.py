@@ -66,7 +66,10 @@ class Command(BaseCommand):
         filename = Path(o["file"]).name
         try:
             if action == "import":
-                self.stdout.write(json.dumps(mturk_import.import_results(study, text, filename=filename)))
+                result = mturk_import.import_results(study, text, filename=filename)
+                self.stdout.write(json.dumps(result))
+                for warning in result["warnings"]:  # (also in the JSON: its "warnings")
+                    self.stderr.write(self.style.WARNING(f"Warning: {warning}"))
             else:
                 self._write(mturk_import.approve_reject_file(study, text, filename=filename), o["out"])
         except mturk_formats.FormatError as exc:
