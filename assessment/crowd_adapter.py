@@ -14,12 +14,14 @@ registered in ``AssessmentConfig.ready``, and never imports assessment.
 import uuid
 
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import CharField, Count, F, Max, Q, Value
+from django.db.models.functions import Cast, Coalesce, NullIf
 from django.utils import timezone
 
 from annotation_site.crowd import adapters
 from annotation_site.crowd.adapters import AssignmentRecord, Description, QCOutcome, Target, Unit, Work
 from annotation_site.strict_numbers import ascii_int
+from annotation_site.workflow import capacity
 from annotation_site.workflow.crowd_units import answered_before
 
 from . import services, workers
@@ -233,10 +235,12 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
     def import_results(self, target, rows, worker_keys):
         campaign = self._campaign(target)
         _, plans = self._plan(campaign, rows)
-        out, now = {}, timezone.now()
+        out, now, added = {}, timezone.now(), {}
         for row, hit, scores in plans:
             worker = workers.participant_worker(worker_keys[row.worker_id], source="mturk")
-            assignment, _ = Assignment.objects.get_or_create(worker=worker, hit=hit)
+            assignment, created = Assignment.objects.get_or_create(worker=worker, hit=hit)
+            if created:
+                added.setdefault(hit.pk, []).append(row.line)
             uuids = {item: uuid.uuid5(IMPORT_NAMESPACE, f"{row.assignment_id}:{item}") for item in scores}
             known = set(
                 Judgment.objects.filter(client_uuid__in=list(uuids.values())).values_list("client_uuid", flat=True)
@@ -257,4 +261,30 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
                 Assignment.objects.filter(pk=assignment.pk).update(completed_at=now)
             out[row.assignment_id] = str(assignment.pk)
         transaction.on_commit(lambda: services.store_qc(campaign))
-        return adapters.Imported(out)
+        return adapters.Imported(out, self._over_capacity(campaign, added))
+
+    def _over_capacity(self, campaign, added):
+        """``(line, "WorkerId", message)`` of each HIT the import took above the campaign's workers per HIT (its
+        live assignments, as the hand-out counts them), on the row of the first worker beyond it; the judgments
+        are imported all the same, and the HIT is handed out to nobody else (``workflow.capacity.above``, as the
+        other protocols' imports; one query). ``added`` maps each HIT given new assignments to their rows."""
+        if not added:
+            return []
+        hits = HIT.objects.filter(campaign=campaign).annotate(
+            position=F("number"),
+            assigned=Count("assignments", filter=Q(assignments__released_at__isnull=True)),
+            label=Coalesce(NullIf("external_id", Value("")), Cast("number", CharField())),
+        )
+        return [
+            (line, "WorkerId", message)
+            for line, message in capacity.above(
+                hits,
+                added,
+                campaign.workers_per_hit,
+                label="label",
+                noun="HIT",
+                scope=("campaign", campaign.name),
+                what="judgments",
+                people="workers",
+            )
+        ]

@@ -3,7 +3,8 @@ checks its answers), then, in one transaction, the protocol stores the answers (
 crowd app records who did which HIT (a completed Participation per assignment). Importing the same file again
 changes nothing. The result counts the rows and says, in ``warnings`` (file, line, field), what was imported all
 the same but deserves a word: a unit taken above its capacity (a project's video past its annotators per video, a
-task's item past its annotators per item). The Approve/Reject file is written from the ledger's decisions."""
+task's item past its annotators per item, a DA HIT past its workers per HIT). The Approve/Reject file is written
+from the ledger's decisions."""
 
 from django.db import transaction
 from django.utils import timezone

@@ -25,19 +25,21 @@ def follow(units, capacity):
     return units.exclude(capacity=capacity).update(capacity=capacity)
 
 
-def above(units, added, capacity, *, label, noun, scope, what):
+def above(units, added, capacity, *, label, noun, scope, what, people="annotators"):
     """The units an import took above their scope's ``capacity`` (its annotators per video / per item), as
     ``(line, message)`` each, in hand-out order. ``units`` is the scope's units (a queryset), ``added`` maps
     the pk of each unit the import gave new annotators to the lines of those annotators in its file (each
     annotator's first line); ``label`` is the unit's field naming it in messages, ``noun`` what a unit is
     ("video"), ``scope`` the kind and name of the scope ("project", "pair"), ``what`` what was imported
-    ("labels"). The line is that of the first annotator beyond the capacity (the file's annotators of a unit
-    count in the order of their lines, after those it had before). The import keeps them (they were really
+    ("labels"), ``people`` who a unit goes to ("annotators"; a DA HIT: "workers"). Each unit needs
+    ``position`` (hand-out order), ``assigned`` (its annotators now) and ``label``, as fields or annotations.
+    The line is that of the first annotator beyond the capacity (the file's annotators of a unit count in the
+    order of their lines, after those it had before). The import keeps them (they were really
     collected) and says so: a unit above its capacity breaks nothing, it is full (the hand-out, the progress
     counts and the share done read ``assigned`` against the capacity with < and >=, the share done is capped at
     100 %). One query, whatever the import's size; run it after the import's writes, in its transaction."""
     kind, name = scope
-    words = f"annotators per {noun}"
+    words = f"{people} per {noun}"
     for pk, unit_name, assigned in (
         units.filter(pk__in=added, assigned__gt=capacity)
         .order_by("position", "pk")
@@ -47,7 +49,7 @@ def above(units, added, capacity, *, label, noun, scope, what):
         before = assigned - len(lines)  # the unit's annotators before this import
         yield (
             lines[max(0, capacity - before)],
-            f"{noun} {unit_name!r} now has {assigned} annotators, more than the {capacity} {words} of {kind} {name}: "
+            f"{noun} {unit_name!r} now has {assigned} {people}, more than the {capacity} {words} of {kind} {name}: "
             f"its {what} were imported all the same, and the {noun} is handed out to nobody else (raise the "
             f"{kind}'s {words} if that is what the study is)",
         )

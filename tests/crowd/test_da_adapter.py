@@ -197,7 +197,12 @@ def test_mturk_round_trip_into_da_judgments(campaign):
     writer.writerow(row("ASGOOD", "WGOOD", True))
     writer.writerow(row("ASBAD", "WBAD", False))
     text = out.getvalue()
-    assert mturk_import.import_results(study, text) == {"rows": 2, "created": 2, "unchanged": 0, "warnings": []}
+    result = mturk_import.import_results(study, text)
+    assert {key: result[key] for key in ("rows", "created", "unchanged")} == {"rows": 2, "created": 2, "unchanged": 0}
+    # two workers on a HIT of one (workers_per_hit=1): both imported, the second named (tests/crowd/test_mturk_capacity)
+    assert [warning.split(" now has")[0] for warning in result["warnings"]] == [
+        f"results.csv, line 3, field 'WorkerId': HIT {hit.external_id or str(hit.number)!r}"
+    ]
     stored = Judgment.objects.count()
     assert stored == 2 * len(items)
     assert mturk_import.import_results(study, text)["unchanged"] == 2 and Judgment.objects.count() == stored

@@ -1,6 +1,6 @@
-"""An MTurk results import into a factuality / rating project or a judgment task that takes a unit (a video, an
-item) above its capacity (the project's annotators per video, the task's annotators per item): it raised the
-unit's assigned count without a word. The answers are still imported (they were collected; a full unit breaks
+"""An MTurk results import into a factuality / rating project, a judgment task or a DA campaign that takes a unit
+(a video, an item, a HIT) above its capacity (the project's annotators per video, the task's annotators per item,
+the campaign's workers per HIT): it raised the unit's assigned count (a HIT's live assignments) without a word. The answers are still imported (they were collected; a full unit breaks
 nothing), and the import names each such unit with file, line (the row of the first worker beyond the capacity)
 and field ``WorkerId``: in the result's ``warnings`` (the API's answer), on the command's stderr and as warning
 messages on the study page. An import within the capacity has none."""
@@ -21,10 +21,14 @@ from annotation_site.crowd import mturk_import
 from annotation_site.crowd.models import Participation
 from annotation_site.factuality import models as fact
 from annotation_site.judgment_tasks.models import Item, Submission
+from assessment.models import Assignment as DAAssignment
+from assessment.models import Judgment
 
+from ..assessment.conftest import make_dataset, small_campaign
 from ..factuality.conftest import make_project, small_dataset  # noqa: F401  (fixtures)
 from ..judgment_tasks.conftest import make_task, question_quality_items, videos  # noqa: F401  (fixtures)
 from .conftest import study_of
+from .test_da_adapter import mturk_study_of_first_hit
 
 pytestmark = pytest.mark.django_db
 
@@ -167,3 +171,37 @@ def test_the_warnings_cost_one_query_whatever_the_number_of_units_above(make_tas
         "c.csv, line 5, field 'WorkerId': item 'q1'",
     ]
     assert warnings[3] == [] and counts[1] == counts[3]
+
+
+def test_a_da_import_above_the_workers_per_hit_says_so_and_keeps_the_judgments(tmp_path):
+    """A HIT's place count is its live assignments (the hand-out gives it to nobody once they reach the workers per
+    HIT): a results file with three workers on a HIT of two keeps all three's judgments and names the HIT."""
+    dataset = make_dataset("da-over", n_videos=12)
+    campaign = small_campaign(
+        dataset, "da-over", pairs_per_hit=5, repeats_per_hit=2, min_control_distance=4, workers_per_hit=2
+    )
+    study, hit_id, positions, header = mturk_study_of_first_hit(campaign, "da-over-mturk")
+    hit = campaign.hits.order_by("number").first()
+
+    def results(*pairs):
+        return _csv(header, [["3HIT", a, w, "Submitted", "60", hit_id] + ["50"] * len(positions) for a, w in pairs])
+
+    first = mturk_import.import_results(study, results(("D1", "W1"), ("D2", "W2")), filename="two.csv")
+    assert first["created"] == 2 and first["warnings"] == []  # the HIT is full, not above
+    path = tmp_path / "three.csv"
+    path.write_text(results(("D3", "W3"), ("D4", "W4")))
+    out, err = StringIO(), StringIO()
+    call_command("crowd_mturk", "import", str(path), "--study", study.name, stdout=out, stderr=err)
+    label = hit.external_id or str(hit.number)
+    warning = (
+        f"three.csv, line 2, field 'WorkerId': HIT {label!r} now has 4 workers, more than the 2 workers per HIT of "
+        "campaign da-over: its judgments were imported all the same, and the HIT is handed out to nobody else "
+        "(raise the campaign's workers per HIT if that is what the study is)"
+    )
+    assert json.loads(out.getvalue())["warnings"] == [warning]
+    assert err.getvalue().strip() == f"Warning: {warning}"
+    assert DAAssignment.objects.filter(hit=hit).count() == 4
+    assert Judgment.objects.filter(assignment__hit=hit).count() == 4 * len(positions)
+    again = StringIO()
+    call_command("crowd_mturk", "import", str(path), "--study", study.name, stdout=StringIO(), stderr=again)
+    assert again.getvalue() == ""  # the same workers again: nobody new above the capacity
