@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from annotation_site.corpus.models import DATASET_NAME, Caption, Dataset, System
+from annotation_site.deletion import SET_NULL_IN_BATCHES
 
 STATEMENT = "The text adequately describes what took place in the video."
 
@@ -172,7 +173,7 @@ class Item(models.Model):
     degraded_end = models.PositiveSmallIntegerField(null=True, blank=True)
     donor_caption = models.ForeignKey(
         Caption,
-        on_delete=models.SET_NULL,
+        on_delete=SET_NULL_IN_BATCHES,  # a dataset of 250,000 captions is deleted in bounded statements
         null=True,
         blank=True,
         related_name="+",

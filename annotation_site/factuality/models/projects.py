@@ -12,6 +12,7 @@ from django.db.models import F, Q
 
 from annotation_site.annotators.models import Annotator
 from annotation_site.corpus.models import Dataset, System, Video, unique_name_field
+from annotation_site.deletion import SET_NULL_IN_BATCHES
 from annotation_site.workflow.capacity import UNSET as UNSET_CAPACITY
 from annotation_site.workflow.statuses import UnitStatus
 
@@ -54,7 +55,7 @@ class Project(models.Model):
         LabelSet,
         null=True,
         blank=True,
-        on_delete=models.SET_NULL,
+        on_delete=SET_NULL_IN_BATCHES,
         related_name="project",
         help_text="The aggregated labels (factuality).",
     )
