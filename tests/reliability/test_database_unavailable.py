@@ -47,3 +47,64 @@ def test_other_errors_are_not_hidden(client, monkeypatch):
     monkeypatch.setattr(services, "assignment_from_token", broken)
     with pytest.raises(ValueError):
         client.get("/da/a/anything/")
+
+
+def statement_fault(*args, **kwargs):
+    """A statement the database refuses whatever its state, as the driver reports it through Django: SQLite's
+    SQLITE_ERROR (what "too many SQL variables" is too), PostgreSQL's class 54 (program limit exceeded)."""
+    from django.db import connection, transaction
+
+    sql = {
+        "sqlite": "SELECT * FROM no_such_table_here",
+        "postgresql": "SELECT lpad(" + ", ".join(["'x'"] * 101) + ")",  # 54023: more than 100 arguments
+    }[connection.vendor]
+    with transaction.atomic(), connection.cursor() as cursor:  # (a savepoint: the test's transaction goes on)
+        cursor.execute(sql)
+
+
+def test_a_statement_the_database_refuses_is_a_server_error_not_an_outage(db, client, monkeypatch, caplog):
+    """It used to answer 503 "try again in a few seconds", which no retry mends, and the log said "database
+    unavailable" without the traceback; it is now an error like any other (the test client re-raises it)."""
+    monkeypatch.setattr(services, "assignment_from_token", statement_fault)
+    with caplog.at_level("WARNING", logger="annotation_site.database_unavailable"):
+        with pytest.raises(OperationalError):
+            client.post("/api/da/assignments/anything/judgments/", {"item": 1}, content_type="application/json")
+        with pytest.raises(OperationalError):
+            client.get("/da/a/anything/")
+    assert not [r for r in caplog.records if r.name == "annotation_site.database_unavailable"]
+
+
+def _through_django(driver_error):
+    """``driver_error`` as Django raises it (its DatabaseErrorWrapper: the driver's error as ``__cause__``)."""
+    try:
+        raise OperationalError(*driver_error.args) from driver_error
+    except OperationalError as wrapped:
+        return wrapped
+
+
+def test_the_drivers_errors_of_an_outage_still_count_as_one(tmp_path):
+    """Real driver errors of a database in a bad state: SQLite busy (another connection holds the write lock)
+    and unable to open the file; PostgreSQL refusing the connection (no SQLSTATE) and a statement cancelled."""
+    import sqlite3
+
+    import psycopg2
+
+    from annotation_site.database_unavailable import unavailable
+
+    path = tmp_path / "locked.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    errors = []
+    for attempt in (
+        lambda: sqlite3.connect(path, timeout=0).execute("INSERT INTO t VALUES (1)"),
+        lambda: sqlite3.connect(tmp_path / "no" / "such" / "dir.sqlite3").execute("SELECT 1"),
+        lambda: psycopg2.connect(host="127.0.0.1", port=1, connect_timeout=2),
+    ):
+        with pytest.raises((sqlite3.OperationalError, psycopg2.OperationalError)) as raised:
+            attempt()
+        errors.append(raised.value)
+    holder.close()
+    assert [getattr(e, "sqlite_errorname", None) for e in errors] == ["SQLITE_BUSY", "SQLITE_CANTOPEN", None]
+    assert all(unavailable(_through_django(e)) for e in errors)
+    assert unavailable(OperationalError("raised by Django itself"))
