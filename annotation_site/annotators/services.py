@@ -32,7 +32,10 @@ def annotator_for_user(user, *, create=True):
 
 def invite(username, *, email="", display_name=""):
     """An Annotator for ``username``: an existing account, or a new one without a usable password (the invitee
-    sets it through ``invitation_path``). Returns ``(annotator, created_account)``."""
+    sets it through ``invitation_path``). Returns ``(annotator, created_account)``. An existing account is found
+    whatever the case of its name ("ANN1" invites ``ann1``: a second account for the same person, differing only by
+    case, was made until 2026-11-28); an exact match wins where accounts differing only by case exist already,
+    and a name matching several of them only by case is refused (which one is meant cannot be told)."""
     User = get_user_model()
     username = User.normalize_username((username or "").strip())  # NFKC, as Django's own forms store names
     if not username:
@@ -41,7 +44,7 @@ def invite(username, *, email="", display_name=""):
     if len(username) > longest:
         raise ValidationError({"username": f"A user name has at most {longest} characters, not {len(username)}."})
     with transaction.atomic():
-        user = User.objects.filter(username=username).first()
+        user = _account_named(User, username)
         created = user is None
         if created:
             User.username_validator(username)
@@ -56,6 +59,17 @@ def invite(username, *, email="", display_name=""):
                 display_name=display_name,
             )
     return annotator, created
+
+
+def _account_named(User, username):
+    """The account ``username`` names: its exact name, else the one account with that name in another case; None
+    when there is none."""
+    matches = list(User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username})[:10])
+    exact = [user for user in matches if user.get_username() == username]
+    if exact or len(matches) <= 1:
+        return (exact or matches or [None])[0]
+    names = ", ".join(sorted(user.get_username() for user in matches))
+    raise ValidationError({"username": f"{username!r} matches the accounts {names} except for case: give one exactly."})
 
 
 @dataclass

@@ -43,3 +43,24 @@ def test_imported_annotators_are_made_once(django_assert_max_num_queries):
 def test_an_annotator_needs_an_account_or_an_external_id():
     with pytest.raises(IntegrityError):
         Annotator.objects.create(kind="crowd")
+
+
+def test_inviting_a_name_in_another_case_invites_the_existing_account(django_user_model):
+    """ "ANN1" is the account ann1: inviting it made a second account beside ann1 (a QA probe, 2026-11-28), so
+    the person was two annotators and the one with the work was not added."""
+    ann1 = django_user_model.objects.create_user("ann1", password="x")
+    annotator, created = invite("ANN1")
+    assert not created and annotator.user == ann1
+    assert list(django_user_model.objects.values_list("username", flat=True)) == ["ann1"]
+    again, created = invite(" Ann1 ")
+    assert not created and again == annotator
+
+
+def test_an_exact_name_wins_and_a_name_matching_several_only_by_case_is_refused(django_user_model):
+    lower = django_user_model.objects.create_user("bea", password="x")
+    upper = django_user_model.objects.create_user("BEA", password="x")  # made before the rule, e.g. in the admin
+    assert invite("bea")[0].user == lower and invite("BEA")[0].user == upper
+    with pytest.raises(ValidationError) as refused:
+        invite("Bea")
+    assert "'Bea' matches the accounts BEA, bea except for case" in str(refused.value)
+    assert django_user_model.objects.count() == 2
