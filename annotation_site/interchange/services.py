@@ -22,6 +22,8 @@ from . import factvc, formats
 from .bundle import CaptionData, DatasetBundle, FormatError, ReferenceData, SentenceData, VideoData
 
 DEFAULT_LABEL_SET = "imported"
+# how each entry point asks for a replace (the refusal of an existing name is the same text on all of them)
+REPLACE_OPTION = "--replace (API: replace=true; import page: the box “Replace an existing dataset”)"
 _BATCH = 2000
 
 
@@ -73,7 +75,7 @@ def import_bundle(
         existing = Dataset.objects.select_for_update().filter(name=name).first()
         if existing is not None:
             if not replace:
-                raise ImportRefused(f"dataset {name!r} already exists (use --replace to replace it)")
+                raise ImportRefused(f"dataset {name!r} already exists: to replace it, repeat with {REPLACE_OPTION}")
             try:
                 refuse_if_human_work(f"replacing dataset {name!r}", datasets=[existing], force=force_delete_judgments)
             except HumanWorkAtRisk as exc:

@@ -226,3 +226,19 @@ def test_a_label_set_name_or_source_past_its_column(tmp_path):
     assert label_set.name == "l" * 100
     assert len(label_set.source) == 500 and label_set.source.startswith("...")
     assert label_set.source.endswith("/labelled.jsonl") and str(path).endswith(label_set.source[3:])
+
+
+def test_an_existing_name_is_refused_with_the_way_to_replace_on_each_entry_point(db):
+    """The refusal said "(use --replace to replace it)" on the import page and the API too, which have no such
+    option (a QA probe, 2026-11-28): it names the command's option, the API's field and the page's box."""
+    from annotation_site.interchange.bundle import DatasetBundle
+    from annotation_site.interchange.services import ImportRefused, import_bundle
+
+    bundle = DatasetBundle(videos=[], systems=[], captions=[])
+    import_bundle(bundle, name="twice", source_format="jsonl")
+    with pytest.raises(ImportRefused) as refused:
+        import_bundle(bundle, name="twice", source_format="jsonl")
+    assert str(refused.value) == (
+        "dataset 'twice' already exists: to replace it, repeat with --replace (API: replace=true; import page: the "
+        "box “Replace an existing dataset”)"
+    )
