@@ -118,19 +118,21 @@ def campaign_assign(request, name):
     campaign = _campaign(name)
     form = AssignForm(request.POST)
     links = []
-    if form.is_valid():
-        for worker_id in form.worker_ids():
-            try:
-                worker = workers.worker_by_external_id(worker_id)
-            except ValueError as exc:
-                messages.error(request, f"{worker_id[:40]}: {exc}")
-                continue
-            assignment = services.assign(campaign, worker)
-            if assignment is None:
-                messages.warning(request, f"{worker_id}: no HIT left for this worker.")
-                continue
-            url = request.build_absolute_uri(services.assignment_path(assignment))
-            links.append({"worker": worker.external_id, "hit": assignment.hit.number, "url": url})
+    worker_ids = form.worker_ids() if form.is_valid() else []
+    if not worker_ids:
+        messages.error(request, "Give at least one worker id (one per line, or separated by commas).")
+    for worker_id in worker_ids:
+        try:
+            worker = workers.worker_by_external_id(worker_id)
+        except ValueError as exc:
+            messages.error(request, f"{worker_id[:40]}: {exc}")
+            continue
+        assignment = services.assign(campaign, worker)
+        if assignment is None:
+            messages.warning(request, f"{worker_id}: no HIT left for this worker.")
+            continue
+        url = request.build_absolute_uri(services.assignment_path(assignment))
+        links.append({"worker": worker.external_id, "hit": assignment.hit.number, "url": url})
     request.session[f"da-links-{campaign.pk}"] = links
     return redirect(reverse("da-campaign", args=[name]) + "#links")
 

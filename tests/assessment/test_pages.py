@@ -201,6 +201,14 @@ def test_assign_links_and_qc_recompute(staff_client, rated_campaign, django_capt
     assert f'data-job-url="/api/jobs/{job.pk}/" data-finished="false"' in page  # polled live by job-progress.js
 
 
+@pytest.mark.parametrize("workers", ["", " , ,\n ,"])
+def test_create_links_without_a_worker_id_says_so(staff_client, rated_campaign, workers):
+    """An empty list (or only separators) led back to the page with no word (a QA probe, 2026-11-28)."""
+    response = staff_client.post("/da/campaigns/pages/assign/", {"workers": workers})
+    page = staff_client.get(response["Location"]).content.decode()
+    assert "Give at least one worker id (one per line, or separated by commas)." in page
+
+
 def _join_and_start(client, token, worker_id):
     """The campaign's entry link is a capped crowd entry link: the participant page, then Start takes a HIT."""
     page = client.get(f"/da/join/{token}/?worker_id={worker_id}", follow=True)
