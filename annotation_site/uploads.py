@@ -64,11 +64,30 @@ def check_size(name, size, setting="CAPTIONEVAL_MAX_UPLOAD_BYTES"):
         )
 
 
+# Files people upload by mistake where text is expected, told by their first bytes: what they are and what to do
+# instead (a zip and a spreadsheet were refused as "not UTF-8 text (invalid start byte at byte 10)").
+NOT_TEXT = (
+    (
+        (b"PK\x03\x04", b"PK\x05\x06"),
+        "a zip archive (a spreadsheet saved as .xlsx or .ods is one too), not a text file: upload the text file "
+        "itself, saved as UTF-8 (a spreadsheet: as CSV UTF-8), or choose a format that reads an archive",
+    ),
+    ((b"\x1f\x8b",), "a gzip-compressed file, not a text file: unpack it and upload the text file"),
+    ((b"%PDF",), "a PDF document, not a text file"),
+    ((b"\xd0\xcf\x11\xe0",), "an old-style Excel or Word file, not a text file: save it as CSV UTF-8"),
+    ((b"\xff\xfe", b"\xfe\xff"), "UTF-16 text: save the file as UTF-8"),
+)
+
+
 def decode(data, name):
-    """UTF-8 text of ``data`` without NUL characters, else UploadRefused naming line (and byte / column)."""
+    """UTF-8 text of ``data`` without NUL characters, else UploadRefused naming line (and byte / column), or what
+    the file is instead when its first bytes tell (``NOT_TEXT``)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        for starts, what in NOT_TEXT:
+            if data.startswith(starts):
+                raise UploadRefused(name, f"this is {what}") from None
         line = data.count(b"\n", 0, exc.start) + 1
         raise UploadRefused(
             name, f"not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8", line

@@ -145,6 +145,34 @@ def test_jsonl_upload_text_problems(staff_client, data, message):
     assert not Dataset.objects.exists()
 
 
+def _zipped(name, text):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr(name, text)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "data, what",
+    [
+        (_zipped("data.jsonl", '{"type": "video", "video_id": "v1"}\n'), "this is a zip archive (a spreadsheet"),
+        (b"\x1f\x8b\x08\x00" + bytes(range(200, 256)), "this is a gzip-compressed file"),
+        (b"%PDF-1.7\n\xe2\xe3\xcf\xd3\n", "this is a PDF document"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(200), "this is an old-style Excel or Word file"),
+        ('{"type": "video", "video_id": "v1"}\n'.encode("utf-16"), "this is UTF-16 text: save the file as UTF-8"),
+    ],
+)
+def test_a_file_that_is_not_text_is_named_for_what_it_is(staff_client, data, what):
+    """A zip uploaded where JSON lines are read was refused as "not UTF-8 text (invalid start byte at byte 10)"
+    (a QA probe, 2026-11-28): the first bytes say what it is, and the refusal says so and what to upload."""
+    response = import_api(staff_client, data, "bad.jsonl", fmt="jsonl")
+    assert response.status_code == 400
+    [problem] = response.json()["problems"]
+    assert problem.startswith(f"bad.jsonl: {what}") and "byte" not in problem
+    assert not Dataset.objects.exists()
+
+
 @pytest.mark.django_db
 def test_jsonl_ids_longer_than_their_columns(staff_client):
     long_id = "v" * 100_000
