@@ -77,7 +77,7 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
     lists = {entry["name"]: entry for entry in definition["lists"]}
     aligned = [(q["per"], q["with"]) for q in definition["questions"] if q.get("with")]
     allowed = ITEM_KEYS | set(fields) | set(lists)
-    seen, items = {}, []
+    seen, items, named = {}, [], []  # named: (line, video_id) of every line whose video_id could be read
     for number, obj in _lines(text, filename, problems):
         for extra in sorted(set(obj) - allowed):
             problems.add(
@@ -87,6 +87,8 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
                 where=extra,
             )
         video_id = _label(obj, "video_id", number, filename, problems, required=True)
+        if video_id:
+            named.append((number, video_id))
         system, model, subset = (
             _label(obj, key, number, filename, problems, limit=_column(key)) for key in ("system", "model", "subset")
         )
@@ -184,16 +186,15 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
             )
     if not problems and not items:
         problems.add(filename, "the file holds no items")
-    if not problems:
-        videos = _videos(task, {item["video_id"] for item in items})
-        for item in items:
-            if item["video_id"] not in videos:
-                problems.add(
-                    filename,
-                    f"dataset {task.dataset.name} has no video {item['video_id']!r}",
-                    line=item["line"],
-                    where="video_id",
-                )
+    # every line's video, whatever else is wrong with the line (an unknown video was told only once the file's
+    # other problems were mended); one query, the problems then in line order
+    videos = _videos(task, {video_id for _, video_id in named})
+    for number, video_id in named:
+        if video_id not in videos:
+            problems.add(
+                filename, f"dataset {task.dataset.name} has no video {video_id!r}", line=number, where="video_id"
+            )
+    problems.sort(key=lambda problem: problem.line or 0)  # (stable: a line's own problems keep their order)
     problems.raise_if_any()
     return items
 

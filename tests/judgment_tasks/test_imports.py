@@ -46,8 +46,11 @@ def test_every_problem_is_named_and_nothing_is_written(conversion):
     assert (7, "") in wheres  # invalid JSON
     assert (8, "tuples") in wheres
     assert (9, "tuples") in wheres and (9, "questions") in wheres
+    # the unknown video is told with the rest (it was told only once the rest was clean: a QA probe, 2026-11-28)
+    assert ("conv.jsonl", 3, "video_id", "dataset clips has no video 'nope'") in found
+    assert [line for _, line, *_ in found] == sorted(line for _, line, *_ in found)  # in line order
     assert not Item.objects.exists()
-    # the unknown video is only reported once the rest is clean (one query for every video id of the file)
+    # alone (one query for every video id of the file)
     found = problems_of(
         lambda: imports.import_items(
             conversion, lines({"video_id": "nope", "tuples": ["x"], "questions": ["y?"]}), filename="conv.jsonl"
