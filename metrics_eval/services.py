@@ -192,6 +192,21 @@ def compute_scores(dataset, names, *, reference_sets=None, progress=None):
     }
 
 
+def computed_summary(result):
+    """What ``compute_scores`` did, in words for the job's message and the command: the scores stored per metric
+    out of the captions read, and why any caption has none (the job said "scored 16 captions (bleu4 12)" when four
+    human captions had no other reference to be scored against)."""
+    scored = ", ".join(f"{name} {n}" for name, n in result["scored"].items())
+    text = f"{scored} of {result['captions']} captions"
+    missing, human_only = result["without_references"], result["human"]["without_other_references"]
+    if missing:
+        why = "no reference to be scored against"
+        if human_only:  # a human caption is never scored against the reference it is
+            why += f"; {human_only} of them are human captions whose video has no other reference"
+        text += f" ({missing} captions not scored: {why})"
+    return text
+
+
 class ComputeRunning(MetricError):
     """A computation of this dataset's metrics is already queued or running (``job``)."""
 

@@ -33,6 +33,5 @@ def compute_metric_scores(job_id, dataset_id, names, reference_sets=None):
     except Exception as exc:
         jobs.mark_failed(job_id, exc)
         raise
-    scored = ", ".join(f"{name} {n}" for name, n in result["scored"].items())
-    jobs.mark_succeeded(job_id, result, message=f"scored {result['captions']} captions ({scored})")
+    jobs.mark_succeeded(job_id, result, message=f"scored {services.computed_summary(result)}")
     return result

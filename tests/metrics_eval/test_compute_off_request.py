@@ -31,7 +31,12 @@ def held_computation(monkeypatch):
         progress(1, 2, "tokenized captions and references")
         state["started"].set()
         state["release"].wait(30)
-        return {"captions": 12, "scored": {name: 12 for name in names}, "without_references": 0}
+        return {
+            "captions": 12,
+            "scored": {name: 12 for name in names},
+            "without_references": 0,
+            "human": {"without_other_references": 0},
+        }
 
     monkeypatch.setattr(services, "compute_scores", compute)
     yield state
@@ -74,7 +79,11 @@ def test_compute_runs_off_the_request_and_is_never_started_twice(
 
     held_computation["release"].set()
     done = finished(job.pk)
-    assert done.status == Job.Status.SUCCEEDED and done.message.startswith("scored 12 captions")
+    assert (
+        done.status == Job.Status.SUCCEEDED
+        and done.message.startswith("scored ")
+        and done.message.endswith(" of 12 captions")
+    )
     assert len(held_computation["threads"]) == 1
 
     # finished: a new computation may start

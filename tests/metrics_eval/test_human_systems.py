@@ -43,6 +43,11 @@ def test_human_captions_are_scored_leave_one_out(java, tiny_dataset):
     assert result["captions"] == 16 and result["scored"] == {"bleu4": 14, "meteor": 14}
     assert result["human"] == {"captions": 4, "references_left_out": 4, "without_other_references": 2}
     assert result["pairs_with_human_captions"] == {"pairs": 0, "without_other_references": 0}
+    # the job's message (the page) said "scored 16 captions (bleu4 14, meteor 14)"; it says what was not scored
+    assert services.computed_summary(result) == (
+        "bleu4 14, meteor 14 of 16 captions (2 captions not scored: no reference to be scored against; 2 of them "
+        "are human captions whose video has no other reference)"
+    )
 
     bleu4, meteor = stored_scores(tiny_dataset, "bleu4"), stored_scores(tiny_dataset, "meteor")
     human_keys = {key for key in bleu4 if key[1] == "gt_1"}

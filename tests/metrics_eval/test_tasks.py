@@ -40,7 +40,10 @@ def test_compute_job_runs_in_the_right_process_and_ends_with_complete_progress_c
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert (job.done, job.total) == (1 + 3 * 3, 1 + 3 * 3)  # tokenising, then 3 metric families x 3 systems
     assert job.result["scored"] == {"bleu4": 12, "rouge_l": 12, "cider": 12}
-    assert job.scope == f"dataset:{tiny_dataset.pk}" and job.message.startswith("scored 12 captions")
+    assert (
+        job.scope == f"dataset:{tiny_dataset.pk}"
+        and job.message == "scored bleu4 12, rouge_l 12, cider 12 of 12 captions"
+    )
     assert MetricScore.objects.filter(metric__dataset=tiny_dataset).count() == 36
     threads = [thread for job_id, thread in ran_in if job_id == str(job.pk)]
     assert len(threads) == 1

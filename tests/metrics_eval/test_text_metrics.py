@@ -102,7 +102,7 @@ def test_missing_java_gives_a_clear_message(tiny_dataset, monkeypatch):
 def test_compute_command(java, tiny_dataset):
     out = io.StringIO()
     call_command("metric_scores", "--dataset", "tiny", "--compute", "bleu4,rouge_l", stdout=out, stderr=io.StringIO())
-    assert out.getvalue().strip() == "Stored scores of 12 captions of tiny: bleu4 12, rouge_l 12"
+    assert out.getvalue().strip() == "Stored scores for tiny: bleu4 12, rouge_l 12 of 12 captions"
     out = io.StringIO()
     call_command("metric_scores", "--dataset", "tiny", "--list", stdout=out)
     assert [line.split("\t")[:3] for line in out.getvalue().splitlines()] == [

@@ -79,15 +79,7 @@ class Command(BaseCommand):
                 result = services.compute_scores(dataset, names, reference_sets=reference_sets, progress=progress)
         except (services.MetricError, text_metrics.JavaMissing) as exc:
             raise CommandError(str(exc)) from None
-        scored = ", ".join(f"{name} {n}" for name, n in result["scored"].items())
-        missing, human_only = result["without_references"], result["human"]["without_other_references"]
-        why = "no reference to be scored against"
-        if human_only:  # a human caption is never scored against the reference it is
-            why += f"; {human_only} of them are human captions whose video has no other reference"
-        self.stdout.write(
-            f"Stored scores of {result['captions']} captions of {dataset.name}: {scored}"
-            + (f" ({missing} captions not scored: {why})" if missing else "")
-        )
+        self.stdout.write(f"Stored scores for {dataset.name}: {services.computed_summary(result)}")
 
     def _import(self, dataset, path, options):
         if not path.is_file():
