@@ -14,7 +14,8 @@ asked otherwise. The import validates the whole file first (every problem with f
 writes everything in one transaction; each (annotator, video) becomes one submission that replaces that
 annotator's current answer for the video, as a resubmission would (the earlier answer stays as history).
 An import that takes a video above the project's annotators per video keeps its labels and says so (the
-result's ``warnings``: file, line, field).
+result's ``warnings``: file, line, field). An import that would add copies of answers the project already holds
+as new annotators (its own anonymised export imported back) is refused (``_refuse_copies``).
 """
 
 import json
@@ -279,6 +280,8 @@ def import_lines(text, *, project_name, dataset, filename="labels.jsonl", provid
     checked = read_lines(text, dataset=dataset, project=project, filename=filename)
     names = {a for _, _, _, a, _, _ in checked}
     members = _members_named(project, checked, filename, provider, own_export) if project is not None else {}
+    if project is not None:
+        _refuse_copies(project, checked, members, filename)
     with transaction.atomic():
         if project is None:
             per_video = Counter(v for v, _ in {(video, a) for _, video, _, a, _, _ in checked})
@@ -413,6 +416,112 @@ def _members_named(project, checked, filename, provider, own_export):
             )
     problems.raise_if_any()
     return {name: same[0] for name, same in found.items()}
+
+
+# the scope in which the project's current answers are read by video rather than whole (a bound on the parameters)
+COPY_CHECK_VIDEOS = 500
+
+
+def _answer_key(caption_id, score, rationale, sentences):
+    """One caption's answer in a comparable form: the caption, the score, the rationale (rating projects) and each
+    sentence's error and spans (sorted, as ``validate_spans`` returns them)."""
+    return (
+        caption_id,
+        score,
+        rationale,
+        tuple(sorted((s, bool(e), tuple(sorted(spans))) for s, e, spans in sentences)),
+    )
+
+
+def _answers_held(project, videos):
+    """``{(annotator pk, video pk, submission pk): frozenset of answer keys}``: every answer of ``project`` on
+    ``videos``, current or earlier (two queries; one for a rating project)."""
+    scope = {"submission__assignment__project": project}
+    if len(videos) <= COPY_CHECK_VIDEOS:
+        scope["submission__assignment__project_video__video_id__in"] = videos
+    whose = ("submission_id", "submission__annotator_id", "submission__assignment__project_video__video_id")
+    answers = {}
+    if project.is_rating:
+        for submission, annotator, video, caption, score, rationale in CaptionRating.objects.filter(
+            **scope
+        ).values_list(*whose, "caption_id", "score", "rationale"):
+            if video in videos:
+                answers.setdefault((annotator, video, submission), set()).add(
+                    _answer_key(caption, score, rationale, ())
+                )
+    else:
+        sentences = {}
+        for submission, caption, sentence, error, start, end in SentenceJudgment.objects.filter(**scope).values_list(
+            "submission_id", "sentence__caption_id", "sentence_id", "error", "spans__start", "spans__end"
+        ):
+            spans = sentences.setdefault((submission, caption), {}).setdefault(sentence, (error, []))[1]
+            if start is not None:
+                spans.append((start, end))
+        for submission, annotator, video, caption, score in ParagraphJudgment.objects.filter(**scope).values_list(
+            *whose, "caption_id", "score"
+        ):
+            if video in videos:
+                judged = sentences.get((submission, caption), {})
+                answers.setdefault((annotator, video, submission), set()).add(
+                    _answer_key(caption, score, "", [(s, e, spans) for s, (e, spans) in judged.items()])
+                )
+    return {key: frozenset(value) for key, value in answers.items()}
+
+
+def _refuse_copies(project, checked, members, filename):
+    """Refuse a file whose annotators repeat answers ``project`` already holds, which the import would add as
+    new, independent annotators (the project's own anonymised export imported back: every caption judged twice,
+    agreement inflated). A file annotator is a copy of an annotator X of the project when, on every one of their
+    videos, their answer (every caption they labelled: score, each sentence's error and spans; rating: score and
+    rationale) is an answer X gave to that video (current, or earlier: X may have changed an answer since the
+    download), one and the same X, who is not the annotator the file's id already names (an id an earlier
+    import brought, or one ``own_export`` maps back: giving someone answers they gave duplicates nothing). A copy
+    of one video alone could be a second person agreeing on it, so the file is refused when its copies go beyond
+    that: a copy spanning two videos or more, or copies of two different annotators of the project. One problem
+    per copy (file, line of their first label, ``annotator``); two queries (the project's answers on the file's
+    videos), a third to name the annotators when refusing."""
+    rating = project.is_rating
+    first_line, groups = {}, {}
+    for number, video, _, name, answer, _ in checked:
+        first_line.setdefault(name, number)
+        sentences = [(s.sentence_id, s.error, s.spans) for s in answer.sentences]
+        key = _answer_key(answer.caption_id, answer.score, answer.rationale if rating else "", sentences)
+        groups.setdefault(name, {}).setdefault(video, set()).add(key)
+    held = _answers_held(project, {video for videos in groups.values() for video in videos})
+    holders = {}
+    for (annotator, video, _), answers in held.items():
+        holders.setdefault((video, answers), set()).add(annotator)
+    copies = {}
+    for name, videos in groups.items():
+        same = None
+        for video, answers in videos.items():
+            found = holders.get((video, frozenset(answers)), set())
+            same = found if same is None else same & found
+            if not same:
+                break
+        own = members.get(name)
+        if same and (own is None or own.pk not in same):
+            copies[name] = sorted(same)
+    copied = {pk for same in copies.values() for pk in same}
+    beyond_one_video = any(len(groups[name]) > 1 for name in copies)
+    of_two_annotators = len(copies) > 1 and len(copied) > 1  # two of them can be copies of different people
+    if not (beyond_one_video or of_two_annotators):
+        return
+    names = {a.pk: a.name for a in Annotator.objects.filter(pk__in=copied).select_related("user")}
+    problems = ProblemList()
+    for name, same in sorted(copies.items(), key=lambda item: first_line[item[0]]):
+        count = len(groups[name])
+        problems.add(
+            filename,
+            f"on {'each of the ' + str(count) + ' videos' if count > 1 else 'the video'} {name!r} labels, these "
+            f"labels are answers {' and '.join(names[pk] for pk in same)} gave, already in project "
+            f"{project.name}: this looks like the project's own anonymised download, whose labels are already "
+            "here (imported, the same answers would count as another annotator's); to restore people's labels, "
+            "import the download with real ids as the project's own export (--own-export, own_export)",
+            line=first_line[name],
+            where="annotator",
+        )
+    problems.raise_if_any()
 
 
 def _systems(checked):

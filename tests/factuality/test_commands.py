@@ -120,6 +120,115 @@ def test_labels_exported_with_real_ids_map_back_to_the_same_annotators(completed
     assert again == path.read_text()
 
 
+def _state(project):
+    """What an import must not change when it is refused: annotators, assignments, submissions, the counts of
+    the project's videos and the agreement."""
+    return (
+        Annotator.objects.count(),
+        Assignment.objects.filter(project=project).count(),
+        list(Submission.objects.filter(assignment__project=project).values_list("pk", "is_current").order_by("pk")),
+        list(ProjectVideo.objects.filter(project=project).values_list("assigned", flat=True).order_by("pk")),
+        run("factuality_agreement", "--project", project.name, "--format", "json")[0],
+    )
+
+
+def _copy_problem(filename, line, name, who):
+    return (
+        f"{filename}, line {line}, annotator: on each of the 3 videos {name!r} labels, these labels are answers "
+        f"{who} gave, already in project anet-mini: this looks like the project's own anonymised download, whose "
+        "labels are already here (imported, the same answers would count as another annotator's); to restore "
+        "people's labels, import the download with real ids as the project's own export (--own-export, own_export)"
+    )
+
+
+def test_the_projects_anonymised_download_imported_back_is_refused(completed, tmp_path, staff_client):
+    """The project page's "Raw labels (JSONL, anonymised)" uploaded back in its "Import raw labels" form was
+    accepted (only warnings above the annotators per video): imported annotators A1..A3 held copies of ann1..ann3's
+    answers, the progress counted them, and the agreement took them for 6 independent annotators (inflated). Now
+    each copy is refused, located (file, line of its first label, annotator), from the command, the page and the
+    API, and nothing is written."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    download = staff_client.get(reverse("factuality-export-raw", args=["anet-mini"]))
+    assert b'"annotator": "A1"' in download.content
+    path = tmp_path / "anet-mini.jsonl"
+    path.write_bytes(download.content)
+    before = _state(completed)
+    with pytest.raises(CommandError) as refused:
+        run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    message = str(refused.value)
+    assert message.startswith("3 problems found, nothing was imported:")
+    for line, name, who in ((1, "A1", "ann1"), (2, "A2", "ann2"), (3, "A3", "ann3")):
+        assert _copy_problem("anet-mini.jsonl", line, name, who) in message
+    assert _state(completed) == before
+    page = staff_client.post(
+        reverse("factuality-import-raw", args=["anet-mini"]),
+        {"file": SimpleUploadedFile("raw.jsonl", download.content)},
+    )
+    assert page.status_code == 400 and page.content.decode().count('class="problem"') == 3
+    located = _copy_problem("raw.jsonl", 2, "A2", "ann2").split(", annotator: ")[1].replace("'", "&#x27;")
+    assert (
+        '<td class="num">2</td>\n            <td class="break"><code>annotator</code></td>\n' in page.content.decode()
+    )
+    assert f'<td class="wrap">{located}</td>' in page.content.decode()
+    api = staff_client.post(
+        reverse("api-factuality-labels", args=["anet-mini"]),
+        {"file": SimpleUploadedFile("api.jsonl", download.content)},
+    )
+    assert api.status_code == 400 and _copy_problem("api.jsonl", 3, "A3", "ann3") in api.json()["problems"]
+    assert _state(completed) == before
+    assert not Annotator.objects.filter(kind="imported").exists()
+    # the check reads the project's answers once (paragraphs, sentences), whatever the size of the file
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation_site.factuality import raw_labels
+    from annotation_site.problems import FormatError
+
+    text = download.content.decode()
+    counts = []
+    for part in (text, "".join(line + "\n" for line in text.splitlines() if '"v1"' in line and '"A3"' not in line)):
+        with CaptureQueriesContext(connection) as queries, pytest.raises(FormatError, match="2 problems|3 problems"):
+            raw_labels.import_lines(part, project_name="anet-mini", dataset=completed.dataset)
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
+    # ann1 changes an answer after the download: the file's A1 still repeats what ann1 gave (their earlier answer)
+    rows = [json.loads(line) for line in download.content.decode().splitlines()]
+    changed = [dict(row, annotator="ann1") for row in rows if row["annotator"] == "A1"]
+    changed[0]["paragraph_score"] = 5
+    own = tmp_path / "ann1.jsonl"
+    own.write_text("".join(json.dumps(row) + "\n" for row in changed))
+    run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(own), "--own-export")
+    assert Submission.objects.filter(assignment__project=completed).count() == 12  # ann1's 3 earlier ones kept
+    with pytest.raises(CommandError) as refused:
+        run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    assert _copy_problem("anet-mini.jsonl", 1, "A1", "ann1") in str(refused.value)
+
+
+def test_a_file_with_the_same_ids_and_other_answers_still_imports(completed, tmp_path):
+    """Only copies are refused: a file whose A1..A3 differ from every annotator of the project on one of their
+    videos imports (three new annotators), and so does one annotator repeating one annotator's answers on a single
+    video (a second person may agree on one video; a copy is refused when it spans two videos or more, or repeats
+    two of the project's annotators)."""
+    out, _ = run("factuality_labels", "--project", "anet-mini", "--export", "-")
+    rows = [json.loads(line) for line in out.splitlines()]
+    for row in rows:
+        if (row["video_id"], row["system"]) == ("v3", "Gamma"):
+            row["paragraph_score"] = row["paragraph_score"] % 5 + 1
+    path = tmp_path / "other.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    imported, _ = run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    assert "27 labelled captions" in imported and "9 submissions from 3 annotators" in imported
+    assert set(Annotator.objects.filter(kind="imported").values_list("external_id", flat=True)) == {"A1", "A2", "A3"}
+    assert Submission.objects.filter(assignment__project=completed, is_current=True).count() == 18
+    original = [json.loads(line) for line in out.splitlines()]
+    solo = [dict(row, annotator="solo") for row in original if (row["video_id"], row["annotator"]) == ("v1", "A1")]
+    path.write_text("".join(json.dumps(row) + "\n" for row in solo))
+    agreed, _ = run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
+    assert "3 labelled captions" in agreed and "1 submissions from 1 annotators" in agreed
+
+
 def test_a_name_two_annotators_of_the_project_share_is_refused(completed, tmp_path):
     path = tmp_path / "labels.jsonl"
     run("factuality_labels", "--project", "anet-mini", "--export", str(path), "--real-ids")

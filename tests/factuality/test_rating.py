@@ -151,3 +151,12 @@ def test_rating_pages_and_raw_export(staff_client, make_project, annotator_accou
     assert len(raw) == 27
     assert list(json.loads(raw[0])) == ["video_id", "system", "annotator", "score", "rationale"]
     assert json.loads(raw[0])["rationale"] == "looks right"
+    # uploaded back on its project page, the anonymised download is refused: its ratings are already here
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    before = CaptionRating.objects.count()
+    upload = SimpleUploadedFile("raw.jsonl", ("\n".join(raw) + "\n").encode())
+    refused = staff_client.post(reverse("factuality-import-raw", args=["vatex"]), {"file": upload})
+    assert refused.status_code == 400 and refused.content.decode().count('class="problem"') == 3
+    assert "this looks like the project&#x27;s own anonymised download" in refused.content.decode()
+    assert CaptionRating.objects.count() == before
