@@ -4,6 +4,7 @@ command output, charts, QC, links, downloads), the crowd entry link and the rati
 import io
 import json
 import re
+import uuid
 
 import pytest
 from django.core.management import call_command
@@ -145,6 +146,25 @@ def test_progress_counts(staff_client, campaign):
     assert "No judgments yet." in page
     progress = services.progress(campaign)
     assert progress["hits"] == HIT.objects.filter(campaign=campaign).count() and progress["judgments"] == 0
+
+
+def test_a_hit_is_complete_once_all_its_workers_are_done(staff_client, campaign):
+    """ "HITs done 3 of 3" stood beside "Assignments completed 4 of 9" (3 workers per HIT): a HIT counted as done
+    after one worker (a QA probe, 2026-11-28). Complete means done by all its workers per HIT."""
+    Campaign.objects.filter(pk=campaign.pk).update(workers_per_hit=2)
+    campaign.refresh_from_db()
+    assignment = services.assign(campaign, workers.worker_by_external_id("first"))
+    items = assignment.hit.items.order_by("position").values_list("pk", flat=True)
+    for item in items:
+        services.submit(assignment, item_id=item, score=50, client_uuid=uuid.uuid4(), played=True)
+    n_hits = HIT.objects.filter(campaign=campaign).count()
+    page = staff_client.get(f"/da/campaigns/{campaign.name}/").content.decode()
+    assert f'<dt>HITs complete</dt><dd>0 <span class="muted">of {n_hits}; 1 done by one worker or more' in page
+    second = Assignment.objects.create(worker=workers.worker_by_external_id("second"), hit=assignment.hit)
+    for item in items:
+        services.submit(second, item_id=item, score=60, client_uuid=uuid.uuid4(), played=True)
+    page = staff_client.get(f"/da/campaigns/{campaign.name}/").content.decode()
+    assert f'<dt>HITs complete</dt><dd>1 <span class="muted">of {n_hits}; 1 done by one worker or more' in page
 
 
 def test_campaign_page_states_the_layout_once(staff_client, campaign):
