@@ -3,11 +3,13 @@ the services (the pages, the API and the commands)."""
 
 from django.contrib import admin
 
+from annotation_site.human_work import ProtectHumanWork
+
 from .models import HIT, Assignment, Campaign, Item, Judgment, QCResult, Worker
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("name", "dataset", "source", "hit_size", "qc_test", "seed", "created_at")
     list_select_related = ("dataset",)
     search_fields = ("name",)
@@ -17,14 +19,14 @@ class CampaignAdmin(admin.ModelAdmin):
 
 
 @admin.register(HIT)
-class HITAdmin(admin.ModelAdmin):
+class HITAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("campaign", "number", "external_id", "n_items")
     list_select_related = ("campaign",)
     list_filter = ("campaign",)
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("hit", "position", "item_type", "caption", "control_of")
     list_select_related = ("hit__campaign", "caption__system", "caption__video", "control_of__hit__campaign")
     list_filter = ("item_type",)
@@ -32,14 +34,14 @@ class ItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("external_id", "user", "source", "created_at")
     search_fields = ("external_id",)
     raw_id_fields = ("user",)
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("worker", "hit", "created_at", "completed_at")
     list_select_related = ("worker", "hit__campaign")
     raw_id_fields = ("worker", "hit")

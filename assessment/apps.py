@@ -15,8 +15,6 @@ class AssessmentConfig(AppConfig):
         register_human_work(
             "DA judgments",
             Judgment,
-            dataset_path="assignment__hit__campaign__dataset",
-            video_path="item__caption__video",
             export_hint="the campaign page's judgments.csv download (/da/campaigns/NAME/judgments.csv)",
         )
 

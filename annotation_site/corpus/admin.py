@@ -1,54 +1,16 @@
 """Django admin of the corpus, for looking things up and small fixes; imports and processing go through the
 services. Related rows are picked by id (``raw_id_fields``) and lists select their relations in the same query,
 so the pages stay fast on tables of many thousand rows. Sentence text and tokens are read-only here: error
-spans elsewhere point at token indices, so editing them would silently move every span."""
+spans elsewhere point at token indices, so editing them would silently move every span. Deleting a dataset, a
+video, a system or a caption that people's judgments depend on is refused unless forced (``ProtectHumanWork``,
+annotation_site/human_work.py)."""
 
 from django.contrib import admin, messages
-from django.contrib.admin.actions import delete_selected
-from django.contrib.admin.utils import unquote
 from django.db import models, transaction
-from django.shortcuts import redirect
+
+from annotation_site.human_work import ProtectHumanWork
 
 from .models import Caption, Dataset, Reference, Sentence, System, Video
-from .protection import describe_loss, human_work
-
-FORCE_PARAMETER = "force_delete_judgments"
-
-
-class ProtectHumanWork:
-    """Deleting a dataset or video that people's judgments depend on is refused with what would be lost and how to
-    export it (corpus/protection.py); the single delete page goes ahead with ``?force_delete_judgments=1``."""
-
-    scope = "datasets"  # or "videos": what human_work() is asked about
-
-    def _refusal(self, rows, what):
-        found = human_work(**{self.scope: rows})
-        if not found:
-            return None
-        return describe_loss(what, found, force_hint=f"the delete page with ?{FORCE_PARAMETER}=1")
-
-    def delete_view(self, request, object_id, extra_context=None):
-        obj = self.get_object(request, unquote(object_id))
-        if obj is not None and request.GET.get(FORCE_PARAMETER) != "1":
-            refusal = self._refusal([obj], f"deleting {obj}")
-            if refusal:
-                self.message_user(request, refusal, messages.ERROR)
-                return redirect(request.path.rsplit("/delete/", 1)[0] + "/change/")
-        return super().delete_view(request, object_id, extra_context)
-
-    @admin.action(permissions=["delete"], description="Delete selected %(verbose_name_plural)s")
-    def delete_selected(self, request, queryset):
-        refusal = self._refusal(queryset, f"deleting {queryset.count()} {self.opts.verbose_name_plural}")
-        if refusal:
-            self.message_user(request, refusal + " (Delete them one by one from their pages.)", messages.ERROR)
-            return None
-        return delete_selected(self, request, queryset)
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        if "delete_selected" in actions:
-            actions["delete_selected"] = self.get_action("delete_selected")
-        return actions
 
 
 @admin.register(Dataset)
@@ -60,7 +22,7 @@ class DatasetAdmin(ProtectHumanWork, admin.ModelAdmin):
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("name", "dataset", "is_human", "position")
     list_select_related = ("dataset",)
     list_filter = ("is_human", "dataset")
@@ -77,8 +39,6 @@ def _process_again(video_ids):
 
 @admin.register(Video)
 class VideoAdmin(ProtectHumanWork, admin.ModelAdmin):
-    scope = "videos"
-
     list_display = ("external_id", "dataset", "kind", "status", "duration", "width", "height")
     list_select_related = ("dataset",)
     list_filter = ("status", "dataset")
@@ -120,7 +80,7 @@ class SentenceInline(admin.TabularInline):
 
 
 @admin.register(Caption)
-class CaptionAdmin(admin.ModelAdmin):
+class CaptionAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("id", "video", "system", "dataset")
     list_select_related = ("video__dataset", "system")
     list_filter = ("video__dataset",)

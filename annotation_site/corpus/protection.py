@@ -2,16 +2,24 @@
 
 Deleting a dataset (or a video) cascades to everything built on it: factuality projects and their answers, DA
 campaigns and their judgments, judgment-task answers. The apps that store people's judgments register them
-here (``register_human_work`` in their ``AppConfig.ready``; the corpus imports none of them), and every path
+(``register_human_work`` in their ``AppConfig.ready``, from ``annotation_site.human_work`` below every app, which
+finds the cascade paths from any model to them; the corpus imports none of them), and every path
 that deletes a dataset or a video (``import_dataset --replace`` and the import page / API with ``replace``, the
 admin, the video API) asks ``refuse_if_human_work`` first: the refusal says what would be lost and how to
 export it, and goes ahead only when the researcher asks for it explicitly (``--force-delete-judgments``,
 ``force_delete_judgments``).
 """
 
-from dataclasses import dataclass
+from annotation_site.human_work import (  # noqa: F401 (the apps register through this module)
+    HumanWork,
+    human_work_reached,
+    register_human_work,
+)
+from annotation_site.human_work import (
+    describe_loss as _describe_loss,
+)
 
-from django.db.models import Model
+from .models import Dataset, Video
 
 FORCE_OPTION = (
     "--force-delete-judgments (API: force_delete_judgments=true; import page: the box "
@@ -19,36 +27,13 @@ FORCE_OPTION = (
 )
 
 
-@dataclass(frozen=True)
-class HumanWork:
-    label: str  # plural words for the count, e.g. "DA judgments"
-    model: type[Model]
-    dataset_path: str  # lookup from the model to its Dataset, e.g. "assignment__hit__campaign__dataset"
-    video_path: str  # lookup from the model to its Video
-    export_hint: str  # how to keep a copy first
-
-
-_REGISTRY: dict[str, HumanWork] = {}
-
-
-def register_human_work(label, model, *, dataset_path, video_path, export_hint):
-    """Declare ``model`` rows as people's work on a dataset (registering the same label again replaces it)."""
-    _REGISTRY[label] = HumanWork(label, model, dataset_path, video_path, export_hint)
-
-
 def human_work(*, datasets=None, videos=None):
     """``[(HumanWork, count)]`` of the human work that deleting ``datasets`` (or ``videos``; each a queryset or
-    a list of rows or ids) would delete: one COUNT query per registered kind; kinds with none are left out."""
+    a list of rows or ids) would delete: one COUNT query per registered kind it reaches (the cascade paths found
+    by ``annotation_site.human_work``, the same as for every other deletion); kinds with none are left out."""
     if (datasets is None) == (videos is None):
         raise TypeError("give datasets or videos")
-    found = []
-    for work in _REGISTRY.values():
-        path, scope = (work.dataset_path, datasets) if datasets is not None else (work.video_path, videos)
-        rows = work.model._default_manager.filter(**{f"{path}__in": scope})
-        count = rows.count()
-        if count:
-            found.append((work, count))
-    return found
+    return human_work_reached(Dataset, datasets) if datasets is not None else human_work_reached(Video, videos)
 
 
 class HumanWorkAtRisk(Exception):
@@ -60,12 +45,7 @@ class HumanWorkAtRisk(Exception):
 
 
 def describe_loss(what, found, *, force_hint=FORCE_OPTION):
-    counts = ", ".join(f"{count} {work.label}" for work, count in found)
-    exports = "; ".join(f"{work.label}: {work.export_hint}" for work, _ in found)
-    return (
-        f"{what} would delete human work that cannot be made again: {counts}. Export it first ({exports}), "
-        f"then repeat with {force_hint} to delete it anyway."
-    )
+    return _describe_loss(what, found, force_hint=force_hint)
 
 
 def refuse_if_human_work(what, *, datasets=None, videos=None, force=False, force_hint=FORCE_OPTION):

@@ -3,6 +3,7 @@ selected in the list query, so the pages stay fast on large label sets."""
 
 from django.contrib import admin
 
+from annotation_site.human_work import ProtectHumanWork
 from annotation_site.workflow import capacity
 
 from .models import ErrorSpan, LabelSet, ParagraphLabel, SentenceLabel
@@ -104,7 +105,7 @@ class ProjectMemberInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("name", "dataset", "kind", "status", "annotators_per_video", "shuffle_systems", "created_at")
     list_select_related = ("dataset",)
     list_filter = ("kind", "status")
@@ -119,7 +120,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(ProjectVideo)
-class ProjectVideoAdmin(admin.ModelAdmin):
+class ProjectVideoAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("id", "project", "video", "position", "assigned")
     list_select_related = ("project", "video")
     list_filter = ("project",)
@@ -128,7 +129,7 @@ class ProjectVideoAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ("id", "project", "project_video", "annotator", "status", "created_at", "submitted_at")
     list_select_related = ("project", "project_video__video", "annotator__user")
     list_filter = ("status", "project")

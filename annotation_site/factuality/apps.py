@@ -14,8 +14,6 @@ class FactualityConfig(AppConfig):
         register_human_work(
             "factuality answers",
             Submission,
-            dataset_path="assignment__project__dataset",
-            video_path="assignment__project_video__video",
             export_hint="manage.py factuality_labels --project NAME --export FILE, or the project page's raw-labels "
             "download",
         )

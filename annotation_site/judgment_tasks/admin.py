@@ -1,12 +1,13 @@
 from django.contrib import admin
 
+from annotation_site.human_work import ProtectHumanWork
 from annotation_site.workflow import capacity
 
 from .models import Assignment, Item, ModelAnswer, Submission, Task, TaskMember
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ["name", "preset", "dataset", "status", "annotators_per_item", "created_at"]
     list_filter = ["status", "preset"]
     search_fields = ["name", "title"]
@@ -18,7 +19,7 @@ class TaskAdmin(admin.ModelAdmin):
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ["key", "task", "video", "system", "model", "subset", "assigned"]
     list_filter = ["task"]
     search_fields = ["key"]
@@ -28,7 +29,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ProtectHumanWork, admin.ModelAdmin):
     list_display = ["pk", "task", "item", "annotator", "status", "submitted_at"]
     list_filter = ["task", "status"]
     list_select_related = ["task", "item", "annotator"]

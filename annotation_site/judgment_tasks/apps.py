@@ -14,8 +14,6 @@ class JudgmentTasksConfig(AppConfig):
         register_human_work(
             "judgment-task answers",
             Submission,
-            dataset_path="assignment__task__dataset",
-            video_path="assignment__item__video",
             export_hint="the task page's answers.jsonl download (/tasks/t/NAME/download/answers.jsonl)",
         )
 

@@ -213,7 +213,9 @@ def test_the_admin_deletes_a_big_campaign_and_nothing_else(admin_client, big_and
     campaign = Campaign.objects.get(dataset=big)
     big_before = rows_of(big)
     with statement_limit():
-        response = admin_client.post(f"/admin/assessment/campaign/{campaign.pk}/delete/", {"post": "yes"})
+        response = admin_client.post(
+            f"/admin/assessment/campaign/{campaign.pk}/delete/?force_delete_judgments=1", {"post": "yes"}
+        )
     assert response.status_code == 302
     left = rows_of(big)
     assert {k: left[k] for k in ("videos", "systems", "captions", "sentences")} == {
