@@ -224,7 +224,8 @@ def change_qc(campaign, *, qc_test=None, qc_threshold=None, qc_min_pairs=None):
     """Change a campaign's quality-control parameters (None: unchanged), checked as when it was created: for a
     planned campaign the QC minimum must stay within reach (a worker does each HIT at most once, so rates at most
     ``pairs_per_hit x HITs`` pairs) and the test must be able to pass with it; else CampaignError, nothing
-    changed. Returns the campaign as stored."""
+    changed. The campaign's default crowd entry study is raised to the HITs per participant QC then needs.
+    Returns the campaign as stored."""
     values = {
         "qc_test": campaign.qc_test if qc_test is None else qc_test,
         "qc_threshold": campaign.qc_threshold if qc_threshold is None else qc_threshold,
@@ -249,6 +250,9 @@ def change_qc(campaign, *, qc_test=None, qc_threshold=None, qc_min_pairs=None):
             )
     Campaign.objects.filter(pk=campaign.pk).update(**values)
     campaign.refresh_from_db()
+    from annotation_site.crowd.hooks import sync_default_entry
+
+    sync_default_entry("da", campaign.pk)  # its entry link lets a worker do the HITs QC now needs
     return campaign
 
 
@@ -268,10 +272,25 @@ def plan_workload(campaign):
     return f"{workload[0].upper()}{workload[1:]}."
 
 
+def hits_per_worker(campaign):
+    """``(HITs one worker must complete to reach the pairs quality control needs, those pairs)``: the figure the
+    campaign page states ("a worker needs 3 HITs (of 3) ..."), and the HITs per participant of the campaign's
+    default crowd entry study (``crowd_hits_per_participant``)."""
+    needed, _ = _needed_pairs(campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs)
+    return -(-needed // max(1, campaign.pairs_per_hit)), needed
+
+
+def crowd_hits_per_participant(campaign):
+    """The HITs one crowd participant must be allowed (``Study.hits_per_participant``) for quality control to
+    judge them: ``hits_per_worker``, at most the campaign's HITs (a worker does each HIT once) and at least 1."""
+    per_worker, _ = hits_per_worker(campaign)
+    n_hits = campaign.hits.count()
+    return max(1, min(per_worker, n_hits) if n_hits else per_worker)
+
+
 def _workload(campaign):
     n_hits = campaign.hits.count()
-    needed, _ = _needed_pairs(campaign.qc_test, campaign.qc_threshold, campaign.qc_min_pairs)
-    per_worker = -(-needed // max(1, campaign.pairs_per_hit))
+    per_worker, needed = hits_per_worker(campaign)
     return (
         f"a worker needs {per_worker} HIT{'s' if per_worker != 1 else ''} (of {n_hits}) to reach the {needed} "
         "pairs quality control needs"

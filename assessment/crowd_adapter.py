@@ -24,7 +24,7 @@ from annotation_site.strict_numbers import ascii_int
 from annotation_site.workflow import capacity
 from annotation_site.workflow.crowd_units import answered_before
 
-from . import services, workers
+from . import campaigns, services, workers
 from .models import HIT, Assignment, Campaign, Item, Judgment, QCResult
 
 IMPORT_NAMESPACE = uuid.UUID("4f1e7e7e-2b1c-4f55-9d6e-6d4a5c3b2a10")  # judgment ids of imported MTurk answers
@@ -72,6 +72,12 @@ class DirectAssessmentAdapter(adapters.ProtocolAdapter):
             .first()
         )
         return found[0] * found[1] if found else 0
+
+    def units_for_qc(self, target):
+        """HITs one participant must complete for quality control to judge them (the campaign page's "a worker
+        needs k HITs"): ``campaigns.crowd_hits_per_participant``."""
+        campaign = Campaign.objects.filter(pk=target.object_id).first()
+        return 1 if campaign is None else campaigns.crowd_hits_per_participant(campaign)
 
     def _work(self, assignment, last_activity=None):
         return Work(

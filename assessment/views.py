@@ -268,7 +268,7 @@ def rate_token(request, token):
 
 def join(request, token):
     """The campaign's old entry link (``?worker_id=ID``): now the crowd entry of the campaign's default link study,
-    capped like every entry link (places, one HIT per participant; see docs/crowd.md)."""
+    capped like every entry link (places, and the HITs per participant quality control needs; docs/crowd.md)."""
     from annotation_site.crowd.hooks import default_entry_url
 
     campaign = services.campaign_from_entry_token(token)

@@ -135,6 +135,12 @@ class ProtocolAdapter:
         """Slots in all (every unit's capacity); adapters may answer it in one query."""
         return sum(unit.capacity for unit in self.describe(target).units)
 
+    def units_for_qc(self, target):
+        """The fewest units one participant must complete for the protocol's quality control to give them a
+        verdict (passed or failed): a study that lets a participant do fewer can only leave them
+        ``insufficient_data``. 1 for protocols without hidden quality control."""
+        return 1
+
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
         """Take a slot: the worker's unfinished Work if any, else a new one (on ``unit_key`` when given, as
         MTurk fixes the HIT); None when nothing is left for this worker. ``finish_url`` is where the work page

@@ -96,6 +96,7 @@ def _detail(study, request=None):
         "entry_url": studies.entry_url(study, request),
         "progress": studies.progress(study),
         "ledger": sending.summary(study),
+        "qc_warning": studies.qc_warning(study),
     }
 
 

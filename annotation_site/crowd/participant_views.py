@@ -261,8 +261,18 @@ def finish(request, token):
     ending = admission.finish(participation)
     if ending is None:
         return _home(participation)
+    more = 0
+    if ending.mode == "code" and participation.study.hits_per_participant > 1:  # say so, or they stop at one
+        done = Participation.objects.filter(
+            study=participation.study,
+            participant_id=participation.participant_id,
+            status=Participation.Status.COMPLETED,
+        ).count()
+        more = max(0, participation.study.hits_per_participant - done)
     return render(
-        request, "crowd/end.html", {"study": participation.study, "ending": ending, "participation": participation}
+        request,
+        "crowd/end.html",
+        {"study": participation.study, "ending": ending, "participation": participation, "more_hits": more},
     )
 
 

@@ -58,6 +58,8 @@ def study_create(request):
         messages.error(request, "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
         return redirect("crowd-studies")
     messages.success(request, f"Study {study.name} created as a draft: check it, then publish it.")
+    if warning := studies.qc_warning(study):
+        messages.warning(request, warning)
     return redirect("crowd-study", name=study.name)
 
 
@@ -119,6 +121,7 @@ def study_detail(request, name):
             .annotate(rows=Count("entries")),
             "links": request.session.pop(f"crowd-links-{study.pk}", None),
             "links_warning": admission.links_warning(study, how_to_publish='press "Publish" above'),
+            "qc_warning": studies.qc_warning(study),
             "job": jobs.latest_job(f"crowd-study:{study.pk}", "crowd-payments"),
         },
     )

@@ -96,6 +96,30 @@ def add_practice_item(study, *, text, accept, feedback, scale=(0, 100), video_ur
     return item
 
 
+def qc_warning(study):
+    """For the researcher: why this study's participants can never get a quality-control verdict, or "" when
+    they can. A study letting each participant complete fewer units (``hits_per_participant``) than the
+    target's quality control needs of one participant (``ProtocolAdapter.units_for_qc``: a DA campaign whose
+    layout puts fewer pairs in a HIT than QC needs) leaves every participant ``insufficient_data``: never
+    passed, so ``approve-passing`` sends them all to review, and the campaign gets no scores of theirs. Warned,
+    not refused (as an MTurk import above a unit's capacity): the study may be made first and changed later."""
+    try:
+        adapter, target = adapters.study_target(study)
+    except adapters.AdapterError:
+        return ""
+    needed = adapter.units_for_qc(target)
+    if study.hits_per_participant >= needed:
+        return ""
+    allowed = study.hits_per_participant
+    return (
+        f"Quality control needs {needed} HITs of one participant of {target.name}, but study {study.name} lets "
+        f"each participant do {allowed} HIT{'s' if allowed != 1 else ''}: nobody can pass or fail quality "
+        "control (everyone stays 'insufficient data' and the payments preview sends them all to review). Give "
+        f"each participant {needed} HITs (hits_per_participant; per-participant links: max hits), or plan the "
+        "campaign with more original/degraded pairs per HIT."
+    )
+
+
 def planned_places(study):
     adapter, target = adapters.study_target(study)
     return sum(unit.capacity for unit in adapter.describe(target).units)

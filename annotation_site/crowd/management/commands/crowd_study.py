@@ -126,6 +126,8 @@ class Command(BaseCommand):
                     f"{study.target_name}; entry: {studies.entry_url(study)}"
                 )
                 self._warn_unpublished(study)
+                if warning := studies.qc_warning(study):
+                    self.stderr.write(self.style.WARNING(f"warning: {warning}"))
                 return
             if action == "release-idle":
                 self.stdout.write(f"released {admission.release_idle()} idle task(s)")
@@ -154,6 +156,8 @@ class Command(BaseCommand):
                 for pid, token in made:
                     self.stdout.write(f"{pid}\t{studies.participant_link_url(token)}")
                 self._warn_unpublished(study)
+                if warning := studies.qc_warning(study):
+                    self.stderr.write(self.style.WARNING(f"warning: {warning}"))
                 return
             elif action == "block":
                 self.stdout.write(f"blocked {admission.block(study, o['participants'], o['reason'])} participant(s)")
