@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from annotation_site.strict_numbers import ascii_int, form_integer
 
 from . import adapters, admission, config, links, rows
-from .models import Participation, PracticeItem
+from .models import ParticipantLink, Participation, PracticeItem
 from .providers import provider_for
 from .providers.base import AdmissionRefused
 
@@ -268,7 +268,13 @@ def finish(request, token):
             participant_id=participation.participant_id,
             status=Participation.Status.COMPLETED,
         ).count()
-        more = max(0, participation.study.hits_per_participant - done)
+        allowed = participation.study.hits_per_participant
+        link_hits = ParticipantLink.objects.filter(
+            study=participation.study, participant_id=participation.participant_id, revoked=False
+        ).values_list("max_hits", flat=True)
+        if more_links := list(link_hits):  # came by a per-participant link: its own cap applies
+            allowed = min(allowed, max(more_links))
+        more = max(0, allowed - done)
     return render(
         request,
         "crowd/end.html",

@@ -12,10 +12,11 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
-from annotation_site.crowd import studies
+from annotation_site.crowd import admission, studies
 from annotation_site.crowd.hooks import default_entry_url
-from annotation_site.crowd.models import Study
+from annotation_site.crowd.models import ParticipantLink, Study
 from assessment import campaigns, services
 from assessment.models import Assignment, Campaign, Item, Worker
 
@@ -178,3 +179,24 @@ def test_a_study_allowing_fewer_hits_than_qc_needs_is_warned(client, staff_clien
     assert "Quality control needs" not in err.getvalue()
     assert 'id="qc-unreachable"' not in staff_client.get(reverse("crowd-study", args=["qa-panel"])).content.decode()
     assert staff_client.get(reverse("api-crowd-study", args=["qa-panel"])).json()["qc_warning"] == ""
+
+
+def test_the_end_page_of_a_per_participant_link_counts_the_links_own_hits(client, staff_client):
+    """A per-participant link for one HIT in a study allowing more: its end page promises no further HIT."""
+    campaign = _create_through_the_form(staff_client)
+    need, _, _ = _stated_need(staff_client, campaign)
+    study = Study.objects.create(
+        name="qa-named", provider="link", protocol="da", object_id=campaign.pk, target_name=campaign.name,
+        status="published", hits_per_participant=need,
+    )  # fmt: skip
+    expires = timezone.now() + timezone.timedelta(days=1)
+    for pid, max_hits in (("one", 1), ("all", need)):
+        [(_, token)] = admission.create_participant_links(study, [pid], expires_at=expires, max_hits=max_hits)
+        home = client.get(reverse("crowd-participant-link", args=[token])).content.decode()
+        start = re.search(r'action="(/crowd/w/[^/]+/start/)"', home).group(1)
+        _, end = _rate_the_hit(client, client.post(start))
+        if max_hits == 1:
+            assert 'data-role="more-hits"' not in end
+        else:
+            assert f"This study has {need - 1} more HIT" in end
+    assert ParticipantLink.objects.count() == 2
