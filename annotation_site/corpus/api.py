@@ -1,6 +1,8 @@
 """REST endpoints of the corpus: datasets (by name) and their videos."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.db.models import ProtectedError, RestrictedError
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -63,6 +65,21 @@ class VideoSerializer(serializers.ModelSerializer):
         return video.thumbnail.url if video.thumbnail else None
 
 
+def _still_used(video, exc):
+    """Why a video cannot be deleted on its own: the rows that must go first, by kind and with their owner where
+    they have one (a judgment task's items: ``Item.video`` is RESTRICT, since an item shows its video). It was a
+    500 (an unhandled RestrictedError), the human-work check passed or forced."""
+    rows = list(exc.restricted_objects if isinstance(exc, RestrictedError) else exc.protected_objects)
+    owners = sorted({str(getattr(row, "task", "")) for row in rows if getattr(row, "task", None) is not None})
+    kind = (rows[0]._meta.verbose_name if len(rows) == 1 else rows[0]._meta.verbose_name_plural) if rows else "rows"
+    if owners:
+        first = f"of judgment task{'s' if len(owners) != 1 else ''} {', '.join(owners)}: replace the task's items, or "
+        first += "delete the task, first"
+    else:
+        first = "that must be deleted first"
+    return f"video {video.external_id!r} is shown by {len(rows)} {kind} {first}; nothing was deleted"
+
+
 class VideoViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
     """Videos; filter with ``?dataset=NAME``. POST a file (multipart) or a ``url`` to add one."""
 
@@ -87,7 +104,11 @@ class VideoViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.R
             )
         except HumanWorkAtRisk as exc:
             raise Conflict(str(exc)) from None
-        instance.delete()
+        try:
+            with transaction.atomic():
+                instance.delete()
+        except (RestrictedError, ProtectedError) as exc:  # a judgment task's items show the video (RESTRICT)
+            raise Conflict(_still_used(instance, exc)) from None
 
     def perform_create(self, serializer):
         data = serializer.validated_data

@@ -3,6 +3,7 @@ deleting it in the admin and deleting one of its videos through the API are refu
 are on it, with a message that says what would be lost and how to export it; an explicit force goes ahead."""
 
 import io
+import json
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -155,3 +156,24 @@ def test_video_api_delete_is_refused_while_its_captions_are_judged(api):
     assert Video.objects.filter(pk=judged.pk).exists()
     assert api.delete(f"/api/videos/{judged.pk}/?force_delete_judgments=true").status_code == 204
     assert not Video.objects.filter(pk=judged.pk).exists()
+
+
+def test_video_api_delete_of_a_video_a_task_shows_is_a_clear_refusal(api):
+    """A judgment task's items point at their video with RESTRICT: deleting the video alone raised an unhandled
+    RestrictedError (a 500), with or without answers on them and forced or not. It is a 409 naming the task."""
+    from annotation_site.judgment_tasks import imports, services
+
+    import_mini("shown")
+    dataset = Dataset.objects.get(name="shown")
+    video = Video.objects.filter(dataset=dataset).order_by("position").first()
+    task = services.create_task(name="shows-it", dataset=dataset, preset="fifa-question-quality")
+    item = {"item_id": "q0", "video_id": video.external_id, "tuples": ["a"], "questions": ["Is there a?"]}
+    imports.import_items(task, json.dumps(item) + "\n", filename="items.jsonl")
+    for query in ("", "?force_delete_judgments=true"):
+        response = api.delete(f"/api/videos/{video.pk}/{query}")
+        assert response.status_code == 409, response.content
+        assert response.json()["detail"] == (
+            f"video {video.external_id!r} is shown by 1 item of judgment task shows-it: replace the task's items, "
+            "or delete the task, first; nothing was deleted"
+        )
+        assert Video.objects.filter(pk=video.pk).exists()
