@@ -102,6 +102,12 @@ class SentenceAdmin(admin.ModelAdmin):
     raw_id_fields = ("caption",)
     readonly_fields = ("text", "tokens")
 
+    def has_delete_permission(self, request, obj=None):
+        """Never one sentence on its own: the caption's other sentences keep their indices, so error labels and
+        answers would point past a gap, and the sentence's own judgments (factuality answers' sentence labels)
+        would go with it. A caption goes whole (its own page, guarded like every deletion of human work)."""
+        return False
+
     @admin.display(ordering="caption__system__name")
     def system(self, sentence):
         return sentence.caption.system

@@ -149,3 +149,19 @@ def test_deleting_a_da_campaign_with_judgments_is_refused_unless_forced(admin_cl
 
     admin_client.post(f"{url}?force_delete_judgments=1", {"post": "yes"})
     assert not Campaign.objects.exists() and not Judgment.objects.exists()
+
+
+def test_a_sentence_is_never_deleted_on_its_own(admin_client):
+    """A sentence's deletion took its judgments (the sentence labels of factuality answers) without the guard,
+    which counts whole answers, and left a gap in its caption's sentence indices; the admin offers no deletion."""
+    from annotation_site.corpus.models import Sentence
+    from annotation_site.factuality.models import SentenceJudgment
+
+    factuality_judged()
+    judged = SentenceJudgment.objects.select_related("sentence").first().sentence
+    assert admin_client.post(f"/admin/corpus/sentence/{judged.pk}/delete/", {"post": "yes"}).status_code == 403
+    response = admin_client.post(
+        "/admin/corpus/sentence/", {"action": "delete_selected", "_selected_action": [judged.pk], "post": "yes"}
+    )
+    assert response.status_code in (200, 302) and Sentence.objects.filter(pk=judged.pk).exists()
+    assert SentenceJudgment.objects.filter(sentence=judged).exists()
