@@ -7,10 +7,17 @@
 - ``system_scores(campaign)``: DataFrame with columns ``system``, ``raw``, ``z``, ``n``, ``is_human``, sorted by
   z descending.
 - ``report(campaign)``: the JSON document of ``manage.py da_report --format json``.
+- ``scores(campaign)``: the caption scores, the system scores and the workers per QC status
+  (``{"passed": n, "failed": n, "insufficient_data": n, "in_progress": n}``) of one and the same analysis; the
+  counts say why there are no scores yet (no worker has passed quality control).
 
 ``campaign`` is a Campaign or its name. Everything is computed from the stored judgments with the campaign's
 parameters (see assessment/analysis.py and docs/direct-assessment.md).
 """
+
+from typing import NamedTuple
+
+import pandas as pd
 
 from .analysis import analyse
 from .models import Campaign
@@ -26,6 +33,12 @@ def _campaign(campaign):
     return Campaign.objects.select_related("human_system").get(name=campaign)
 
 
+class Scores(NamedTuple):
+    captions: pd.DataFrame  # as caption_scores
+    systems: pd.DataFrame  # as system_scores
+    workers_by_status: dict  # QC status -> workers (every status, 0 included)
+
+
 def caption_scores(campaign):
     return analyse(_campaign(campaign)).captions[PUBLIC_CAPTION_COLUMNS].copy()
 
@@ -36,3 +49,12 @@ def system_scores(campaign):
 
 def report(campaign):
     return analyse(_campaign(campaign)).report()
+
+
+def scores(campaign):
+    analysis = analyse(_campaign(campaign))
+    return Scores(
+        analysis.captions[PUBLIC_CAPTION_COLUMNS].copy(),
+        analysis.systems[PUBLIC_SYSTEM_COLUMNS].copy(),
+        dict(analysis.parameters["n_workers_by_status"]),
+    )

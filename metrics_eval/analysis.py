@@ -27,6 +27,13 @@ class ParameterError(ValueError):
         self.field = field
 
 
+class NoHumanScores(ParameterError):
+    """An analysis with no human scores to correlate (a DA campaign no worker has passed quality control in yet, a
+    label set without labels of the dataset's captions, a pair set without pairs): refused before anything is
+    computed, with a sentence saying why and what to do next. ``field`` names where the scores were to come from
+    (``campaign``, ``labels``, ``pair_set``), so every entry point answers it as the other refusals."""
+
+
 @dataclass
 class Parameters:
     method: str = DEFAULT_METHOD

@@ -499,6 +499,8 @@ def bootstrap_segment(
     correlation.check_method(method)
     data = frame.loc[frame[human].notna() & frame[metric].notna()]
     counts = np.asarray(counts, dtype=float)
+    if not len(data):  # no caption with both scores: undefined in every resample, as an undefined point estimate
+        return np.full(counts.shape[0], np.nan)
     codes = _video_codes(data, videos)
     h, m = data[human].to_numpy(dtype=float), data[metric].to_numpy(dtype=float)
     if method == "accuracy_tc" and epsilon is None:
@@ -550,6 +552,9 @@ def bootstrap_segment_many(
         counts_f = np.asarray(counts, dtype=float)
         for names in patterns.values():
             data = frame.loc[present & frame[names[0]].notna()]
+            if not len(data):  # no caption with both scores: undefined in every resample
+                results.update({name: np.full(counts_f.shape[0], np.nan) for name in names})
+                continue
             codes = _video_codes(data, videos)
             h, m = data[human].to_numpy(dtype=float), data[names].to_numpy(dtype=float)
             if group_by == "none":

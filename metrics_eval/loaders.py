@@ -118,10 +118,11 @@ def factuality(label_set_obj):
 
 
 def da_campaign(name):
-    """(campaign, caption scores, system scores) of a DA campaign, from the contract of assessment/results.py:
-    ``caption_scores(campaign)`` -> [video_id, system, raw, z, n], ``system_scores(campaign)`` ->
-    [system, raw, z, n] (a system's scores are the means of its captions' scores). Imported lazily, so this app
-    works (without DA) where the assessment app does not provide them."""
+    """(campaign, caption scores, system scores, workers by QC status) of a DA campaign, from the contract of
+    assessment/results.py, ``scores(campaign)`` (one analysis): caption scores [video_id, system, raw, z, n,
+    is_human], system scores [system, raw, z, n, is_human] (a system's scores are the means of its captions'
+    scores) and {status: workers}. Imported lazily, so this app works (without DA) where the assessment app does
+    not provide them."""
     try:
         from assessment import results as da_results
         from assessment.models import Campaign
@@ -133,7 +134,8 @@ def da_campaign(name):
     campaign = Campaign.objects.select_related("dataset").filter(name=name).first()
     if campaign is None:
         raise HumanScoresUnavailable(f"no DA campaign named {name!r}")
-    return campaign, da_results.caption_scores(campaign), da_results.system_scores(campaign)
+    scores = da_results.scores(campaign)
+    return campaign, scores.captions, scores.systems, scores.workers_by_status
 
 
 def pair_sets(dataset):

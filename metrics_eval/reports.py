@@ -22,6 +22,11 @@ from annotation_site import spreadsheet_csv
 from . import analysis, human, loaders, pairs, services
 from .models import Metric, Report
 
+#: The platform's own refusals of an analysis, in its words: what pages, the API and the command show to people.
+#: Any other error (a ValueError of NumPy or SciPy included) is a fault, raised with its traceback, never shown as
+#: a sentence to the researcher.
+REFUSALS = (analysis.ParameterError, loaders.HumanScoresUnavailable)
+
 PACKAGES = ("Django", "numpy", "scipy", "pandas", "matplotlib", "pycocoevalcap")
 
 
@@ -113,8 +118,9 @@ def _choose_metrics(metric_rows, names):
     names = list(dict.fromkeys(names))  # a name given twice is one column (each column is one metric)
     unknown = [n for n in names if n not in available]
     if unknown:
-        raise ValueError(
-            f"no scores for metric(s) {', '.join(unknown)} in this dataset (it has: {', '.join(available) or 'none'})"
+        raise analysis.ParameterError(
+            "metrics",
+            f"no scores for metric(s) {', '.join(unknown)} in this dataset (it has: {', '.join(available) or 'none'})",
         )
     return names
 
@@ -334,14 +340,25 @@ class _HumanFrame:
     include_human: bool
 
 
-def _human_frame(dataset, metrics, levels, human_scores, include_human):
+def _human_frame(dataset, metrics, levels, human_scores, include_human, *, field, source, unscored):
     """The dataset's captions with ``human_scores(captions)`` and the chosen metrics' scores, without (or, when
-    asked, with) the human systems."""
+    asked, with) the human systems. A frame without any human score is refused (analysis.NoHumanScores on
+    ``field``): ``unscored`` says why when no caption has one, ``source`` names the scores when only captions of
+    human systems left out have them."""
     metric_rows = loaders.metrics(dataset)
     names = _choose_metrics(metric_rows, metrics)
     captions = loaders.captions(dataset)
     frame = human.analysis_frame(captions, human_scores(captions), loaders.metric_scores(dataset, names))
+    scored = len(frame)  # (captions with a human score)
     frame, human_systems = _human_systems(frame, metric_rows, names, include_human)
+    if not len(frame):
+        if not scored:
+            raise analysis.NoHumanScores(field, unscored)
+        raise analysis.NoHumanScores(
+            field,
+            f"{source} has scores only of captions of human systems, and none of them can be correlated: "
+            + describe_human_systems(human_systems),
+        )
     return _HumanFrame(frame, list(levels), metric_rows, names, human_systems, bool(include_human))
 
 
@@ -368,7 +385,16 @@ def factuality_report(
     params = params or analysis.Parameters()
     labels = loaders.label_set(dataset, label_set)
     data = _human_frame(
-        dataset, metrics, human.FACTUALITY_LEVELS, lambda captions: loaders.factuality(labels), include_human
+        dataset,
+        metrics,
+        human.FACTUALITY_LEVELS,
+        lambda captions: loaders.factuality(labels),
+        include_human,
+        field="labels",
+        source=f"label set {labels.name} of dataset {dataset.name}",
+        unscored=f"label set {labels.name} of dataset {dataset.name} has no labels of the dataset's captions yet, so "
+        "there is nothing to correlate: label captions (a factuality project on the dataset) or import labels, "
+        "then correlate again",
     )
     return _store_human_report(
         Report.Kind.FACTUALITY,
@@ -391,13 +417,15 @@ def da_report(campaign_name, *, dataset=None, metrics=None, params=None, user=No
     dataset the request names, if any; a campaign of another dataset is refused (ParameterError on
     ``campaign``), not correlated with that other dataset's metrics."""
     params = params or analysis.Parameters()
-    campaign, caption_scores, system_scores = loaders.da_campaign(campaign_name)
+    campaign, caption_scores, system_scores, by_status = loaders.da_campaign(campaign_name)
     if dataset is not None and campaign.dataset_id != dataset.pk:
         raise analysis.ParameterError(
             "campaign",
             f"campaign {campaign.name} belongs to dataset {campaign.dataset.name}, not {dataset.name}: correlate "
             f"it under dataset {campaign.dataset.name}, or name a campaign of {dataset.name}",
         )
+    if not caption_scores["z"].notna().any():  # (nothing computed on an empty frame; NumPy's words never shown)
+        raise analysis.NoHumanScores("campaign", no_da_scores(campaign.name, by_status))
     dataset = campaign.dataset
     data = _human_frame(
         dataset,
@@ -405,6 +433,10 @@ def da_report(campaign_name, *, dataset=None, metrics=None, params=None, user=No
         human.DA_LEVELS,
         lambda captions: human.da_caption_scores(caption_scores, captions),
         include_human,
+        field="campaign",
+        source=f"campaign {campaign.name}",
+        unscored=f"campaign {campaign.name} has no DA scores of the captions of dataset {dataset.name}, so there "
+        "is nothing to correlate",
     )
     system_table = system_scores.set_index("system")
     human_system = {level: system_table[level].astype(float) for level in data.humans}
@@ -424,6 +456,24 @@ def da_report(campaign_name, *, dataset=None, metrics=None, params=None, user=No
         ),
         user=user,
         campaign=campaign.name,
+    )
+
+
+def no_da_scores(campaign_name, by_status):
+    """Why a DA campaign has no scores yet, with the workers per QC status ({status: count}) and what to do."""
+    workers = sum(by_status.values())
+    if not workers:
+        return (
+            f"campaign {campaign_name} has no DA scores yet: no worker has taken a HIT. Give workers the "
+            "campaign's links (its page, or da_assign); scores appear once a worker completes enough HITs to pass "
+            "quality control"
+        )
+    counts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in by_status.items() if n)
+    return (
+        f"campaign {campaign_name} has no DA scores yet: no worker has passed quality control ({counts}). Only "
+        "the judgments of workers who passed count, so scores appear once a worker passes: a worker in progress "
+        "is judged when they complete their HIT, one with insufficient data needs more HITs for enough "
+        "original/degraded pairs"
     )
 
 
@@ -470,7 +520,11 @@ def pairs_report(dataset, pair_set, *, metrics=None, params=None, tie_credit=0.5
     params = params or analysis.Parameters()
     pair_rows = loaders.caption_pairs(dataset, pair_set)
     if not len(pair_rows):
-        raise loaders.HumanScoresUnavailable(f"dataset {dataset.name} has no pair set {pair_set!r}")
+        raise analysis.NoHumanScores(
+            "pair_set",
+            f"dataset {dataset.name} has no pair set {pair_set!r}: import its correct/foil pairs (caption_pairs "
+            "--import, or the dataset page), then correlate again",
+        )
     metric_rows = loaders.metrics(dataset)
     names = _choose_metrics(metric_rows, metrics)
     frame = pairs_frame(pair_rows, loaders.metric_scores(dataset, names), names)

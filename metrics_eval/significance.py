@@ -118,6 +118,8 @@ def permutation_test(
         raise ValueError("the permutation test is not offered for the tie-calibrated accuracy: use the bootstrap")
     hv, av, bv = (np.asarray(v, dtype=float) for v in (h, a, b))
     keep = ~(np.isnan(hv) | np.isnan(av) | np.isnan(bv))
+    if not keep.any():  # no item with all three scores: nothing to compare (an undefined p-value, as for Williams)
+        return TestResult(float("nan"), float("nan"))
     hk, za, zb = hv[keep], _zscore(av[keep]), _zscore(bv[keep])
     codes = None if group_codes is None else np.unique(np.asarray(group_codes)[keep], return_inverse=True)[1]
     statistic = grouped_statistic(method, codes)

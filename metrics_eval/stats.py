@@ -50,6 +50,10 @@ def joint(x, y):
 
 
 def _constant(values, present):
+    """Per row: True where the present values do not differ (none or one of them included): such a row has no
+    defined correlation. A row of no items is constant too (NumPy's maximum of nothing would be an error)."""
+    if values.shape[1] == 0:
+        return np.ones(values.shape[0], dtype=bool)
     with np.errstate(invalid="ignore"):
         high = np.nanmax(np.where(present, values, -np.inf), axis=1)
         low = np.nanmin(np.where(present, values, np.inf), axis=1)

@@ -30,8 +30,12 @@ def compute_metric_scores(job_id, dataset_id, names, reference_sets=None):
     except (services.MetricError, text_metrics.JavaMissing) as exc:
         jobs.mark_failed(job_id, exc)  # a clear message for the page; nothing to retry
         return None
-    except Exception as exc:
-        jobs.mark_failed(job_id, exc)
+    except Exception as exc:  # a fault: the page says so in the platform's words, the log keeps the traceback
+        jobs.mark_failed(
+            job_id,
+            f"computing {', '.join(names)} failed on an unexpected error ({type(exc).__name__}). The server's log "
+            "has the details",
+        )
         raise
     jobs.mark_succeeded(job_id, result, message=f"scored {services.computed_summary(result)}")
     return result

@@ -150,7 +150,7 @@ def dataset_report(request, name):
             _pairs_context(name, report)
             for name, report in reports.pair_set_reports(dataset, params=pair_params, user=request.user)
         ]
-    except (ValueError, loaders.HumanScoresUnavailable) as exc:
+    except reports.REFUSALS as exc:  # (the platform's own words only: anything else is a fault, not a sentence)
         context["pairs_problem"] = str(exc)
     if metric_rows and label_sets and (not form.is_bound or form.is_valid()):
         chosen = form.cleaned_data.get("metrics") if form.is_bound else None
@@ -252,7 +252,7 @@ def _add_report(context, build):
     """The page's context of the report ``build()`` makes (or reuses), or the problem that stopped it."""
     try:
         report, _ = build()
-    except (ValueError, loaders.HumanScoresUnavailable) as exc:
+    except reports.REFUSALS as exc:  # (the platform's own words only: anything else is a fault, not a sentence)
         context["problem"] = str(exc)
     else:
         context.update(_report_context(report))

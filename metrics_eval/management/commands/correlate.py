@@ -101,7 +101,7 @@ class Command(BaseCommand):
                 report, _ = reports.build_report(dataset, data, progress=progress)
         except analysis.ParameterError as exc:  # named by its option
             raise CommandError(f"--{exc.field.replace('_', '-')}: {exc}") from None
-        except (ValueError, loaders.HumanScoresUnavailable) as exc:
+        except loaders.HumanScoresUnavailable as exc:  # (any other error is a fault, raised with its traceback)
             raise CommandError(str(exc)) from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(reports.contract(report), indent=2))
