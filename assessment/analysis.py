@@ -76,11 +76,15 @@ def analyse_frame(
     human_system=None,
     campaign=None,
     unfinished=(),
+    workers=(),
 ):
     """Analyse a judgments frame (columns of loading.FRAME_COLUMNS). ``names`` maps worker keys to the ids
     shown in reports (default: the keys themselves); ``unfinished``: the workers still in progress (their
-    judgments wait until they finish)."""
-    qc = quality_control.worker_qc(frame, test=test, threshold=threshold, min_pairs=min_pairs, unfinished=unfinished)
+    judgments wait until they finish); ``workers``: the campaign's workers, who have a QC status (in progress,
+    insufficient data) even before their first judgment."""
+    qc = quality_control.worker_qc(
+        frame, test=test, threshold=threshold, min_pairs=min_pairs, unfinished=unfinished, workers=workers
+    )
     qc.insert(1, "worker_id", [str(names.get(w, w)) if names else str(w) for w in qc["worker"]])
     frame = frame.assign(z=scoring.standardise(frame))
     captions = scoring.caption_scores(frame, qc.loc[qc["passed"], "worker"])
@@ -123,14 +127,16 @@ def analyse(campaign):
     """Analyse a campaign from the database with its own parameters."""
     frame = loading.judgments_frame(campaign)
     human = campaign.human_system.name if campaign.human_system_id else None
+    workers = loading.campaign_workers(campaign)  # (every worker holding a HIT: one judged nothing yet too)
     return analyse_frame(
         frame,
         test=campaign.qc_test,
         threshold=campaign.qc_threshold,
         min_pairs=campaign.qc_min_pairs,
         alpha=campaign.significance_threshold,
-        names=loading.worker_names(campaign),
+        names=workers.names,
         human_system=human,
         campaign=campaign.name,
-        unfinished=loading.unfinished_workers(campaign),
+        unfinished=workers.unfinished,
+        workers=sorted(workers.assigned),
     )

@@ -7,10 +7,12 @@ Frame columns: ``worker`` (Worker pk), ``item`` (Item pk), ``score``, ``item_typ
 ``control_of`` (Item pk or -1), ``caption`` (Caption pk), ``system`` (name), ``video`` (external id).
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-from .models import Assignment, Item, ItemType, Judgment, Worker
+from .models import Assignment, Item, ItemType, Judgment
 
 FRAME_COLUMNS = ["worker", "item", "score", "item_type", "control_of", "caption", "system", "video"]
 _TYPES = pd.CategoricalDtype(ItemType.values)
@@ -45,9 +47,31 @@ def judgments_frame(campaign, worker_ids=None):
     return frame[FRAME_COLUMNS]
 
 
-def worker_names(campaign):
-    """Worker pk -> external id, for the workers who judged in the campaign."""
-    return dict(Worker.objects.filter(assignments__hit__campaign=campaign).distinct().values_list("pk", "external_id"))
+@dataclass
+class CampaignWorkers:
+    names: dict  # worker pk -> external id, of every worker with an assignment of the campaign
+    unfinished: set  # worker pks with an assignment that is not completed (as unfinished_workers)
+    assigned: set  # worker pks services.qc_statuses gives a status: an assignment not given back unfinished
+
+
+def campaign_workers(campaign):
+    """The campaign's workers for its analysis, in one query (its assignments, a few per worker): their ids, who is
+    still rating, and who has a QC status whether or not they judged anything yet (services.qc_statuses: any
+    assignment but one released before it was completed)."""
+    found = CampaignWorkers({}, set(), set())
+    rows = (
+        Assignment.objects.filter(hit__campaign=campaign)
+        .order_by()
+        .values_list("worker_id", "worker__external_id", "completed_at", "released_at")
+    )
+    for worker, external_id, completed_at, released_at in rows:
+        found.names[worker] = external_id
+        if completed_at is None:
+            found.unfinished.add(worker)
+            if released_at is not None:
+                continue  # given back unfinished: not theirs any more
+        found.assigned.add(worker)
+    return found
 
 
 def unfinished_workers(campaign, worker_ids=None):

@@ -89,12 +89,17 @@ def test_by_worker(pairs, a, b, test, alternative="greater"):
     )
 
 
-def worker_qc(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, unfinished=()):
+def worker_qc(frame, *, test="wilcoxon", threshold=0.05, min_pairs=10, unfinished=(), workers=()):
     """QC of every worker in ``frame``: n_pairs, statistic, p_value, passed, status, n_repeats, repeats_p_value.
-    ``unfinished``: the workers (keys of ``frame["worker"]``) with an assignment that is not completed."""
+    ``unfinished``: the workers (keys of ``frame["worker"]``) with an assignment that is not completed.
+    ``workers``: workers of the campaign to include as well when they have no judgment in ``frame`` (a HIT taken,
+    nothing rated yet): 0 pairs, so in progress while unfinished, else insufficient data."""
     if test not in rank_tests.TESTS:
         raise ValueError(f"unknown QC test {test!r}; choose one of {', '.join(TESTS)}")
-    workers = pd.Index(np.unique(frame["worker"].to_numpy()), name="worker")
+    keys = frame["worker"].to_numpy()
+    if len(workers):
+        keys = np.concatenate([keys, np.asarray(list(workers), dtype=keys.dtype)])
+    workers = pd.Index(np.unique(keys), name="worker")
     result = test_by_worker(qc_pairs(frame), "original", "degraded", test).reindex(workers)
     n_pairs = result["n"].fillna(0).astype(int)
     p_value = result["p_value"].fillna(1.0)  # no pairs, or nothing to test on: no evidence
