@@ -6,6 +6,7 @@ video, a system or a caption that people's judgments depend on is refused unless
 annotation_site/human_work.py)."""
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
 
 from annotation_site.human_work import ProtectHumanWork
@@ -102,11 +103,17 @@ class SentenceAdmin(admin.ModelAdmin):
     raw_id_fields = ("caption",)
     readonly_fields = ("text", "tokens")
 
-    def has_delete_permission(self, request, obj=None):
-        """Never one sentence on its own: the caption's other sentences keep their indices, so error labels and
-        answers would point past a gap, and the sentence's own judgments (factuality answers' sentence labels)
-        would go with it. A caption goes whole (its own page, guarded like every deletion of human work)."""
-        return False
+    # Never one sentence on its own: the caption's other sentences keep their indices, so error labels and answers
+    # would point past a gap, and the sentence's own judgments (factuality answers' sentence labels) would go with
+    # it. A caption goes whole (its own page, guarded like every deletion of human work). Not has_delete_permission:
+    # the admin asks it of every row a cascade reaches, so deleting a dataset or a caption would be refused too.
+    def delete_view(self, request, object_id, extra_context=None):
+        raise PermissionDenied("a sentence is deleted with its caption, never on its own")
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
 
     @admin.display(ordering="caption__system__name")
     def system(self, sentence):
