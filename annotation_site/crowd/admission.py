@@ -200,12 +200,34 @@ def participant_for_link(link, now=None):
         raise AdmissionRefused("invalid", "This link is not valid. Please ask the researcher for a new one.")
     if link.expires_at <= (now or timezone.now()):
         raise AdmissionRefused("expired", "This link has expired. Please ask the researcher for a new one.")
-    done = Participation.objects.filter(
-        study=link.study, participant=link.participant, status=Participation.Status.COMPLETED
-    ).count()
-    if done >= link.max_hits:
+    if _completed(link.study, link.participant_id) >= link.max_hits:
         raise AdmissionRefused("done", "This link has been used: you have already completed its task.")
     return link.participant
+
+
+def _completed(study, participant_id):
+    """How many HITs of ``study`` the participant has completed (one query)."""
+    return Participation.objects.filter(
+        study=study, participant_id=participant_id, status=Participation.Status.COMPLETED
+    ).count()
+
+
+def hits_left(participation):
+    """How many more HITs of its study the participant of a finished ``participation`` may take: the study's
+    ``hits_per_participant``, or the per-participant link's ``max_hits`` when they came by one (its cap applies,
+    as ``participant_for_link`` enforces), less those completed. 0 without a query for a study of one HIT each."""
+    study = participation.study
+    if study.hits_per_participant <= 1:
+        return 0
+    allowed = study.hits_per_participant
+    link_hits = list(
+        ParticipantLink.objects.filter(
+            study=study, participant_id=participation.participant_id, revoked=False
+        ).values_list("max_hits", flat=True)
+    )
+    if link_hits:
+        allowed = min(allowed, max(link_hits))
+    return max(0, allowed - _completed(study, participation.participant_id))
 
 
 def _normalised_ids(namespace, platform_ids):

@@ -72,12 +72,12 @@ def sync_default_entry(protocol, object_id):
     """Raise the HITs per participant of the target's default link study to what its quality control needs now
     (after the target's QC minimum or layout changed): one UPDATE, only of a study allowing fewer (a study
     allowing more is left so). Returns the rows changed."""
-    needed = _units_for_qc(protocol, object_id)
-    return (
-        _default_entry_studies(protocol, object_id)
-        .filter(hits_per_participant__lt=needed)
-        .update(hits_per_participant=needed)
-    )
+    return _raise_to(_default_entry_studies(protocol, object_id), _units_for_qc(protocol, object_id))
+
+
+def _raise_to(studies, needed):
+    """Raise the HITs per participant of ``studies`` allowing fewer than ``needed`` (one UPDATE; rows changed)."""
+    return studies.filter(hits_per_participant__lt=needed).update(hits_per_participant=needed)
 
 
 def default_entry_url(protocol, object_id, name, *, id_parameter="worker_id", query=""):
@@ -106,6 +106,6 @@ def default_entry_url(protocol, object_id, name, *, id_parameter="worker_id", qu
             },
         )
     if study.hits_per_participant < needed:
-        Study.objects.filter(pk=study.pk, hits_per_participant__lt=needed).update(hits_per_participant=needed)
+        _raise_to(Study.objects.filter(pk=study.pk), needed)
     url = reverse("crowd-entry", args=[links.entry_token(study)])
     return f"{url}?{query}" if query else url

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from annotation_site.strict_numbers import ascii_int, form_integer
 
 from . import adapters, admission, config, links, rows
-from .models import ParticipantLink, Participation, PracticeItem
+from .models import Participation, PracticeItem
 from .providers import provider_for
 from .providers.base import AdmissionRefused
 
@@ -261,20 +261,7 @@ def finish(request, token):
     ending = admission.finish(participation)
     if ending is None:
         return _home(participation)
-    more = 0
-    if ending.mode == "code" and participation.study.hits_per_participant > 1:  # say so, or they stop at one
-        done = Participation.objects.filter(
-            study=participation.study,
-            participant_id=participation.participant_id,
-            status=Participation.Status.COMPLETED,
-        ).count()
-        allowed = participation.study.hits_per_participant
-        link_hits = ParticipantLink.objects.filter(
-            study=participation.study, participant_id=participation.participant_id, revoked=False
-        ).values_list("max_hits", flat=True)
-        if more_links := list(link_hits):  # came by a per-participant link: its own cap applies
-            allowed = min(allowed, max(more_links))
-        more = max(0, allowed - done)
+    more = admission.hits_left(participation) if ending.mode == "code" else 0  # say so, or they stop at one
     return render(
         request,
         "crowd/end.html",
