@@ -247,8 +247,12 @@ MAX_LINK_DAYS = 3650  # ten years
 MAX_LINK_HITS = column_range(ParticipantLink, "max_hits")[1]
 
 
-def create_participant_links(study, platform_ids, *, expires_at, max_hits=1):
-    """Per-participant links (one per id; an existing link of that id is renewed). Returns [(id, token)]."""
+def create_participant_links(study, platform_ids, *, expires_at, max_hits=None):
+    """Per-participant links (one per id; an existing link of that id is renewed). Returns [(id, token)].
+    ``max_hits``: the HITs each link allows; by default the study's ``hits_per_participant`` (a link allowing
+    fewer HITs than quality control needs leaves its participant without a verdict: ``studies.qc_warning``)."""
+    if max_hits is None:
+        max_hits = min(study.hits_per_participant, MAX_LINK_HITS)
     from .providers.link import PLATFORM_ID
 
     namespace = provider_for(study).namespace()

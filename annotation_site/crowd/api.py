@@ -160,7 +160,11 @@ class StudyActionView(APIView):
                 return Response({"released": admission.release_idle()})
             if action == "links":
                 days = form_integer(data.get("days", 7), low=1, high=admission.MAX_LINK_DAYS, what="days")
-                max_hits = form_integer(data.get("max_hits", 1), low=1, high=admission.MAX_LINK_HITS, what="max_hits")
+                max_hits = (  # by default the study's hits_per_participant
+                    None
+                    if data.get("max_hits") is None
+                    else form_integer(data["max_hits"], low=1, high=admission.MAX_LINK_HITS, what="max_hits")
+                )
                 made = admission.create_participant_links(
                     study,
                     _participant_ids(data),
@@ -176,6 +180,7 @@ class StudyActionView(APIView):
                             {"participant_id": i, "url": studies.participant_link_url(t, request)} for i, t in made
                         ],
                         "warning": warning,
+                        "qc_warning": studies.qc_warning(study),
                     },
                     status=status.HTTP_201_CREATED,
                 )

@@ -198,9 +198,8 @@ def study_links(request, name):
         days = form_integer(
             request.POST.get("days") or "7", low=1, high=admission.MAX_LINK_DAYS, what="Valid for (days)"
         )
-        max_hits = form_integer(
-            request.POST.get("max_hits") or "1", low=1, high=admission.MAX_LINK_HITS, what="HITs per link"
-        )
+        given = request.POST.get("max_hits", "").strip()  # empty: the study's HITs per participant
+        max_hits = form_integer(given, low=1, high=admission.MAX_LINK_HITS, what="HITs per link") if given else None
         made = admission.create_participant_links(
             study, ids, expires_at=timezone.now() + timedelta(days=days), max_hits=max_hits
         )

@@ -6,9 +6,10 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from . import adapters, config, links, mturk_formats
-from .models import ExternalUnit, Participation, PracticeItem, Provider, Study
+from .models import ExternalUnit, ParticipantLink, Participation, PracticeItem, Provider, Study
 from .providers import provider_for
 
 
@@ -97,26 +98,54 @@ def add_practice_item(study, *, text, accept, feedback, scale=(0, 100), video_ur
 
 
 def qc_warning(study):
-    """For the researcher: why this study's participants can never get a quality-control verdict, or "" when
+    """For the researcher: why participants of this study can never get a quality-control verdict, or "" when
     they can. A study letting each participant complete fewer units (``hits_per_participant``) than the
     target's quality control needs of one participant (``ProtocolAdapter.units_for_qc``: a DA campaign whose
     layout puts fewer pairs in a HIT than QC needs) leaves every participant ``insufficient_data``: never
-    passed, so ``approve-passing`` sends them all to review, and the campaign gets no scores of theirs. Warned,
-    not refused (as an MTurk import above a unit's capacity): the study may be made first and changed later."""
+    passed, so ``approve-passing`` sends them all to review, and the campaign gets no scores of theirs. The same
+    holds for the participants of per-participant links allowing fewer HITs than that (their ``max_hits`` caps
+    them: ``admission.hits_left``). Warned, not refused (as an MTurk import above a unit's capacity): the study
+    and its links may be made first and changed later."""
     try:
         adapter, target = adapters.study_target(study)
     except adapters.AdapterError:
         return ""
     needed = adapter.units_for_qc(target)
-    if study.hits_per_participant >= needed:
-        return ""
     allowed = study.hits_per_participant
+    if allowed < needed:
+        return (
+            f"Quality control needs {needed} HITs of one participant of {target.name}, but study {study.name} lets "
+            f"each participant do {_hits(allowed)}: nobody can pass or fail quality control (everyone stays "
+            "'insufficient data' and the payments preview sends them all to review). Give each participant "
+            f"{needed} HITs (hits_per_participant; per-participant links: max hits), or plan the campaign with "
+            "more original/degraded pairs per HIT."
+        )
+    short = short_links(study, needed)
+    if not short:
+        return ""
+    most = max(short)
     return (
-        f"Quality control needs {needed} HITs of one participant of {target.name}, but study {study.name} lets "
-        f"each participant do {allowed} HIT{'s' if allowed != 1 else ''}: nobody can pass or fail quality "
-        "control (everyone stays 'insufficient data' and the payments preview sends them all to review). Give "
-        f"each participant {needed} HITs (hits_per_participant; per-participant links: max hits), or plan the "
-        "campaign with more original/degraded pairs per HIT."
+        f"Quality control needs {needed} HITs of one participant of {target.name}, but {len(short)} "
+        f"per-participant link{'s' if len(short) != 1 else ''} of study {study.name} let their participant do "
+        f"{'at most ' if len(short) != 1 else ''}{_hits(most)}: they cannot pass or fail quality control "
+        f"(they stay 'insufficient data'). Make their links again with max hits {needed} (an id's link is "
+        "renewed, its address unchanged)."
+    )
+
+
+def _hits(n):
+    return f"{n} HIT{'s' if n != 1 else ''}"
+
+
+def short_links(study, needed):
+    """The ``max_hits`` of the study's live per-participant links (not revoked, not expired) that allow fewer
+    than ``needed`` HITs (one query; none for a protocol whose QC needs one unit)."""
+    if needed <= 1:
+        return []
+    return list(
+        ParticipantLink.objects.filter(
+            study=study, revoked=False, expires_at__gt=timezone.now(), max_hits__lt=needed
+        ).values_list("max_hits", flat=True)
     )
 
 

@@ -200,3 +200,47 @@ def test_the_end_page_of_a_per_participant_link_counts_the_links_own_hits(client
         else:
             assert f"This study has {need - 1} more HIT" in end
     assert ParticipantLink.objects.count() == 2
+
+
+def test_per_participant_links_allow_the_studys_hits_and_short_links_are_warned(staff_client):
+    """Links made without a number of HITs allowed 1 whatever the study allowed: in a DA study whose QC needs k > 1
+    HITs of one worker, everyone by them stayed 'insufficient data' and nothing said so."""
+    campaign = _create_through_the_form(staff_client)
+    need, _, _ = _stated_need(staff_client, campaign)
+    assert need > 1
+    study = Study.objects.create(
+        name="qa-links", provider="link", protocol="da", object_id=campaign.pk, target_name=campaign.name,
+        status="published", hits_per_participant=need,
+    )  # fmt: skip
+    page = staff_client.get(reverse("crowd-study", args=[study.name])).content.decode()
+    assert f'name="max_hits" value="{need}"' in page  # the form offers the study's allowance
+    err = StringIO()
+    call_command("crowd_study", "links", "--name", study.name, "--participants", "cmd-1", stdout=StringIO(), stderr=err)
+    assert "Quality control needs" not in err.getvalue()
+    answer = staff_client.post(
+        reverse("api-crowd-study-action", args=[study.name, "links"]),
+        {"participant_ids": ["api-1"]},
+        content_type="application/json",
+    )
+    assert answer.status_code == 201 and answer.json()["qc_warning"] == ""
+    staff_client.post(reverse("crowd-study-links", args=[study.name]), {"ids": "page-1", "days": "7", "max_hits": ""})
+    allowed = dict(ParticipantLink.objects.filter(study=study).values_list("participant__platform_id", "max_hits"))
+    assert allowed == {"cmd-1": need, "api-1": need, "page-1": need}
+    assert studies.qc_warning(study) == ""
+
+    err = StringIO()  # links asked for with fewer HITs: made, and warned about wherever they are seen
+    call_command(
+        "crowd_study", "links", "--name", study.name, "--participants", "short-1", "short-2", "--max-hits", "1",
+        stdout=StringIO(), stderr=err,
+    )  # fmt: skip
+    expected = f"Quality control needs {need} HITs of one participant of {campaign.name}, but 2 per-participant links"
+    assert expected in err.getvalue() and "let their participant do at most 1 HIT:" in err.getvalue()
+    assert expected in staff_client.get(reverse("api-crowd-study", args=[study.name])).json()["qc_warning"]
+    page = staff_client.get(reverse("crowd-study", args=[study.name])).content.decode()
+    assert 'id="qc-unreachable"' in page and "2 per-participant links" in page
+    ParticipantLink.objects.filter(participant__platform_id="short-2").update(revoked=True)  # only live links count
+    assert "1 per-participant link of study qa-links let their participant do 1 HIT:" in studies.qc_warning(study)
+    admission.create_participant_links(  # made again with enough HITs: renewed, nothing to warn about
+        study, ["short-1"], expires_at=timezone.now() + timezone.timedelta(days=1), max_hits=need
+    )
+    assert studies.qc_warning(study) == ""

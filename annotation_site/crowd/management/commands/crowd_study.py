@@ -3,7 +3,7 @@
 python manage.py crowd_study create --target NAME --provider prolific|link|mturk --name STUDY [--reward 1.50 ...]
 python manage.py crowd_study publish|pause|close|sync|show --name STUDY
 python manage.py crowd_study places --name STUDY --add 10
-python manage.py crowd_study links --name STUDY --participants P1 P2 [--days 7] [--max-hits 1]
+python manage.py crowd_study links --name STUDY --participants P1 P2 [--days 7] [--max-hits N]
     (the links, like the entry address, admit participants only once the study is published: create and links
     say so on stderr while it is not)
 python manage.py crowd_study release-idle
@@ -87,7 +87,12 @@ class Command(BaseCommand):
         parser.add_argument("--add", type=whole_number(1, studies.MAX_PLACES_ADDED), help="places: how many to add.")
         parser.add_argument("--participants", nargs="*", default=[])
         parser.add_argument("--days", type=whole_number(1, admission.MAX_LINK_DAYS), default=7)
-        parser.add_argument("--max-hits", type=whole_number(1, admission.MAX_LINK_HITS), default=1)
+        parser.add_argument(
+            "--max-hits",
+            type=whole_number(1, admission.MAX_LINK_HITS),
+            default=None,
+            help="HITs each link allows (default: the study's HITs per participant)",
+        )
         parser.add_argument("--text", help="practice: the caption.")
         parser.add_argument(
             "--accept", nargs=2, type=column(PracticeItem, "accept_min"), help="practice: the range of right answers."
