@@ -220,6 +220,14 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
             Task.objects.select_for_update().filter(pk=task.pk).values_list("annotators_per_item", flat=True).get()
         )
         if replace:
+            # checked again under the items' row locks: the check above ran before the file was read, and a
+            # hand-out (which locks the item it takes, not the task) may have handed one out since; an item
+            # being handed out now is waited for, then seen. Deleting items takes their assignments and answers.
+            list(Item.objects.select_for_update().filter(task=task).order_by("pk").values_list("pk", flat=True))
+            if Assignment.objects.filter(task=task).exists():
+                raise WorkStarted(
+                    f"items of task {task.name} were handed out meanwhile: they can no longer be replaced"
+                )
             ModelAnswer.objects.filter(task=task).delete()
             Item.objects.filter(task=task).delete()
             start = 0

@@ -155,3 +155,30 @@ def test_items_added_after_a_single_first_item_come_after_it(conversion):
     imports.import_items(conversion, lines({"item_id": "a", "video_id": "c1", "tuples": ["a"], "questions": ["a?"]}))
     imports.import_items(conversion, lines({"item_id": "b", "video_id": "c2", "tuples": ["b"], "questions": ["b?"]}))
     assert list(Item.objects.order_by("position").values_list("key", "position")) == [("a", 0), ("b", 1)]
+
+
+def test_replacing_items_refuses_work_handed_out_while_the_file_was_read(videos, annotator_accounts, monkeypatch):
+    """Whether work had started was asked before the file was read, outside the transaction that deletes the
+    items: an item handed out and answered meanwhile was deleted with its assignment and the annotator's answer."""
+    import uuid
+
+    from annotation_site.judgment_tasks import answers
+    from annotation_site.judgment_tasks.assignment import next_assignment
+    from annotation_site.judgment_tasks.models import Submission
+
+    task = services.create_task(name="faith", dataset=videos, preset="fifa-faithfulness")
+    imports.import_items(task, lines({"video_id": "c1", "text": "a man runs"}))
+    [annotator] = annotator_accounts(1)
+    services.add_member(task, annotator)
+    reading = imports.read_items
+
+    def read_while_someone_works(*args, **kwargs):
+        assignment = next_assignment(task, annotator)  # handed out and answered while the file is read
+        answers.submit(assignment, {"faithfulness": 4}, client_uuid=str(uuid.uuid4()), video_played=True)
+        return reading(*args, **kwargs)
+
+    monkeypatch.setattr(imports, "read_items", read_while_someone_works)
+    with pytest.raises(imports.WorkStarted, match="handed out meanwhile"):
+        imports.import_items(task, lines({"video_id": "c2", "text": "x"}), replace=True)
+    assert Submission.objects.filter(assignment__task=task).count() == 1  # the answer is kept
+    assert list(Item.objects.filter(task=task).values_list("fields__text", flat=True)) == ["a man runs"]
