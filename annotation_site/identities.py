@@ -5,17 +5,25 @@ outsider cannot take an identity the platform derives for someone else:
 - ids are normalised with Unicode NFKC (``ａlice`` and ``alice``, ``ﬁ`` and ``fi`` are one id) and trimmed;
 - ids holding control, format (invisible: zero-width spaces and joiners, bidirectional marks, the BOM), private
   use, surrogate or unassigned characters, or line / paragraph separators, are refused;
+- ids someone types or lists for a person (an entry link's id, per-participant links, DA workers named on the
+  campaign page, the API or ``da_assign``) are letters, digits and ``. _ - @ + :`` (``named_id``): a space
+  would make "alice bob", typed as two ids, one worker;
 - the platform's own namespaces are reserved: ``account:`` (site accounts: ``assessment.workers.worker_for_user``)
   and the crowd's participant namespaces (``prolific:``, ``mturk:``, ``link:``, ...: ``Participant.worker_key``)
   cannot be named by anybody else.
 """
 
+import re
 import unicodedata
 
 ACCOUNT_PREFIX = "account:"
 PARTICIPANT_PREFIXES = ("prolific:", "mturk:", "link:", "none:", "crowd:")
 RESERVED_PREFIXES = (ACCOUNT_PREFIX,) + PARTICIPANT_PREFIXES
 REFUSED_CATEGORIES = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+
+
+NAMED_ID_CHARACTERS = re.compile(r"[\w.@+:-]+")
+NAMED_ID_RULE = "letters, digits and . _ - @ + : only"
 
 
 class IdentityError(ValueError):
@@ -57,4 +65,19 @@ def external_id(raw, *, what="worker id", max_length=200):
             f"the {what} {text!r} begins with {prefix!r}, which the platform reserves for "
             f"{'site accounts' if prefix == ACCOUNT_PREFIX else 'crowd participants'}"
         )
+    return text
+
+
+def named_id(raw, *, what="worker id", max_length=200, reserved=True):
+    """An id typed or listed for a person: ``external_id`` (or only ``normalise`` when not ``reserved``) made of
+    ``NAMED_ID_CHARACTERS``; IdentityError saying which character is wrong."""
+    text = (
+        external_id(raw, what=what, max_length=max_length)
+        if reserved
+        else normalise(raw, what=what, max_length=max_length)
+    )
+    if not NAMED_ID_CHARACTERS.fullmatch(text):
+        char = next(c for c in text if not NAMED_ID_CHARACTERS.fullmatch(c))
+        holds = "a space" if char.isspace() else f"{char!r}"
+        raise IdentityError(f"the {what} {text[:60]!r} holds {holds}: ids are {NAMED_ID_RULE}")
     return text

@@ -33,9 +33,10 @@ def worker_for_user(user):
 
 def worker_by_external_id(external_id, source="link"):
     """The Worker of an id named from outside (a link, a command, the API): normalised (NFKC, no invisible
-    characters), outside the reserved namespaces, never an account's or a crowd participant's worker."""
+    characters), made of the characters of a named id (``identities.named_id``: no spaces), outside the
+    reserved namespaces, never an account's or a crowd participant's worker."""
     try:
-        external_id = identities.external_id(external_id or "")
+        external_id = identities.named_id(external_id or "")
     except identities.IdentityError as exc:
         raise ValueError(str(exc)) from None
     worker, _ = Worker.objects.get_or_create(

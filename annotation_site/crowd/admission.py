@@ -253,11 +253,9 @@ def create_participant_links(study, platform_ids, *, expires_at, max_hits=None):
     fewer HITs than quality control needs leaves its participant without a verdict: ``studies.qc_warning``)."""
     if max_hits is None:
         max_hits = min(study.hits_per_participant, MAX_LINK_HITS)
-    from .providers.link import PLATFORM_ID
-
     namespace = provider_for(study).namespace()
     platform_ids, refused = _normalised_ids(namespace, platform_ids)
-    bad = refused + [i for i in platform_ids if i not in refused and not PLATFORM_ID.match(i)]
+    bad = refused + [i for i in platform_ids if i not in refused and not identities.NAMED_ID_CHARACTERS.fullmatch(i)]
     if bad:
         raise ValueError(
             f"not valid participant ids: {', '.join(str(i)[:40] for i in bad[:5])} (at most "

@@ -248,3 +248,28 @@ def test_da_plan_and_the_api_refuse_unknown_systems_with_the_same_words(db, staf
     )
     assert response.status_code == 400
     assert response.json()["detail"] == str(refused.value) == "dataset one-refusal has no system Zeta, Omega"
+
+
+def test_worker_ids_are_checked_on_every_path_before_any_hit_is_handed_out(campaign, staff_client):
+    """da_assign stopped with a ValueError traceback at a reserved id, after handing out HITs to the ids before
+    it; and 'alice bob' (two ids separated by a space, where the page and the command split at commas and lines)
+    became one worker, while an entry link refuses an id with a space."""
+    err = io.StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command("da_assign", campaign=campaign.name, workers="A1,account:bob,alice bob", stdout=err, stderr=err)
+    assert "no HIT was handed out" in str(caught.value)
+    assert "account:bob: the worker id 'account:bob' begins with 'account:'" in str(caught.value)
+    assert "alice bob: the worker id 'alice bob' holds a space: ids are letters, digits and . _ - @ + :" in str(
+        caught.value
+    )
+    assert not Assignment.objects.exists()
+
+    page = staff_client.post(f"/da/campaigns/{campaign.name}/assign/", {"workers": "carol dave"}, follow=True)
+    assert "holds a space" in page.content.decode()
+    api = staff_client.post(
+        f"/api/da/campaigns/{campaign.name}/assignments/", {"worker_id": "carol dave"}, content_type="application/json"
+    )
+    assert api.status_code == 400 and "holds a space" in api.json()["detail"]
+    assert not Assignment.objects.exists()
+    call_command("da_assign", campaign=campaign.name, workers="carol.d@lab, dave+2", stdout=io.StringIO())
+    assert sorted(Assignment.objects.values_list("worker__external_id", flat=True)) == ["carol.d@lab", "dave+2"]

@@ -2,14 +2,11 @@
 for campaigns that came in by import. Neither platform pays: decisions and bonuses are recorded in the ledger
 (confirmed at once, "recorded: pay outside the platform") so the researcher has one list to act on."""
 
-import re
-
 from annotation_site import identities
 
 from .. import ledger
 from .base import Admission, AdmissionRefused, CrowdProvider
 
-PLATFORM_ID = re.compile(r"^[\w.@+:-]{1,200}$")
 RECORDED = "recorded: no platform pays this; pay outside CaptionEval"
 
 
@@ -19,21 +16,16 @@ class LinkProvider(CrowdProvider):
 
     def admit(self, params):
         raw = (params.get(self.study.id_parameter) or "").strip()
-        if raw:
-            try:  # NFKC and no invisible characters: one person cannot enter as several
-                raw = identities.normalise(raw, what="participant id")
-            except identities.IdentityError as exc:
-                raise AdmissionRefused("invalid", f"This participant id is not valid: {exc}.") from None
         if not raw:
             raise AdmissionRefused(
                 "invalid",
                 f"This link needs your participant id (the '{self.study.id_parameter}' "
                 "parameter). Please use the link you were given.",
             )
-        if not PLATFORM_ID.match(raw):
-            raise AdmissionRefused(
-                "invalid", "This participant id is not valid (letters, digits and . _ - @ + : only)."
-            )
+        try:  # NFKC, no invisible characters, the characters of a named id: one person cannot enter as several
+            raw = identities.named_id(raw, what="participant id", reserved=False)
+        except identities.IdentityError as exc:
+            raise AdmissionRefused("invalid", f"This participant id is not valid: {exc}.") from None
         return Admission(platform_id=raw)
 
     def send(self, decisions, bonuses):

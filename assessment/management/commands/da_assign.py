@@ -1,9 +1,19 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site import identities
 from annotation_site.links import absolute_url
 from assessment import services
 from assessment.models import Campaign
 from assessment.workers import worker_by_external_id
+
+
+def refusal(name):
+    """Why ``name`` cannot name a worker (``identities.named_id``'s words), or None."""
+    try:
+        identities.named_id(name)
+    except identities.IdentityError as exc:
+        return str(exc)
+    return None
 
 
 class Command(BaseCommand):
@@ -34,7 +44,11 @@ class Command(BaseCommand):
             raise CommandError(f"no campaign named {campaign!r}")
         if entry_link:
             self.stdout.write(f"{absolute_url(services.campaign_entry_path(found), base_url)}?worker_id=WORKER_ID")
-        for name in [w.strip() for w in workers.split(",") if w.strip()]:
+        names = [w.strip() for w in workers.split(",") if w.strip()]
+        refused = [f"{name[:60]}: {exc}" for name in names if (exc := refusal(name))]
+        if refused:  # every id checked before any HIT is handed out
+            raise CommandError("no HIT was handed out; not valid worker ids:\n  " + "\n  ".join(refused))
+        for name in names:
             worker = worker_by_external_id(name)
             assignment = services.assign(found, worker)
             if assignment is None:
