@@ -83,6 +83,12 @@ def human_system_from_references(dataset, reference_set):
     if existing is not None:
         if not existing.is_human:
             raise CampaignError(f"dataset {dataset.name} has a system named {reference_set!r} that is not human")
+        if not Sentence.objects.filter(caption__system=existing).exists():  # a judgments import's, before 2026-11-28
+            raise CampaignError(
+                f"dataset {dataset.name} has a human system named {reference_set!r} whose captions hold no text (a "
+                "DA judgments import made it from the name alone): it cannot stand for the reference set; rename "
+                "that system in the admin, or plan with another reference set"
+            )
         return existing
     references = list(
         Reference.objects.filter(video__dataset=dataset, reference_set=reference_set).values_list("video_id", "text")

@@ -573,3 +573,59 @@ def test_crowd_participants_ids_are_refused_unless_restoring_to_their_workers(db
     assert Assignment.objects.get(hit__campaign__name="restore", worker=participant)
     assert workers.participant_worker("prolific:P1") == participant  # still theirs
     assert not Worker.objects.filter(external_id__istartswith="mturk:").exists()
+
+
+def _corpus_csv(human="gt", system="Alpha", video="v0001"):
+    """One worker, one HIT of a corpus dataset (make_dataset's names): 2 system items, 10 original/degraded pairs
+    of the human captions ``human``."""
+    lines = [HEADER, f"w1,h1,s1,{system},{video},system,,70\n", "w1,h1,s2,Beta,v0002,system,,40\n"]
+    for k in range(10):
+        lines.append(f"w1,h1,o{k},{human},v{k:04d},original,d{k},{80 + k}\n")
+        lines.append(f"w1,h1,d{k},{human},v{k:04d},degraded,o{k},{20 + k}\n")
+    return "".join(lines)
+
+
+def test_judgments_imported_into_a_corpus_attach_to_its_captions_and_reference_sets(db, tmp_path):
+    """An import into a dataset with captions created whatever it did not find, empty: a reference set named as
+    the human captions became a human system of 20 captions without text (so da_plan then said "0 human captions
+    can be degraded", the video pages showed an empty caption and the dataset's export was refused by its own
+    import), and a misspelt system or video another empty one."""
+    from annotation_site.corpus.models import Sentence
+
+    dataset = make_dataset("corpus", n_videos=12, human=None, references="gt")
+    before = (System.objects.count(), Video.objects.count(), Caption.objects.count(), Sentence.objects.count())
+    for text, line, field, message in (
+        (_corpus_csv(system="Alfa"), 2, "system", "system 'Alfa' is not a system of dataset corpus"),
+        (_corpus_csv(video="v9999"), 2, "video_id", "video 'v9999' is not a video of dataset corpus"),
+        (_corpus_csv(human="gtt"), 4, "system", "'gtt' is neither a system nor a reference set of dataset corpus"),
+    ):
+        with pytest.raises(FormatError) as caught:
+            import_judgments("corpus", io.StringIO(text), "j.csv")
+        found = [(p.line, p.where, p.message) for p in caught.value.problems]
+        assert any((ln, where) == (line, f"field '{field}'") and message in text for ln, where, text in found), found
+        assert "name its systems and videos as the dataset has them" in found[0][2]
+    assert (System.objects.count(), Video.objects.count(), Caption.objects.count(), Sentence.objects.count()) == before
+
+    import_judgments("corpus", io.StringIO(_corpus_csv()), "j.csv")  # gt: the reference set, as da_plan takes it
+    campaign = Campaign.objects.get(name="corpus")
+    human = campaign.human_system
+    assert (human.name, human.is_human, human.dataset_id) == ("gt", True, dataset.pk)
+    texts = dict(Caption.objects.filter(system=human).values_list("video__external_id", "sentences__text"))
+    references = dict(dataset.videos.values_list("external_id", "references__text"))
+    assert texts == references and all(texts.values())  # every human caption holds its reference's text
+    assert not Caption.objects.filter(video__dataset=dataset, sentences__isnull=True).exists()
+    assert System.objects.filter(dataset=dataset).count() == before[0] + 1 and Video.objects.count() == before[1]
+    assert Judgment.objects.filter(item__hit__campaign=campaign).count() == 22
+
+
+def test_planning_from_a_reference_set_refuses_a_human_system_without_text(db):
+    """A human system an older judgments import made from a reference set's name (captions without text) was
+    taken for the reference set: da_plan then said "0 human captions can be degraded ... choose at most 0 pairs
+    per HIT", blaming the layout."""
+    from assessment.campaigns import CampaignError, human_system_from_references
+
+    dataset = make_dataset("old-import", n_videos=4, human=None, references="gt")
+    empty = System.objects.create(dataset=dataset, name="gt", is_human=True, position=9)
+    Caption.objects.bulk_create([Caption(video=v, system=empty) for v in dataset.videos.all()])
+    with pytest.raises(CampaignError, match="whose captions hold no text"):
+        human_system_from_references(dataset, "gt")
