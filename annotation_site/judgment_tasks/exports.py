@@ -40,8 +40,7 @@ def figure_rows(report):
             continue
         for level, value in question["alpha"].items():
             rows.append(("agreement", question["id"], "all", f"alpha_{level}", value))
-        if "fleiss_kappa" in question:
-            rows.append(("agreement", question["id"], "all", "fleiss_kappa", question["fleiss_kappa"]))
+        rows.append(("agreement", question["id"], "all", "fleiss_kappa", question["fleiss_kappa"]))
         rows.append(("agreement", question["id"], "all", "units", question["units"]))
     for figure in report["figures"]:
         name, qid = figure["name"], figure["question"]

@@ -9,7 +9,8 @@ Per question (every type but free text):
 - Krippendorff's alpha at the level of measurement of the type: nominal (choice, pairs), ordinal and interval
   (Likert), interval (count); Fleiss' kappa with the options, scale points or match / no match as categories
   (it needs the same number of answers per unit: the most common number is used and the others are counted
-  as left out). Both from ``factuality.statistics``.
+  as left out; a count has no categories: its kappa is None, and ``fleiss_note`` says why). Both from
+  ``factuality.statistics``.
 
 Per task, the figures its definition names (FIFA, Jing et al., section 4.4, Tables 2-3; VC-Inspector,
 arXiv 2509.16538):
@@ -36,6 +37,11 @@ from . import frames
 from .definition import level, values_of
 
 MEDIAN_TIES = ("lower", "upper")
+# Question types whose answers have no categories for Fleiss' kappa: its figures are None, and why.
+FLEISS_NOT_APPLICABLE = {
+    "count": "Fleiss' kappa does not apply to a count: it takes values as unordered categories (3 and 4 would "
+    "disagree as much as 0 and 20); the interval alpha measures the agreement on counts",
+}
 
 
 def _numeric(question, frame):
@@ -85,7 +91,9 @@ def aggregate(question, frame, *, median_ties="lower"):
 
 
 def agreement(question, frame, *, min_units=statistics.MIN_UNITS):
-    """Alpha (at the question's level; Likert also interval) and Fleiss' kappa of one question's long frame."""
+    """Alpha (at the question's level; Likert also interval) and Fleiss' kappa of one question's long frame.
+    Every question type gets every key: Fleiss' figures are None for a type without categories
+    (``FLEISS_NOT_APPLICABLE``), ``fleiss_note`` then saying why (None otherwise)."""
     numeric = _numeric(question, frame)
     numeric = numeric.assign(value=numeric["value"].astype(float)) if not numeric.empty else numeric
     lvl = level(question)
@@ -102,19 +110,22 @@ def agreement(question, frame, *, min_units=statistics.MIN_UNITS):
         out["alpha"][name] = result.alpha
     out.update(units=result.units, annotators=result.annotators, values=result.values)
     out["warnings"] += result.warnings
-    fleiss = statistics.fleiss_from_frame(numeric, categories=domain) if question["type"] != "count" else None
-    if fleiss is not None:
-        out.update(
-            fleiss_kappa=fleiss.kappa,
-            fleiss_units=fleiss.units,
-            fleiss_raters=fleiss.raters,
-            fleiss_dropped=fleiss.dropped,
+    out.update(fleiss_kappa=None, fleiss_units=None, fleiss_raters=None, fleiss_dropped=None, fleiss_note=None)
+    if question["type"] in FLEISS_NOT_APPLICABLE:
+        out["fleiss_note"] = FLEISS_NOT_APPLICABLE[question["type"]]
+        return out
+    fleiss = statistics.fleiss_from_frame(numeric, categories=domain)
+    out.update(
+        fleiss_kappa=fleiss.kappa,
+        fleiss_units=fleiss.units,
+        fleiss_raters=fleiss.raters,
+        fleiss_dropped=fleiss.dropped,
+    )
+    if fleiss.dropped:
+        out["warnings"].append(
+            f"Fleiss' kappa uses the {fleiss.units} units with {fleiss.raters} answers; "
+            f"{fleiss.dropped} with another number of answers were left out"
         )
-        if fleiss.dropped:
-            out["warnings"].append(
-                f"Fleiss' kappa uses the {fleiss.units} units with {fleiss.raters} answers; "
-                f"{fleiss.dropped} with another number of answers were left out"
-            )
     return out
 
 
