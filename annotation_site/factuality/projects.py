@@ -263,9 +263,7 @@ def projects_for(annotator):
 
 def progress(project):
     """Counts of a project and per annotator (4 queries whatever the size)."""
-    n_videos, n_full, n_assigned = units.slot_counts(
-        ProjectVideo.objects.filter(project=project), project.annotators_per_video
-    )
+    slots = units.slot_counts(ProjectVideo.objects.filter(project=project), project.annotators_per_video)
     per_annotator = units.assignment_counts(Assignment.objects.filter(project=project))
     times = {}
     for annotator_id, seconds, played in Submission.objects.filter(
@@ -291,7 +289,7 @@ def progress(project):
             }
         )
     return {
-        "videos": n_videos,
-        "full_videos": n_full,
-        **units.totals(n_videos, project.annotators_per_video, n_assigned, rows),
+        "videos": slots.units,
+        "full_videos": slots.full,
+        **units.totals(slots, project.annotators_per_video, rows),
     }

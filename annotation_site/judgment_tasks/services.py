@@ -194,7 +194,7 @@ def tasks_for(annotator):
 
 def progress(task):
     """Counts of a task and per annotator (five queries whatever the size)."""
-    n_items, n_full, n_assigned = units.slot_counts(Item.objects.filter(task=task), task.annotators_per_item)
+    slots = units.slot_counts(Item.objects.filter(task=task), task.annotators_per_item)
     per_annotator = units.assignment_counts(Assignment.objects.filter(task=task))
     times = {}
     for annotator_id, seconds in Submission.objects.filter(assignment__task=task, is_current=True).values_list(
@@ -215,8 +215,8 @@ def progress(task):
         )
     models = list(ModelAnswer.objects.filter(task=task).values("model").annotate(n=Count("id")).order_by("model"))
     return {
-        "items": n_items,
-        "full_items": n_full,
-        **units.totals(n_items, task.annotators_per_item, n_assigned, rows),
+        "items": slots.units,
+        "full_items": slots.full,
+        **units.totals(slots, task.annotators_per_item, rows),
         "models": [(row["model"], row["n"]) for row in models],
     }

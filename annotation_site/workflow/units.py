@@ -2,8 +2,11 @@
 model with a ``name``, a ``status`` (``Status.OPEN`` / ``Status.CLOSED``), a ``closed_at`` time, members
 (``members__annotator``) and assignments (``assignments__annotator``, ``assignments__status``)."""
 
+from typing import NamedTuple
+
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, IntegerField, Q, Sum, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from .statuses import AssignmentStatus
@@ -40,12 +43,27 @@ def units_for(queryset, annotator):
     )
 
 
+class SlotCounts(NamedTuple):
+    units: int
+    full: int  # units handed out to all their annotators: ``assigned`` at or above the capacity
+    assigned: int  # slots taken (answered or not)
+    slots: int  # per unit, the capacity or, when more annotators took it, their number
+
+
 def slot_counts(units, capacity):
-    """``(units, units with all their annotators, slots taken)`` of a queryset of units (one query)."""
+    """The SlotCounts of a queryset of units of one scope whose capacity is ``capacity`` (one query).
+
+    A unit's slots are its capacity, or its annotators (``assigned``) when it has more: the capacity lowered
+    after they took it, or an import that brought more (``capacity.above``). Their answers are work done, and
+    counted in the total, so that the answers submitted never exceed the slots and the slots left to fill
+    (slots - assigned) and the answers still awaited (assigned - submitted) are what is really left."""
     counts = units.aggregate(
-        n=Count("id"), n_assigned=Sum("assigned"), n_full=Count("id", filter=Q(assigned__gte=capacity))
+        n=Count("id"),
+        n_assigned=Sum("assigned"),
+        n_full=Count("id", filter=Q(assigned__gte=capacity)),
+        n_slots=Sum(Greatest(Value(capacity), F("assigned"), output_field=IntegerField())),
     )
-    return counts["n"], counts["n_full"], counts["n_assigned"] or 0
+    return SlotCounts(counts["n"], counts["n_full"], counts["n_assigned"] or 0, counts["n_slots"] or 0)
 
 
 def assignment_counts(assignments):
@@ -73,14 +91,18 @@ def median_seconds(seconds):
     return seconds[len(seconds) // 2] if seconds else None
 
 
-def totals(n_units, capacity, n_assigned, rows):
-    """The progress counts every protocol shows: slots, taken, submitted and the share done."""
-    total = n_units * capacity
+def totals(counts, capacity, rows):
+    """The progress counts every protocol shows, from its units' SlotCounts and its annotators' rows: slots
+    (``SlotCounts.slots``), how many of them are beyond the capacity (units with more annotators than it),
+    the capacity, slots taken, answers submitted and the share done."""
     submitted = sum(r["submitted"] for r in rows)
     return {
-        "slots": total,
-        "assigned": n_assigned,
+        "slots": counts.slots,
+        "above_capacity": counts.slots - counts.units * capacity,
+        "capacity": capacity,
+        "assigned": counts.assigned,
         "submitted": submitted,
-        "share": (min(submitted, total) / total) if total else 0.0,
+        # every submitted answer holds a slot of its unit; the cap guards a unit counter set by hand
+        "share": (min(submitted, counts.slots) / counts.slots) if counts.slots else 0.0,
         "annotators": rows,
     }

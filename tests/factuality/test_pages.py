@@ -307,3 +307,17 @@ def test_the_paragraph_filters_render_what_the_template_loops_rendered(paragraph
     assert Template(load + "{{ scale|likert_options:paragraph.index }}").render(context) == Template(
         load + _LIKERT_LOOP
     ).render(context)
+
+
+def test_progress_after_lowering_the_overlap_counts_every_answer_given(staff_client, completed):
+    """3 videos x 3 answers done, then the annotators per video lowered to 1 (PATCH): the project page and the
+    API count the 9 answers given against 9 slots (they said 9 of 3)."""
+    url = reverse("api-factuality-project", args=["anet-mini"])
+    assert staff_client.patch(url, {"annotators_per_video": 1}, content_type="application/json").status_code == 200
+    progress = staff_client.get(url).json()["progress"]
+    assert (progress["slots"], progress["submitted"], progress["share"]) == (9, 9, 1.0)
+    assert progress["above_capacity"] == 6  # 2 answers per video beyond the 1 asked now
+    page = staff_client.get(reverse("factuality-project", args=["anet-mini"])).content.decode()
+    shown = re.search(r"<dt>Answers submitted</dt><dd>(.*?)</dd>", page, re.S).group(1)
+    assert " ".join(re.sub(r"<[^>]+>", " ", shown).split()) == "9 of 9"
+    assert "6 answers beyond 1 per video" in page

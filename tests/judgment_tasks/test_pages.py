@@ -419,3 +419,41 @@ def test_next_assignment_locks_the_member_row_with_its_compiled_query(make_task,
     assert len(locks) == 2
     if connection.vendor == "postgresql":
         assert all('FOR UPDATE OF "judgment_tasks_taskmember"' in sql for sql in locks)
+
+
+def stat(page, term):
+    """The value of the progress partial's ``term`` as the page shows it (tags removed, spaces collapsed)."""
+    found = re.search(rf"<dt>{re.escape(term)}</dt><dd>(.*?)</dd>", page, re.S)
+    return " ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split())
+
+
+def test_progress_after_lowering_the_overlap_counts_every_answer_given(staff_client, make_task, annotator_accounts):
+    """4 items x 3 answers done, then the overlap lowered to 1 (PATCH): the answers given stay counted (the page
+    said "12 of 4", the API "slots": 4, "submitted": 12); with an item still open beyond the new overlap the
+    share done is below 100 % until it is submitted."""
+    annotators = annotator_accounts(3)
+    task = make_task("lowered", "fifa-question-quality", question_quality_items(4), members=annotators)
+    for annotator in annotators:
+        work_through(task, annotator, lambda item: {"matches": [[0, 0]]})
+    url = reverse("api-tasks-detail", args=["lowered"])
+    assert staff_client.patch(url, {"annotators_per_item": 1}, content_type="application/json").status_code == 200
+    progress = staff_client.get(url).json()["progress"]
+    assert (progress["slots"], progress["submitted"], progress["share"]) == (12, 12, 1.0)
+    assert progress["above_capacity"] == 8  # 2 answers per item beyond the 1 asked now
+    page = staff_client.get(reverse("tasks-detail", args=["lowered"])).content.decode()
+    assert stat(page, "Answers submitted") == "12 of 12" and stat(page, "Done") == "100%"
+    assert "8 answers beyond 1 per item" in page
+
+    # two items answered twice, a third annotator still on one of them, then the overlap lowered to 2: that
+    # open answer is work left (the old total, 2 x 2 = 4, said 4 of 4: 100 % done)
+    task = make_task("open", "fifa-question-quality", question_quality_items(2), members=annotators)
+    for annotator in annotators[:2]:
+        work_through(task, annotator, lambda item: {"matches": [[0, 0]]})
+    assert next_assignment(task, annotators[2]) is not None
+    url = reverse("api-tasks-detail", args=["open"])
+    assert staff_client.patch(url, {"annotators_per_item": 2}, content_type="application/json").status_code == 200
+    progress = staff_client.get(url).json()["progress"]
+    assert (progress["slots"], progress["assigned"], progress["submitted"]) == (5, 5, 4)
+    assert progress["share"] == 4 / 5 and progress["above_capacity"] == 1
+    page = staff_client.get(reverse("tasks-detail", args=["open"])).content.decode()
+    assert stat(page, "Answers submitted") == "4 of 5" and stat(page, "Done") == "80%"
