@@ -4,12 +4,13 @@ An answer, as the page and the API send it: ``{question id: value}`` where the v
 
 - likert: a point of the scale (an integer) or null; ``per`` a list: one per element of that list;
 - choice: an option value (text) or null; ``per`` a list: one per element;
-- pairs: ``[[left index, right index], ...]`` (0-based element indices, each pair once);
+- pairs: ``[[left index, right index], ...]`` (0-based element indices, each pair once: a repeated pair is
+  refused, as the page never sends one);
 - text: a string (may be empty);
 - count: a whole number from min to max, or null; ``per`` a list: one per element.
 
-Hard problems (wrong shape, values off the scale, unknown options, pairs out of range, required text missing)
-refuse the answer. Soft problems (a required answer left empty, no pair entered) refuse it unless the
+Hard problems (wrong shape, values off the scale, unknown options, pairs out of range or repeated, required text
+missing) refuse the answer. Soft problems (a required answer left empty, no pair entered) refuse it unless the
 annotator confirms; the submission records that they did.
 """
 
@@ -129,6 +130,18 @@ def check_answer(definition, lists, data, *, partial=False):
                     problems.append(
                         Problem(
                             f"{prompt}: {pair!r} is not a pair of element indices (0-based, {left} x {right})",
+                            code="pairs",
+                            question=qid,
+                        )
+                    )
+                    break
+                if tuple(pair) in pairs:
+                    first, second = (
+                        element_name(definition, question[side], i) for side, i in zip(("left", "right"), pair)
+                    )
+                    problems.append(
+                        Problem(
+                            f"{prompt}: the pair {first}–{second} ({pair!r}) is given twice: give each pair once",
                             code="pairs",
                             question=qid,
                         )

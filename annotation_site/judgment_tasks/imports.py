@@ -68,17 +68,110 @@ def _label(obj, key, number, filename, problems, *, required=False, limit=200):
     return value.strip()
 
 
+def _item_key(key, video_id, system, model, number, filename, problems, seen, existing_keys):
+    """The item id of a line (its ``item_id`` or the default), checked: not too long, unique in the file
+    (``seen``: id -> line, filled here) and new to the task (``existing_keys``)."""
+    if not key and len(default_key(video_id, system, model)) > _column("key"):
+        problems.add(
+            filename,
+            f"without item_id the item's id is video_id:system:model, {len(default_key(video_id, system, model))} "
+            f"characters; at most {_column('key')} are allowed: give the item an item_id",
+            line=number,
+            where="item_id",
+        )
+        return key
+    key = key or default_key(video_id, system, model)
+    if key in seen:
+        problems.add(filename, f"item {key!r} is already given on line {seen[key]}", line=number, where="item_id")
+    elif key in existing_keys:
+        problems.add(filename, f"the task already has an item {key!r}", line=number, where="item_id")
+    else:
+        seen[key] = number
+    return key
+
+
+def _fields(obj, fields, number, filename, problems):
+    """The line's fields ({name: text}), every problem of each added."""
+    values = {}
+    for name, spec in fields.items():
+        value = obj.get(name)
+        if value is None or value == "":
+            if not spec["optional"]:
+                problems.add(filename, "this field is required (a non-empty text)", line=number, where=name)
+            continue
+        if not isinstance(value, str) or len(value) > MAX_TEXT:
+            problems.add(
+                filename,
+                f"must be a text of at most {MAX_TEXT} characters, not {value!r:.80}",
+                line=number,
+                where=name,
+            )
+            continue
+        values[name] = value.strip()
+    return values
+
+
+def _lists(obj, lists, aligned, number, filename, problems):
+    """The line's lists ({name: [text, ...]}), every problem of each added; lists shown side by side
+    (``aligned``) must have the same length, checked whenever both lengths are known (each a list, or an
+    optional list left out), whatever else is wrong with their elements or the line."""
+    elements, lengths = {}, {}
+    for name, spec in lists.items():
+        value = obj.get(name)
+        if value is None or value == []:
+            if spec["optional"]:
+                lengths[name] = 0
+            else:
+                problems.add(filename, "this list is required (a non-empty list of texts)", line=number, where=name)
+            elements[name] = []
+            continue
+        if not isinstance(value, list) or len(value) > MAX_ELEMENTS:
+            problems.add(filename, f"must be a list of at most {MAX_ELEMENTS} texts", line=number, where=name)
+            continue
+        lengths[name] = len(value)
+        bad = next(
+            (
+                i
+                for i, element in enumerate(value)
+                if not isinstance(element, str) or not element.strip() or len(element) > MAX_TEXT
+            ),
+            None,
+        )
+        if bad is not None:
+            problems.add(
+                filename,
+                f"must be a non-empty text of at most {MAX_TEXT} characters, not {value[bad]!r:.80}",
+                line=number,
+                where=f"{name}[{bad}]",
+            )
+            continue
+        elements[name] = [element.strip() for element in value]
+    for per, partner in aligned:
+        if per in lengths and partner in lengths and lengths[per] != lengths[partner]:
+            problems.add(
+                filename,
+                f"{per} and {partner} are shown side by side and need the same length "
+                f"({lengths[per]} and {lengths[partner]})",
+                line=number,
+                where=partner,
+            )
+    return elements
+
+
 def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
     """Validate an items file against the task; returns a list of dicts ready for Item rows (video given by
-    external id). Raises FormatError listing every problem."""
+    external id). Raises FormatError listing every problem: every check of a line runs whatever else is wrong
+    with it (its id, its labels, its fields, its lists), and a line is an item when it added no problem."""
     definition = task.definition
     problems = ProblemList()
     fields = {entry["name"]: entry for entry in definition["fields"]}
     lists = {entry["name"]: entry for entry in definition["lists"]}
-    aligned = [(q["per"], q["with"]) for q in definition["questions"] if q.get("with")]
+    # each pair of lists shown side by side once, however many questions show it
+    aligned = list(dict.fromkeys((q["per"], q["with"]) for q in definition["questions"] if q.get("with")))
     allowed = ITEM_KEYS | set(fields) | set(lists)
     seen, items, named = {}, [], []  # named: (line, video_id) of every line whose video_id could be read
     for number, obj in _lines(text, filename, problems):
+        before = len(problems)
         for extra in sorted(set(obj) - allowed):
             problems.add(
                 filename,
@@ -93,85 +186,11 @@ def read_items(task, text, *, filename="items.jsonl", existing_keys=()):
             _label(obj, key, number, filename, problems, limit=_column(key)) for key in ("system", "model", "subset")
         )
         key = _label(obj, "item_id", number, filename, problems, limit=_column("key"))
-        if None in (video_id, system, model, subset, key) or not video_id:
-            continue
-        if not key and len(default_key(video_id, system, model)) > _column("key"):
-            problems.add(
-                filename,
-                f"without item_id the item's id is video_id:system:model, {len(default_key(video_id, system, model))} "
-                f"characters; at most {_column('key')} are allowed: give the item an item_id",
-                line=number,
-                where="item_id",
-            )
-            continue
-        key = key or default_key(video_id, system, model)
-        if key in seen:
-            problems.add(filename, f"item {key!r} is already given on line {seen[key]}", line=number, where="item_id")
-            continue
-        if key in existing_keys:
-            problems.add(filename, f"the task already has an item {key!r}", line=number, where="item_id")
-            continue
-        seen[key] = number
-        values, ok = {}, True
-        for name, spec in fields.items():
-            value = obj.get(name)
-            if value is None or value == "":
-                if not spec["optional"]:
-                    problems.add(filename, "this field is required (a non-empty text)", line=number, where=name)
-                    ok = False
-                continue
-            if not isinstance(value, str) or len(value) > MAX_TEXT:
-                problems.add(
-                    filename,
-                    f"must be a text of at most {MAX_TEXT} characters, not {value!r:.80}",
-                    line=number,
-                    where=name,
-                )
-                ok = False
-                continue
-            values[name] = value.strip()
-        elements = {}
-        for name, spec in lists.items():
-            value = obj.get(name)
-            if value is None or value == []:
-                if not spec["optional"]:
-                    problems.add(filename, "this list is required (a non-empty list of texts)", line=number, where=name)
-                    ok = False
-                elements[name] = []
-                continue
-            if not isinstance(value, list) or len(value) > MAX_ELEMENTS:
-                problems.add(filename, f"must be a list of at most {MAX_ELEMENTS} texts", line=number, where=name)
-                ok = False
-                continue
-            bad = next(
-                (
-                    i
-                    for i, element in enumerate(value)
-                    if not isinstance(element, str) or not element.strip() or len(element) > MAX_TEXT
-                ),
-                None,
-            )
-            if bad is not None:
-                problems.add(
-                    filename,
-                    f"must be a non-empty text of at most {MAX_TEXT} characters, not {value[bad]!r:.80}",
-                    line=number,
-                    where=f"{name}[{bad}]",
-                )
-                ok = False
-                continue
-            elements[name] = [element.strip() for element in value]
-        for per, partner in aligned:
-            if ok and len(elements.get(per, [])) != len(elements.get(partner, [])):
-                problems.add(
-                    filename,
-                    f"{per} and {partner} are shown side by side and need the same length "
-                    f"({len(elements.get(per, []))} and {len(elements.get(partner, []))})",
-                    line=number,
-                    where=partner,
-                )
-                ok = False
-        if ok:
+        if None not in (video_id, system, model, subset, key) and video_id:
+            key = _item_key(key, video_id, system, model, number, filename, problems, seen, existing_keys)
+        values = _fields(obj, fields, number, filename, problems)
+        elements = _lists(obj, lists, aligned, number, filename, problems)
+        if len(problems) == before:
             items.append(
                 {
                     "key": key,
@@ -256,12 +275,31 @@ def import_items(task, text, *, filename="items.jsonl", replace=False):
     return {"items": len(items), "elements": sum(len(v) for item in items for v in item["lists"].values())}
 
 
+def _answers_item_key(obj, number, filename, problems):
+    """The item id a model-answers line names (``item_id``, or ``video_id`` + ``system`` for the default id);
+    None when it names none it can (the problem added)."""
+    key = _label(obj, "item_id", number, filename, problems)
+    if key is None or key:
+        return key
+    video_id = _label(obj, "video_id", number, filename, problems)
+    system = _label(obj, "system", number, filename, problems)
+    if video_id is None or system is None:
+        return None
+    if not video_id:
+        problems.add(filename, "item_id (or the item's video_id and system) is required", line=number, where="item_id")
+        return None
+    return default_key(video_id, system)
+
+
 def read_model_answers(task, text, *, filename="model-answers.jsonl"):
-    """Validate a model-answers file against the task's items; returns ``[(item pk, model, answers)]``."""
+    """Validate a model-answers file against the task's items; returns ``[(item pk, model, answers)]``. Every
+    check of a line runs whatever else is wrong with it (its item, its model, a repeat, its answers, checked
+    against the item whenever the item is known); a line is kept when it added no problem."""
     problems = ProblemList()
     known = {key: (pk, lists) for key, pk, lists in Item.objects.filter(task=task).values_list("key", "pk", "lists")}
     seen, rows = {}, []
     for number, obj in _lines(text, filename, problems):
+        before = len(problems)
         for extra in sorted(set(obj) - {"item_id", "video_id", "system", "model", "answers"}):
             problems.add(filename, "unknown field (item_id, model, answers)", line=number, where=extra)
         model = _label(
@@ -273,46 +311,32 @@ def read_model_answers(task, text, *, filename="model-answers.jsonl"):
             required=True,
             limit=ModelAnswer._meta.get_field("model").max_length,
         )
-        key = _label(obj, "item_id", number, filename, problems)
-        if key is None:
-            continue
-        if not key:
-            video_id = _label(obj, "video_id", number, filename, problems)
-            system = _label(obj, "system", number, filename, problems)
-            if video_id is None or system is None:
-                continue
-            if not video_id:
-                problems.add(
-                    filename, "item_id (or the item's video_id and system) is required", line=number, where="item_id"
-                )
-                continue
-            key = default_key(video_id, system)
-        if not model:
-            continue
-        if key not in known:
+        key = _answers_item_key(obj, number, filename, problems)
+        if key is not None and key not in known:
             problems.add(filename, f"task {task.name} has no item {key!r}", line=number, where="item_id")
-            continue
-        if (key, model) in seen:
-            problems.add(
-                filename,
-                f"answers of model {model!r} for item {key!r} are already given on line {seen[(key, model)]}",
-                line=number,
-                where="model",
-            )
-            continue
-        seen[(key, model)] = number
-        pk, lists = known[key]
+            key = None
+        if key is not None and model:
+            if (key, model) in seen:
+                problems.add(
+                    filename,
+                    f"answers of model {model!r} for item {key!r} are already given on line {seen[(key, model)]}",
+                    line=number,
+                    where="model",
+                )
+            else:
+                seen[(key, model)] = number
+        cleaned = None
         if not isinstance(obj.get("answers"), dict) or not obj["answers"]:
             problems.add(filename, "answers must be an object {question id: answer}", line=number, where="answers")
-            continue
-        cleaned, errors, _ = check_answer(task.definition, lists, obj["answers"], partial=True)
-        for error in errors:
-            where = f"answers.{error.question}" if error.question else "answers"
-            if error.element is not None:
-                where += f"[{error.element}]"
-            problems.add(filename, error.message, line=number, where=where)
-        if not errors:
-            rows.append((pk, model, cleaned))
+        elif key is not None:
+            cleaned, errors, _ = check_answer(task.definition, known[key][1], obj["answers"], partial=True)
+            for error in errors:
+                where = f"answers.{error.question}" if error.question else "answers"
+                if error.element is not None:
+                    where += f"[{error.element}]"
+                problems.add(filename, error.message, line=number, where=where)
+        if len(problems) == before:
+            rows.append((known[key][0], model, cleaned))
     if not problems and not rows:
         problems.add(filename, "the file holds no answers")
     problems.raise_if_any()

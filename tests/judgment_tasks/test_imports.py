@@ -2,6 +2,8 @@
 file is written in one go; model answers are checked against the items and replace earlier ones."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 
 from annotation_site.judgment_tasks import imports, services
 from annotation_site.judgment_tasks.models import Item, ModelAnswer
@@ -182,3 +184,66 @@ def test_replacing_items_refuses_work_handed_out_while_the_file_was_read(videos,
         imports.import_items(task, lines({"video_id": "c2", "text": "x"}), replace=True)
     assert Submission.objects.filter(assignment__task=task).count() == 1  # the answer is kept
     assert list(Item.objects.filter(task=task).values_list("fields__text", flat=True)) == ["a man runs"]
+
+
+def test_a_known_item_id_does_not_hide_the_other_problems_of_its_line(staff_client, conversion):
+    """Lines whose default item id (the video id) the task already has, or an earlier line gave, or whose labels
+    are wrong: every other problem of each line is listed in the same answer (only "the task already has an item"
+    was, the rest after the ids were made unique)."""
+    imports.import_items(
+        conversion, lines(*[{"video_id": f"c{n}", "tuples": ["t"], "questions": ["q?"]} for n in (1, 2, 3, 4)])
+    )
+    text = lines(
+        {"video_id": "c1", "tuples": ["a man"], "questions": ["Is there a man?", "A dog?"]},  # lengths differ
+        {"video_id": "c2", "tuples": [], "questions": ["q?"]},  # an empty list
+        {"video_id": "c3", "tuples": "a man", "questions": ["q?"]},  # a string instead of a list
+        {"video_id": "c4", "tuples": ["a", 3], "questions": ["q?", ""]},  # elements that are not text
+        {"video_id": "c9", "tuples": ["a"], "questions": ["q?"]},
+        {"video_id": "c9", "tuples": ["a", "b"], "questions": ["q?"]},  # repeats line 5, and lengths differ
+        {"video_id": "c10", "system": 5, "tuples": ["a", "b"], "questions": "q?"},  # a bad label hid the rest too
+        {"video_id": "c11", "tuples": ["a", 7], "questions": ["q?"]},  # a bad element hid the lengths' problem
+    )  # fmt: skip
+    response = staff_client.post(
+        reverse("api-tasks-items", args=["conv"]), {"file": SimpleUploadedFile("more.jsonl", text.encode())}
+    )
+    assert response.status_code == 400
+    assert response.json()["problems"] == [
+        "more.jsonl, line 1, item_id: the task already has an item 'c1'",
+        "more.jsonl, line 1, tuples: questions and tuples are shown side by side and need the same length (2 and 1)",
+        "more.jsonl, line 2, item_id: the task already has an item 'c2'",
+        "more.jsonl, line 2, tuples: this list is required (a non-empty list of texts)",
+        "more.jsonl, line 3, item_id: the task already has an item 'c3'",
+        "more.jsonl, line 3, tuples: must be a list of at most 500 texts",
+        "more.jsonl, line 4, item_id: the task already has an item 'c4'",
+        "more.jsonl, line 4, tuples[1]: must be a non-empty text of at most 5000 characters, not 3",
+        "more.jsonl, line 4, questions[1]: must be a non-empty text of at most 5000 characters, not ''",
+        "more.jsonl, line 6, item_id: item 'c9' is already given on line 5",
+        "more.jsonl, line 6, tuples: questions and tuples are shown side by side and need the same length (1 and 2)",
+        "more.jsonl, line 7, system: system must be a non-empty text of at most 100 characters, not 5",
+        "more.jsonl, line 7, questions: must be a list of at most 500 texts",
+        "more.jsonl, line 8, tuples[1]: must be a non-empty text of at most 5000 characters, not 7",
+        "more.jsonl, line 8, tuples: questions and tuples are shown side by side and need the same length (1 and 2)",
+    ]
+    assert Item.objects.count() == 4
+
+
+def test_a_repeated_model_answer_line_does_not_hide_its_answers_problems(videos):
+    """A line repeating a model's answers for an item, or naming an unknown item, has its answers checked too."""
+    task = services.create_task(name="verify", dataset=videos, preset="fifa-verification")
+    imports.import_items(task, lines({"item_id": "a", "video_id": "c1", "questions": ["q1?", "q2?"]}))
+    text = lines(
+        {"item_id": "a", "model": "M", "answers": {"answer": ["yes", "no"]}},
+        {"item_id": "a", "model": "M", "answers": {"answer": ["yes", "maybe"]}},
+        {"item_id": "zzz", "model": "M", "answers": "yes"},
+        {"item_id": "a", "answers": {"answer": ["yes"]}},
+    )
+    found = problems_of(lambda: imports.import_model_answers(task, text, filename="qa.jsonl"))
+    assert [(line, where) for _, line, where, _ in found] == [
+        (2, "model"),
+        (2, "answers.answer[1]"),
+        (3, "item_id"),
+        (3, "answers"),
+        (4, "model"),
+        (4, "answers.answer"),
+    ]
+    assert not ModelAnswer.objects.exists()

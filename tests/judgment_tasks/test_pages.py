@@ -11,10 +11,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation_site.annotators.services import annotator_for_user
-from annotation_site.judgment_tasks import participants, services
+from annotation_site.judgment_tasks import imports, participants, services
 from annotation_site.judgment_tasks.assignment import next_assignment
 from annotation_site.judgment_tasks.models import Assignment, Item, ModelAnswer, Submission, Task
 from annotation_site.prepared_queries import sent_sql
+from annotation_site.problems import FormatError
 
 from .conftest import lines, question_quality_items, work_through
 
@@ -457,3 +458,26 @@ def test_progress_after_lowering_the_overlap_counts_every_answer_given(staff_cli
     assert progress["share"] == 4 / 5 and progress["above_capacity"] == 1
     page = staff_client.get(reverse("tasks-detail", args=["open"])).content.decode()
     assert stat(page, "Answers submitted") == "4 of 5" and stat(page, "Done") == "80%"
+
+
+def test_a_pair_given_twice_is_refused(quality, annotator):
+    """Matching pairs are a set: ``[[0, 0], [0, 0]]`` was accepted (201) and stored as one pair; it is refused
+    with the pair named as the page names it, and nothing is stored. A model's answers are checked alike."""
+    task, _ = quality
+    found = next_assignment(task, services.add_member(task, annotator_for_user(annotator.user)))
+    url = reverse("api-tasks-submit", args=[found.pk])
+    body = {"submission_uuid": str(uuid.uuid4()), "answer": {"matches": [[0, 0], [1, 1], [0, 0]]}}
+    refused = annotator.client.post(url, body, content_type="application/json")
+    assert refused.status_code == 400
+    [problem] = refused.json()["problems"]
+    assert problem["question"] == "matches" and problem["code"] == "pairs"
+    assert "the pair T1–Q1 ([0, 0]) is given twice: give each pair once" in problem["message"]
+    assert not Submission.objects.exists()
+    with pytest.raises(FormatError) as caught:
+        imports.import_model_answers(
+            task, lines({"item_id": "q0", "model": "M", "answers": {"matches": [[2, 1], [2, 1]]}}), filename="m.jsonl"
+        )
+    assert [str(p) for p in caught.value.problems] == [
+        "m.jsonl, line 1, answers.matches: “For each question, mark the facts it asks about.”: the pair T3–Q2 ([2, 1]) is given "
+        "twice: give each pair once"
+    ]
