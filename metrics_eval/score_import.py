@@ -170,17 +170,59 @@ def _read_csv_scores(text, filename, problems, result):
                     result.rows.append(row)
 
 
+_WHITESPACE = " \t\r\n"  # JSON's whitespace (RFC 8259, section 2)
+
+
+def _skip_whitespace(text, position):
+    while position < len(text) and text[position] in _WHITESPACE:
+        position += 1
+    return position
+
+
 def _array_lines(text, array_start):
     """Line numbers of the elements of the JSON array starting at ``array_start`` (decoded one by one)."""
     decoder = json.JSONDecoder()
-    lines, position = [], array_start + 1
+    lines, position, line, counted = [], array_start + 1, 1, 0
     while True:
-        while position < len(text) and text[position] in " \t\r\n,":
-            position += 1
+        position = _skip_whitespace(text, position)
+        if position < len(text) and text[position] == ",":
+            position = _skip_whitespace(text, position + 1)
         if position >= len(text) or text[position] == "]":
             return lines
-        lines.append(text.count("\n", 0, position) + 1)
+        line += text.count("\n", counted, position)  # counted on from the last element, not from the start
+        counted = position
+        lines.append(line)
         _, position = decoder.raw_decode(text, position)
+
+
+def _member_start(text, key):
+    """Where the value of member ``key`` of the top-level JSON object in ``text`` starts (None without it).
+
+    The object is walked member by member, each value decoded whole, so a key of the same name nested inside
+    another member (``"parameters": {"scores": [...]}``) is never taken for it. ``text`` has been decoded
+    already (well formed, no key twice)."""
+    decoder = json.JSONDecoder()
+    position = _skip_whitespace(text, 0)
+    if position >= len(text) or text[position] != "{":
+        return None
+    position += 1
+    while True:
+        position = _skip_whitespace(text, position)
+        if position < len(text) and text[position] == ",":
+            position = _skip_whitespace(text, position + 1)
+        if position >= len(text) or text[position] != '"':
+            return None  # "}": the end of the object
+        name, position = json.decoder.scanstring(text, position + 1)
+        position = _skip_whitespace(text, position)  # at the ':'
+        position = _skip_whitespace(text, position + 1)
+        if name == key:
+            return position
+        _, position = decoder.raw_decode(text, position)
+
+
+def _with_lines(records, lines):
+    """``records`` paired with their line numbers; one count for each, or an error (never a silent cut)."""
+    return zip(records, lines, strict=True)
 
 
 def _read_json_scores(text, filename, problems, result):
@@ -190,8 +232,8 @@ def _read_json_scores(text, filename, problems, result):
         problems.add(filename, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno)
         return
     if isinstance(data, list):
-        lines = _array_lines(text, text.index("["))
-        for record, line in zip(data, lines):
+        lines = _array_lines(text, _skip_whitespace(text, 0))
+        for record, line in _with_lines(data, lines):
             row = _check_record(record, line, filename, problems)
             if row:
                 result.rows.append(row)
@@ -212,13 +254,12 @@ def _read_json_scores(text, filename, problems, result):
     if not isinstance(data["scores"], list):
         problems.add(filename, "scores must be an array", line=1, where="scores")
         return
-    found = re.search(r'"scores"\s*:\s*\[', text)
-    lines = _array_lines(text, found.end() - 1) if found else [None] * len(data["scores"])
+    lines = _array_lines(text, _member_start(text, "scores"))
     result.described[metric] = {
         "version": version,
         "parameters": parameters if isinstance(parameters, dict) else {},
     }
-    for record, line in zip(data["scores"], lines):
+    for record, line in _with_lines(data["scores"], lines):
         if isinstance(record, dict) and "metric" in record and record["metric"] != metric:
             problems.add(
                 filename,
@@ -352,7 +393,7 @@ def read_pairs(text, filename, problems=None):
             if data is not None and not isinstance(data, list):
                 problems.add(filename, "expected an array of pairs", line=1)
             elif data is not None:
-                records = list(zip(data, _array_lines(text, text.index("["))))
+                records = list(_with_lines(data, _array_lines(text, _skip_whitespace(text, 0))))
     else:
         problems.add(filename, "unknown file type: use .csv, .json or .jsonl")
     rows = []

@@ -10,7 +10,7 @@ from metrics_eval import services
 from metrics_eval.models import CaptionPair, Metric, MetricScore
 from metrics_eval.score_import import FormatError
 
-from .conftest import stored_scores
+from .conftest import CAPTIONS, stored_scores
 
 pytestmark = pytest.mark.django_db
 
@@ -122,6 +122,29 @@ def test_json_problems_carry_line_numbers(tiny_dataset):
             pair_set="dup",
         )
     assert not MetricScore.objects.exists()
+
+
+def test_a_scores_key_nested_in_parameters_neither_cuts_the_scores_nor_shifts_their_lines(tiny_dataset):
+    """The lines of a described metric's scores were found by searching the text for '"scores": [', which found a
+    "scores" key inside "parameters" first: the records were zipped with that array's one element, so 1 of 12
+    scores was stored (201, no warning), and with a longer nested array the problems named wrong lines."""
+    records = [{"video_id": v, "system": s, "score": i / 10} for i, (v, s, *_) in enumerate(CAPTIONS)]
+    document = {"metric": "withparams", "version": "1", "parameters": {"layers": [12], "scores": ["clip"]}}
+    text = json.dumps(document)[:-1] + ',\n "scores": [\n' + ",\n".join(map(json.dumps, records)) + "\n]}\n"
+    assert services.import_scores(tiny_dataset, text, "withparams.json").metrics == {"withparams": 12}
+    assert stored_scores(tiny_dataset, "withparams") == {(v, s): i / 10 for i, (v, s, *_) in enumerate(CAPTIONS)}
+    assert Metric.objects.get(name="withparams").parameters == {"layers": [12], "scores": ["clip"]}
+
+    records[4]["score"] = "high"  # on line 9 of the file below
+    nested = {"metric": "other", "parameters": {"scores": [["a"], ["b"], ["c"], ["d"], ["e"], ["f"]] * 3}}
+    text = json.dumps(nested)[:-1] + ',\n "scores": [\n' + ",\n".join(map(json.dumps, records)) + "\n]}\n"
+    text = text.replace('"parameters": ', '\n"parameters":\n')  # nested array: line 3; scores: from line 5
+    with pytest.raises(FormatError) as error:
+        services.import_scores(tiny_dataset, text, "other.json")
+    assert [str(p) for p in error.value.problems] == [
+        "other.json, line 9, score: score must be a finite number, not 'high'"
+    ]
+    assert not Metric.objects.filter(name="other").exists()
 
 
 def test_existing_metrics_are_replaced_only_when_asked(tiny_dataset):
