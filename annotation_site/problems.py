@@ -9,6 +9,8 @@ import csv
 import io
 from dataclasses import dataclass
 
+from annotation_site import spreadsheet_csv
+
 
 @dataclass
 class Problem:
@@ -62,7 +64,13 @@ class ProblemList(list):
         cannot read (a carriage return inside a field of a stream not opened with ``newline=""``, a field over the
         module's size limit) is a problem of its line here, and reading stops there (what follows would be
         misread). So is a record holding a NUL character, which PostgreSQL's text cannot hold (a lookup by such
-        a value was a 500 there): files read through ``uploads`` never hold one, text from elsewhere may."""
+        a value was a 500 there): files read through ``uploads`` never hold one, text from elsewhere may.
+
+        Every field comes back as the platform wrote it: the formula guard of every CSV the platform writes
+        (``spreadsheet_csv``) puts a single quote before a cell beginning with ``= + - @``, a tab, a carriage
+        return or a quote (the YouCook2 video id ``-AwyG1JcMp8`` is downloaded as ``'-AwyG1JcMp8``), and this
+        reader takes it off (``spreadsheet_csv.restore``), so a file made from the platform's own downloads
+        imports (metric scores and pairs, DA judgments: every importer reading CSV through here)."""
         stream = io.StringIO(source, newline="") if isinstance(source, str) else source
         return _CheckedCsvReader(csv.reader(stream), file, self)
 
@@ -101,7 +109,7 @@ class _CheckedCsvReader:
                 self.file, f"a NUL character (field {nul + 1}); NUL is not allowed in text", line=self.reader.line_num
             )
             raise StopIteration
-        return fields
+        return [spreadsheet_csv.restore(value) for value in fields]
 
     @property
     def line_num(self):

@@ -13,8 +13,10 @@ Decisions:
   (``-3``, ``+1.5``, ``-2e-3``): spreadsheets read them as numbers. ``-1+2``, ``-inf`` or ``-A1`` are not plain
   numbers and are neutralised.
 - **Reversible.** A cell that already begins with a single quote gets one more (``'x`` is written ``''x``), so
-  :func:`restore` gives back exactly what was written. Importers of the platform's own formats (the DA judgments
-  CSV, which ``da_import_judgments`` reads back) call it on every cell, so exports round-trip byte for byte.
+  :func:`restore` gives back exactly what was written. Every CSV importer reads through
+  ``problems.ProblemList.csv_reader``, which calls it on every cell (metric scores and pairs, DA judgments), and
+  the MTurk results importer on the ``Input.*`` cells MTurk copies from our batch input: a file made from the
+  platform's own downloads (``'-AwyG1JcMp8``, a YouCook2 video id) imports, and exports round-trip byte for byte.
 - Header cells go through the same function (they are constants today; nothing breaks if one ever is not).
 
 Use :func:`writer` / :class:`DictWriter` instead of ``csv.writer`` / ``csv.DictWriter``, :func:`frame_to_csv`

@@ -41,7 +41,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
-from annotation_site import identities, spreadsheet_csv, uploads
+from annotation_site import identities, uploads
 from annotation_site.corpus.models import Caption, Dataset, Reference, Sentence, System, Video, check_unit_name
 from annotation_site.problems import FormatError, ProblemList
 from annotation_site.strict_numbers import column_range, integer_score
@@ -107,8 +107,8 @@ def read_rows(stream, filename, problems, *, own_download=False):
     index = {name: header.index(name) for name in HEADER}
     rows = []
     for line, fields in problems.csv_records(reader, len(header), filename):
-        # restore: cells our own export neutralised against spreadsheet formulas ('=x -> =x) read back as written
-        value = {name: spreadsheet_csv.restore(fields[i].strip()) for name, i in index.items()}
+        # (cells our own export neutralised against spreadsheet formulas, '=x, come back as written: csv_reader)
+        value = {name: fields[i].strip() for name, i in index.items()}
         bad = False
         try:  # NFKC, no invisible characters; never a site account's identity (empty / long: the length check)
             if value["worker_id"]:

@@ -206,7 +206,10 @@ def parse_results(text, *, filename="results.csv", answer_fields=None, validate_
                 worker_id=record["WorkerId"].strip(),
                 status=status,
                 work_seconds=seconds,
-                inputs={k[len("Input.") :]: v for k, v in record.items() if k.startswith("Input.")},
+                # MTurk copies these cells from our batch input CSV, formula guard included ('-x): taken off
+                inputs={
+                    k[len("Input.") :]: spreadsheet_csv.restore(v) for k, v in record.items() if k.startswith("Input.")
+                },
                 answers=answers,
                 approve=bool(approve),
                 reject=reject,

@@ -55,6 +55,20 @@ def test_results_with_per_field_answers():
     assert rows[0].inputs == {"hit_url": "u"}
 
 
+def test_results_give_back_the_batch_inputs_as_the_platform_wrote_them():
+    """MTurk copies the batch input CSV's cells into the results' Input.* columns, formula guard included: a unit
+    labelled -AwyG1JcMp8 (a YouCook2 video id) came back as '-AwyG1JcMp8 and matched no video."""
+    batch = fmt.batch_input_csv(
+        [{"hit_id": "-k1", "hit_label": "-AwyG1JcMp8", "hit_url": "https://x/?unit=-k1"}],
+        ["hit_id", "hit_label", "hit_url"],
+    )
+    inputs = next(csv.DictReader(io.StringIO(batch)))
+    assert inputs["hit_label"] == "'-AwyG1JcMp8"  # the guard, as MTurk receives and copies it
+    header = "HITId,AssignmentId,WorkerId,AssignmentStatus,Input.hit_id,Input.hit_label,Input.hit_url"
+    rows = fmt.parse_results(results(f"H1,A1,W1,Submitted,{','.join(inputs.values())}", header=header))
+    assert rows[0].inputs == {"hit_id": "-k1", "hit_label": "-AwyG1JcMp8", "hit_url": "https://x/?unit=-k1"}
+
+
 def test_results_with_task_answers_json():
     header = "HITId,AssignmentId,WorkerId,AssignmentStatus,WorkTimeInSeconds,Answer.taskAnswers"
     text = results('H1,A1,W1,Submitted,10,"[{""score"": 55, ""rationale"": ""fine""}]"', header=header)

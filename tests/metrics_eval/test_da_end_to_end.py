@@ -2,6 +2,7 @@
 its results read through assessment/results.py; metric scores imported; `correlate --human da` against SciPy on
 the DA contract's own frames."""
 
+import csv
 import io
 import json
 
@@ -13,7 +14,7 @@ from scipy import stats as scipy_stats
 
 from assessment import results, simulation
 from metrics_eval import services
-from metrics_eval.models import Report
+from metrics_eval.models import CaptionPair, Report
 from tests.assessment.conftest import make_dataset, small_campaign
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +34,35 @@ def judged():
             lines.append(f"{video.external_id},{system},fake_noise,{rng.normal():.5f}")
     services.import_scores(dataset, "\n".join(lines) + "\n", "fake.csv")
     return campaign
+
+
+def test_scores_and_pairs_made_from_the_campaigns_captions_download_import(staff_client):
+    """The platform's CSV downloads write a video id beginning with '-' (YouCook2's -AwyG1JcMp8) as
+    '-AwyG1JcMp8 (the formula guard); a scores file made from /da/campaigns/NAME/captions.csv was refused with
+    unknown video "'-AwyG1JcMp8". Every CSV importer takes the guard's quote off, as the DA importer did."""
+    dataset = make_dataset("yc2-da", n_videos=24)
+    dataset.videos.filter(external_id="v0000").update(external_id="-AwyG1JcMp8")
+    dataset.videos.filter(external_id="v0001").update(external_id="@v0001")
+    campaign = small_campaign(dataset, "yc2-da", qc_min_pairs=6)
+    simulation.simulate_campaign(campaign, {"diligent": 12}, QUALITY, seed=5, hits_per_worker=3)
+    download = staff_client.get("/da/campaigns/yc2-da/captions.csv").content.decode()
+    assert "'-AwyG1JcMp8" in download and "'@v0001" in download
+    captions = list(csv.DictReader(io.StringIO(download)))  # as a script or a spreadsheet reads the download
+    scores = ["video_id,system,metric,score"] + [
+        f"{row['video_id']},{row['system']},by_z,{row['z']}" for row in captions
+    ]
+    result = services.import_scores(dataset, "\n".join(scores) + "\n", "from-download.csv")
+    assert result.metrics == {"by_z": len(captions)}
+    stored = {
+        (score.caption.video.external_id, score.caption.system.name)
+        for score in dataset.metrics.get(name="by_z").scores.select_related("caption__video", "caption__system")
+    }
+    assert {("-AwyG1JcMp8", "Alpha"), ("@v0001", "Alpha")} <= stored
+    pairs = ["video_id,correct,foil"] + [
+        f"{row['video_id']},human,Alpha" for row in captions if row["system"] == "Alpha"
+    ]
+    services.import_pairs(dataset, "\n".join(pairs) + "\n", "pairs.csv", pair_set="from-download")
+    assert CaptionPair.objects.filter(correct__video__external_id="-AwyG1JcMp8").count() == 1
 
 
 def correlate(*args):
