@@ -216,10 +216,8 @@ class CorrelateView(APIView):
         serializer.is_valid(raise_exception=True)
         try:
             report, created = reports.build_report(dataset, serializer.validated_data, request.user)
-        except analysis.ParameterError as exc:  # what does not apply: 400 naming the field (api_errors' shape)
+        except reports.REFUSALS as exc:  # 400 naming the field (api_errors' shape); any other error is a fault
             raise serializers.ValidationError({exc.field: [str(exc)]}) from None
-        except loaders.HumanScoresUnavailable as exc:  # (any other error is a fault: a 500, never its text)
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(reports.contract(report), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 

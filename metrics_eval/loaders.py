@@ -14,7 +14,20 @@ from .models import CaptionPair, Metric, MetricScore, PairScore
 
 
 class HumanScoresUnavailable(Exception):
-    """The human judgments asked for do not exist (yet)."""
+    """The human judgments asked for do not exist (yet). ``field`` names the parameter that asked for them, as
+    ``analysis.ParameterError`` does (``labels``, ``campaign``, ``metrics``, ``human``), so the API answers every
+    refusal with it under ``fields``."""
+
+    def __init__(self, message, *, field):
+        super().__init__(message)
+        self.field = field
+
+
+class UnknownCampaign(HumanScoresUnavailable):
+    """No DA campaign has the name asked for: a page named by it answers 404."""
+
+    def __init__(self, name):
+        super().__init__(f"no DA campaign named {name!r}", field="campaign")
 
 
 def captions(dataset):
@@ -88,7 +101,7 @@ def label_set(dataset, name=None):
     if not found:
         available = f"its label sets: {', '.join(sorted(s.name for s in sets))}" if sets else "it has no label sets"
         wanted = f"label set {name!r}" if name else "default label set (one named imported, or the only one)"
-        raise HumanScoresUnavailable(f"dataset {dataset.name} has no {wanted}; {available}")
+        raise HumanScoresUnavailable(f"dataset {dataset.name} has no {wanted}; {available}", field="labels")
     return found[0]
 
 
@@ -117,25 +130,40 @@ def factuality(label_set_obj):
     return human.factuality_scores(paragraphs, sentences, spans)
 
 
+def _da_results():
+    """assessment.results, imported lazily, so this app works (without DA) where the assessment app does not
+    provide it."""
+    try:
+        from assessment import results as da_results
+    except ImportError as exc:
+        raise HumanScoresUnavailable(
+            f"Direct Assessment results are not available in this installation ({exc}); they come with the "
+            "assessment app (assessment/results.py)",
+            field="human",
+        ) from None
+    return da_results
+
+
+def campaign(name):
+    """The DA campaign named ``name`` (its dataset selected); raises UnknownCampaign, or HumanScoresUnavailable
+    without the assessment app."""
+    _da_results()
+    from assessment.models import Campaign
+
+    found = Campaign.objects.select_related("dataset").filter(name=name).first()
+    if found is None:
+        raise UnknownCampaign(name)
+    return found
+
+
 def da_campaign(name):
     """(campaign, caption scores, system scores, workers by QC status) of a DA campaign, from the contract of
     assessment/results.py, ``scores(campaign)`` (one analysis): caption scores [video_id, system, raw, z, n,
     is_human], system scores [system, raw, z, n, is_human] (a system's scores are the means of its captions'
-    scores) and {status: workers}. Imported lazily, so this app works (without DA) where the assessment app does
-    not provide them."""
-    try:
-        from assessment import results as da_results
-        from assessment.models import Campaign
-    except ImportError as exc:
-        raise HumanScoresUnavailable(
-            f"Direct Assessment results are not available in this installation ({exc}); they come with the "
-            "assessment app (assessment/results.py)"
-        ) from None
-    campaign = Campaign.objects.select_related("dataset").filter(name=name).first()
-    if campaign is None:
-        raise HumanScoresUnavailable(f"no DA campaign named {name!r}")
-    scores = da_results.scores(campaign)
-    return campaign, scores.captions, scores.systems, scores.workers_by_status
+    scores) and {status: workers}. Imported lazily (``campaign``)."""
+    found = campaign(name)
+    scores = _da_results().scores(found)
+    return found, scores.captions, scores.systems, scores.workers_by_status
 
 
 def pair_sets(dataset):

@@ -113,7 +113,9 @@ def _choose_metrics(metric_rows, names):
     available = [m.name for m in metric_rows]
     if not names:
         if not available:
-            raise loaders.HumanScoresUnavailable("this dataset has no metric scores yet: compute or import some")
+            raise loaders.HumanScoresUnavailable(
+                "this dataset has no metric scores yet: compute or import some", field="metrics"
+            )
         return available
     names = list(dict.fromkeys(names))  # a name given twice is one column (each column is one metric)
     unknown = [n for n in names if n not in available]

@@ -262,6 +262,13 @@ def _add_report(context, build):
 def campaign_report(request, name):
     form = ReportForm(request.GET or None)
     context = {"campaign": name, "form": form, "problem": None}
+    try:
+        context["dataset"] = loaders.campaign(name).dataset
+    except loaders.UnknownCampaign as exc:  # a page named by an unknown campaign, like one of an unknown dataset
+        raise Http404(str(exc)) from None
+    except loaders.HumanScoresUnavailable as exc:  # (no assessment app: the page says so)
+        context["problem"] = str(exc)
+        return render(request, "metrics_eval/campaign_report.html", context)
     if not form.is_bound or form.is_valid():
         _add_report(
             context,

@@ -111,6 +111,28 @@ def test_schema_documents_the_endpoints(api):
         assert path in schema
 
 
+def test_correlate_names_the_field_of_every_refusal(api, tiny_scores):
+    """An unknown label set or campaign, and a dataset without metric scores, were answered 400 with a bare
+    ``detail``; every parameter refusal names its field under ``fields``, as the others do."""
+    url = "/api/metrics/datasets/tiny/correlate/"
+    for body, field, words in (
+        ({"labels": "nope"}, "labels", "dataset tiny has no label set 'nope'"),
+        ({"human": "da", "campaign": "nosuch"}, "campaign", "no DA campaign named 'nosuch'"),
+    ):
+        response = api.post(url, dict(body, resamples=100), format="json")
+        assert response.status_code == 400
+        answer = response.json()
+        assert answer["error"] == "invalid" and list(answer["fields"]) == [field]
+        assert answer["fields"][field][0].startswith(words) and answer["detail"].startswith(f"{field}: {words}")
+    assert not Report.objects.exists()
+
+
+def test_correlate_without_metric_scores_names_the_metrics_field(api, tiny_dataset):
+    response = api.post("/api/metrics/datasets/tiny/correlate/", {"resamples": 100}, format="json")
+    assert response.status_code == 400 and list(response.json()["fields"]) == ["metrics"]
+    assert "this dataset has no metric scores yet" in response.json()["fields"]["metrics"][0]
+
+
 def test_correlate_refuses_what_does_not_apply_naming_the_field(api, tiny_scores):
     """A grouping at system level was dropped, and a method for pairs answered with ranking accuracy: both are
     400 naming the field now, and nothing is stored."""
