@@ -156,6 +156,18 @@ def campaign(name):
     return found
 
 
+def campaigns():
+    """[(campaign name, dataset name)] of every DA campaign, by name (one query); none without the assessment
+    app."""
+    try:
+        _da_results()
+    except HumanScoresUnavailable:
+        return []
+    from assessment.models import Campaign
+
+    return list(Campaign.objects.order_by("name").values_list("name", "dataset__name"))
+
+
 def da_campaign(name):
     """(campaign, caption scores, system scores, workers by QC status) of a DA campaign, from the contract of
     assessment/results.py, ``scores(campaign)`` (one analysis): caption scores [video_id, system, raw, z, n,

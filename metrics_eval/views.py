@@ -31,7 +31,11 @@ def index(request):
     return render(
         request,
         "metrics_eval/index.html",
-        {"datasets": [(d, counts.get(d.pk, [])) for d in datasets], "reports": recent},
+        {
+            "datasets": [(d, counts.get(d.pk, [])) for d in datasets],
+            "campaigns": loaders.campaigns(),
+            "reports": recent,
+        },
     )
 
 
@@ -254,6 +258,7 @@ def _add_report(context, build):
         report, _ = build()
     except reports.REFUSALS as exc:  # (the platform's own words only: anything else is a fault, not a sentence)
         context["problem"] = str(exc)
+        context["problem_field"] = exc.field  # (the page links where to act on it: "metrics", the dataset's page)
     else:
         context.update(_report_context(report))
 

@@ -65,6 +65,21 @@ def test_scores_and_pairs_made_from_the_campaigns_captions_download_import(staff
     assert CaptionPair.objects.filter(correct__video__external_id="-AwyG1JcMp8").count() == 1
 
 
+def test_a_campaigns_metric_page_is_reached_from_the_interface(staff_client):
+    """No template linked /metrics/campaigns/NAME/: the campaign page and the metrics index link it now, and its
+    refusal of a dataset without metric scores ("compute or import some") links the dataset's metrics page."""
+    dataset = make_dataset("da-links", n_videos=24)
+    campaign = small_campaign(dataset, "da-links", qc_min_pairs=6)
+    simulation.simulate_campaign(campaign, {"diligent": 12}, QUALITY, seed=5, hits_per_worker=3)
+    link = 'href="/metrics/campaigns/da-links/"'
+    assert link in staff_client.get("/da/campaigns/da-links/").content.decode()
+    assert link in staff_client.get("/metrics/").content.decode()
+    page = staff_client.get("/metrics/campaigns/da-links/").content.decode()
+    assert "compute or import some" in page
+    assert 'href="/metrics/datasets/da-links/#scores-heading"' in page
+    assert 'href="/da/campaigns/da-links/"' in page
+
+
 def correlate(*args):
     out = io.StringIO()
     call_command("correlate", *args, "--format", "json", "--resamples", "200", stdout=out, stderr=io.StringIO())
