@@ -1,5 +1,7 @@
 """REST endpoints of metrics_eval (staff only, like every researcher endpoint), thin over services/reports."""
 
+from django.db.models import Count
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -32,6 +34,25 @@ class MetricListView(generics.ListAPIView):
     def get_queryset(self):
         dataset = get_object_or_404(Dataset, name=self.kwargs["name"])
         return loaders.metrics(dataset)
+
+
+class MetricDetailView(generics.RetrieveDestroyAPIView):
+    """One metric of a dataset (with the number of scored captions); DELETE removes it with all its scores
+    (stored reports stay), e.g. a mistyped import."""
+
+    serializer_class = MetricSerializer
+
+    def get_object(self):
+        dataset = get_object_or_404(Dataset, name=self.kwargs["name"])
+        return get_object_or_404(
+            Metric.objects.filter(dataset=dataset).annotate(n_scores=Count("scores")), name=self.kwargs["metric"]
+        )
+
+    def perform_destroy(self, instance):
+        try:
+            services.delete_metric(instance.dataset, instance.name)
+        except services.UnknownMetric as exc:  # deleted meanwhile
+            raise Http404(str(exc)) from None
 
 
 class ScoreSerializer(serializers.ModelSerializer):

@@ -10,6 +10,7 @@ router.register("reports", api.ReportViewSet, basename="metrics-report-api")
 
 urlpatterns = [
     path("datasets/<str:name>/metrics/", api.MetricListView.as_view(), name="api-metrics-list"),
+    path("datasets/<str:name>/metrics/<str:metric>/", api.MetricDetailView.as_view(), name="api-metrics-detail"),
     path("datasets/<str:name>/scores/", api.ScoreListView.as_view(), name="api-metrics-scores"),
     path("datasets/<str:name>/compute/", api.ComputeView.as_view(), name="api-metrics-compute"),
     path("datasets/<str:name>/import/", api.ImportView.as_view(), name="api-metrics-import"),

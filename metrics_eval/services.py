@@ -315,6 +315,19 @@ def import_pairs_upload(dataset, upload, *, pair_set, replace=False):
     return import_pairs(dataset, uploads.upload_text(upload), upload.name, pair_set=pair_set, replace=replace)
 
 
+class UnknownMetric(MetricError):
+    """The dataset has no metric of the name given."""
+
+
 def delete_metric(dataset, name):
-    deleted, _ = Metric.objects.filter(dataset=dataset, name=name).delete()
-    return bool(deleted)
+    """Delete metric ``name`` of ``dataset`` with its caption and pair scores: the one way to remove a metric
+    (``metric_scores --delete``, ``DELETE /api/metrics/datasets/NAME/metrics/METRIC/``, the dataset's metrics
+    page), e.g. a mistyped import that would stay in every "all metrics" analysis. Stored reports keep their
+    results and snapshot. Returns the number of caption scores deleted; raises UnknownMetric."""
+    with transaction.atomic():
+        metric = Metric.objects.select_for_update().filter(dataset=dataset, name=name).first()
+        if metric is None:
+            raise UnknownMetric(f"dataset {dataset.name} has no metric {name!r}")
+        scores = MetricScore.objects.filter(metric=metric).count()
+        metric.delete()
+    return scores

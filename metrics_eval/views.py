@@ -252,6 +252,21 @@ def import_pairs(request, name):
     return redirect(reverse("metrics-dataset", args=[name]) + "#pairs")
 
 
+@staff_member_required
+@require_POST
+def delete_metric(request, name, metric):
+    dataset = get_object_or_404(Dataset, name=name)
+    if request.POST.get("confirm") != metric:  # the form's box, naming the metric
+        messages.error(request, f"Tick the box to confirm deleting metric {metric}; nothing was deleted.")
+        return redirect(reverse("metrics-dataset", args=[name]) + "#scores-heading")
+    try:
+        count = services.delete_metric(dataset, metric)
+    except services.UnknownMetric as exc:
+        raise Http404(str(exc)) from None
+    messages.success(request, f"Deleted metric {metric} with its {count} scores (stored reports stay).")
+    return redirect(reverse("metrics-dataset", args=[name]) + "#scores-heading")
+
+
 def _add_report(context, build):
     """The page's context of the report ``build()`` makes (or reuses), or the problem that stopped it."""
     try:

@@ -207,3 +207,42 @@ def test_a_pairs_row_with_more_cells_than_the_header_or_a_header_naming_a_column
     with pytest.raises(FormatError, match="the header names 'foil' more than once"):
         services.import_pairs(tiny_dataset, twice, "pairs.csv", pair_set="twice")
     assert not CaptionPair.objects.exists()
+
+
+def test_a_metric_is_deleted_by_the_command_the_api_and_the_page(
+    tiny_scores, staff_researcher, annotator, outsider, capsys
+):
+    """A metric could be deleted only in the admin (services.delete_metric had no caller): a mistyped import
+    stayed in every "all metrics" analysis. The command, the API and the dataset's metrics page delete one with
+    all its scores, over the one service; stored reports stay."""
+    from metrics_eval.models import Report
+    from metrics_eval.reports import factuality_report
+
+    factuality_report(tiny_scores)
+    call_command("metric_scores", "--dataset", "tiny", "--delete", "noise")
+    assert "Deleted metric noise of tiny with its 12 scores" in capsys.readouterr().out
+    assert list(Metric.objects.values_list("name", flat=True)) == ["good"]
+    assert Report.objects.count() == 1
+    with pytest.raises(CommandError, match="dataset tiny has no metric 'noise'"):
+        call_command("metric_scores", "--dataset", "tiny", "--delete", "noise")
+
+    services.import_scores(tiny_scores, "video_id,system,metric,score\nvid-a,Alpha,typo,1\n", "typo.csv")
+    url = "/api/metrics/datasets/tiny/metrics/typo/"
+    assert staff_researcher.api.get(url).json()["n_scores"] == 1
+    for persona in (annotator, outsider):
+        assert persona.api.delete(url).status_code == 403
+    assert staff_researcher.api.delete(url).status_code == 204
+    assert staff_researcher.api.delete(url).status_code == 404
+    assert not Metric.objects.filter(name="typo").exists() and not MetricScore.objects.filter(metric__name="typo")
+
+    page = staff_researcher.client.get("/metrics/datasets/tiny/").content.decode()
+    assert 'action="/metrics/datasets/tiny/metrics/good/delete/"' in page and 'name="confirm" value="good"' in page
+    staff_researcher.client.post("/metrics/datasets/tiny/metrics/good/delete/")  # not confirmed: nothing deleted
+    assert Metric.objects.filter(name="good").exists()
+    assert annotator.client.post("/metrics/datasets/tiny/metrics/good/delete/", {"confirm": "good"}).status_code == 302
+    assert Metric.objects.filter(name="good").exists()  # (sent to the login page)
+    response = staff_researcher.client.post(
+        "/metrics/datasets/tiny/metrics/good/delete/", {"confirm": "good"}, follow=True
+    )
+    assert "Deleted metric good with its 12 scores" in response.content.decode()
+    assert not Metric.objects.exists() and not MetricScore.objects.exists()

@@ -147,6 +147,7 @@ class World:
             "uidb64": "MQ",
             "fmt": FORMATS.get(name, "svg"),
             "what": WHAT.get(name, "items"),
+            "metric": "toy",
         }[param]
 
     def owner_name(self, name):

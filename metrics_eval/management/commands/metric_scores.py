@@ -3,6 +3,7 @@
 python manage.py metric_scores --dataset NAME --compute bleu4,meteor,rouge_l,cider
 python manage.py metric_scores --dataset NAME --import FILE [--replace] [--metric-version V]
 python manage.py metric_scores --dataset NAME --list
+python manage.py metric_scores --dataset NAME --delete METRIC
 """
 
 import shlex
@@ -31,6 +32,11 @@ class Command(BaseCommand):
             "--import", dest="import_file", metavar="FILE", help="scores as .csv, .json or .jsonl (see docs/metrics.md)"
         )
         action.add_argument("--list", action="store_true", help="list the dataset's metrics")
+        action.add_argument(
+            "--delete",
+            metavar="METRIC",
+            help="delete a metric of the dataset with all its scores (stored reports stay)",
+        )
         parser.add_argument(
             "--references", metavar="SETS", help="comma-separated reference sets to score against (default: all)"
         )
@@ -57,6 +63,13 @@ class Command(BaseCommand):
                     f"import a metric's scores with `manage.py metric_scores --dataset {name} --import FILE` "
                     "(.csv, .json or .jsonl; docs/metrics.md)."
                 )
+            return
+        if options["delete"]:
+            try:
+                count = services.delete_metric(dataset, options["delete"])
+            except services.UnknownMetric as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"Deleted metric {options['delete']} of {dataset.name} with its {count} scores")
             return
         if options["import_file"]:
             return self._import(dataset, Path(options["import_file"]), options)
