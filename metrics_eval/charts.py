@@ -319,10 +319,17 @@ def ranking(report, human=None):
         return fs.grow_to_fit(figure, extra={axes: roomy for axes in grid})
 
 
+def figures(report):
+    """The figures ``report`` has: a pairs report has its accuracies only (no caption scatter, no system level),
+    every other report all of FIGURES."""
+    pairs = report.result["parameters"]["method"] == "ranking_accuracy"  # (analysis.analyse_pairs, as method_label)
+    return ("correlations",) if pairs else FIGURES
+
+
 def render(report, name, fmt, human=None):
     """The figure ``name`` of a report as bytes in ``fmt`` (png, svg, pdf)."""
-    if name not in FIGURES or fmt not in FORMATS:
-        raise ValueError(f"figure must be one of {FIGURES} and format one of {tuple(FORMATS)}")
+    if name not in figures(report) or fmt not in FORMATS:
+        raise ValueError(f"figure must be one of {figures(report)} and format one of {tuple(FORMATS)}")
     if name == "correlations":
         figure = correlations(report)
     elif name == "scatter":

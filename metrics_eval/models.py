@@ -119,3 +119,14 @@ class Report(models.Model):
 
     def __str__(self):
         return f"report {self.pk}: {self.kind} on {self.dataset}"
+
+    @property
+    def level(self):
+        """The level the report is at, as every place names it: "pairs" for correct/foil pairs (measured pair by
+        pair; their stored parameters keep the default "segment"), else the level asked for."""
+        return "pairs" if self.kind == self.Kind.PAIRS else self.parameters.get("level")
+
+    @property
+    def method(self):
+        """The measure of the report: "ranking_accuracy" for pairs (their stored parameters keep "pearson")."""
+        return "ranking_accuracy" if self.kind == self.Kind.PAIRS else self.parameters.get("method")

@@ -5,6 +5,7 @@ A report with the same parameters over identical data is reused rather than comp
 covers every caption key, human score and metric score, and each metric's version and parameters).
 """
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -519,7 +520,9 @@ def pairs_report(dataset, pair_set, *, metrics=None, params=None, tie_credit=0.5
     """(report, created) for the pairwise ranking accuracy of the dataset's metrics on a pair set. Pairs with a
     caption of a human system count only where both captions were scored against the same references without
     it (or without references); the report says what was done (``human_pairs``)."""
-    params = params or analysis.Parameters()
+    # (pairs are compared by the paired bootstrap whatever the default test of a correlation would be: the stored
+    # parameters say the test used, as the result does)
+    params = dataclasses.replace(params or analysis.Parameters(), test="bootstrap")
     pair_rows = loaders.caption_pairs(dataset, pair_set)
     if not len(pair_rows):
         raise analysis.NoHumanScores(
@@ -611,7 +614,7 @@ def contract(report):
     result, parameters = report.result, report.result["parameters"]
     return {
         "method": parameters["method"],
-        "level": "pairs" if report.kind == Report.Kind.PAIRS else parameters["level"],
+        "level": report.level,
         "group_by": parameters.get("group_by"),
         "human": report.kind,
         "dataset": report.dataset.name,
@@ -657,7 +660,7 @@ def table_csv(report):
     out = io.StringIO()
     out.write(
         f"# CaptionEval report {report.pk}: {report.kind} on {report.dataset.name}; method "
-        f"{parameters['method']}, level {parameters['level']}, group by {parameters.get('group_by')}, "
+        f"{parameters['method']}, level {report.level}, group by {parameters.get('group_by')}, "
         f"{parameters['resamples']} resamples of videos (seed {parameters['seed']}), "
         f"{round(100 * parameters['confidence'])}% CI, test {parameters['test']}; data "
         f"{report.data_hash[:12]}"

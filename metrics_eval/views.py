@@ -95,7 +95,7 @@ def _report_context(report):
         "metric_labels": [labels.get(m, m) for m in result["metrics"]],
         "parameters": parameters,
         "confidence_percent": round(100 * parameters["confidence"]),
-        "figures": ["correlations"] if report.kind == Report.Kind.PAIRS else list(charts.FIGURES),
+        "figures": list(charts.figures(report)),
         "formats": list(charts.FORMATS),
         "method_label": charts.method_label(report),
         "snapshot_json": json.dumps(report.snapshot, indent=2, sort_keys=True),
@@ -340,6 +340,8 @@ def report_figure(request, pk, figure, fmt):
     if figure not in charts.FIGURES or fmt not in charts.FORMATS:
         raise Http404("unknown figure or format")
     report = get_object_or_404(Report.objects.select_related("dataset"), pk=pk)
+    if figure not in charts.figures(report):  # (a pairs report has no scatter or ranking: empty axes were drawn)
+        raise Http404(f"report {report.pk} has no {figure} figure")
     # (keyed by the level drawn, not by the query: any other value would be a cache entry, and a render, of its
     # own, under a key as long as the query)
     human = charts.drawn_level(report, figure, request.GET.get("human"))

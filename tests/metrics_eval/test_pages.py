@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation_site.jobs.models import Job
-from metrics_eval import loaders, services
+from metrics_eval import analysis, loaders, reports, services
 from metrics_eval.models import Metric, Report
 from tests.conftest import wait_until
 from tests.metrics_eval.conftest import import_jsonl, scores_csv
@@ -312,3 +312,23 @@ def test_a_grouping_at_system_level_is_a_form_error_on_the_page(staff_client, ti
     assert not Report.objects.filter(kind="factuality").exists()
     fine = staff_client.get("/metrics/datasets/tiny/?level=system&resamples=100")
     assert not fine.context["form"].errors and Report.objects.get(kind="factuality").parameters["group_by"] == "none"
+
+
+def test_a_pairs_report_offers_only_its_figures_and_names_its_level_and_test(staff_client, tiny_scores):
+    """A pairs report's scatter.png drew empty axes titled with a correlation, its ranking.png "no system-level
+    data"; its table.csv said "level segment" where report.json says "pairs", and its stored parameters said the
+    Williams test where the paired bootstrap was used."""
+    text = "video_id,correct,foil\n" + "".join(f"{v},Alpha,Gamma\n" for v in ["vid-a", "vid-b", "vid-c", "vid-d"])
+    services.import_pairs(tiny_scores, text, "foil.csv", pair_set="foil")
+    report, _ = reports.pairs_report(tiny_scores, "foil", params=analysis.Parameters(resamples=100))
+    base = f"/metrics/reports/{report.pk}/"
+    for fmt in ("png", "svg"):
+        assert staff_client.get(f"{base}figures/correlations.{fmt}").status_code == 200
+        assert staff_client.get(f"{base}figures/scatter.{fmt}").status_code == 404
+        assert staff_client.get(f"{base}figures/ranking.{fmt}").status_code == 404
+    page = staff_client.get(base).content.decode()
+    assert "figures/correlations." in page and "figures/scatter." not in page and "figures/ranking." not in page
+    assert ", level pairs, " in staff_client.get(f"{base}table.csv").content.decode().splitlines()[0]
+    assert json.loads(staff_client.get(f"{base}report.json").content)["parameters"]["test"] == "bootstrap"
+    assert report.parameters["test"] == report.result["parameters"]["test"] == "bootstrap"
+    assert "ranking_accuracy, pairs level" in staff_client.get("/metrics/").content.decode()

@@ -128,7 +128,7 @@ class Command(BaseCommand):
         parameters = result["parameters"]
         lines = [
             f"{correlation.METHODS.get(parameters['method'], parameters['method'])}, "
-            f"{'pairs' if report.kind == 'pairs' else parameters['level']} level"
+            f"{report.level} level"
             + (f", grouped by {parameters['group_by']}" if parameters.get("group_by") not in (None, "none") else "")
             + f"; {round(100 * parameters['confidence'])}% CI from {parameters['resamples']} resamples of "
             f"videos; * best, [k] significance cluster ({parameters['test']}); report {report.pk}"
