@@ -295,7 +295,10 @@ class PaymentsView(APIView):
         send = _flag(request.data, "send", default=False)  # refused before anything is recorded
         adapter, target, study, chosen = self._settings(request.data)
         # decided under the ledger's lock: a call that waited for another records from the QC of now
-        decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=study, user=request.user)
+        try:
+            decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=study, user=request.user)
+        except payments.MixedSettings as exc:
+            raise serializers.ValidationError({"campaign": str(exc)}) from None
         policy = chosen.policy
         body = payments.document(target, decisions, policy)
         # a retry (a double click, a dropped connection) is answered alike: nothing recorded, all already there

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from annotation_site.strict_numbers import amount as parse_amount
 
@@ -126,10 +127,50 @@ def target_studies(target):
     return Study.objects.filter(protocol=target.protocol, object_id=target.object_id)
 
 
+def _provider_studies(target):
+    """The target's studies on a crowd platform (not a plain ``none`` study), newest first, each with ``used``:
+    whether anybody came through it (one query)."""
+    return list(
+        target_studies(target)
+        .exclude(provider=Provider.NONE)
+        .annotate(used=Exists(Participation.objects.filter(study=OuterRef("pk"))))
+    )
+
+
 def provider_study(target):
-    """The target's study on a crowd platform (not a plain ``none`` study), or None: its policy, bonus and
-    rejection message are the defaults of a payment run on the target."""
-    return target_studies(target).exclude(provider=Provider.NONE).first()
+    """The target's study on a crowd platform (not a plain ``none`` study) whose settings a payment run decides
+    with, or None: its policy, bonus and rejection message are the run's defaults, its currency the run's. The
+    newest one anybody came through; without participants, the newest. (It was the newest study: a draft made
+    on another platform after the participants came took over their bonus, policy and currency.)"""
+    studies = _provider_studies(target)
+    return next((s for s in studies if s.used), studies[0] if studies else None)
+
+
+PAYMENT_SETTINGS = ("policy", "bonus_scope", "bonus_amount", "currency", "rejection_message")
+
+
+class MixedSettings(ValueError):
+    """The target's participants came through studies that pay them differently: a payment run, which decides
+    every assignment of a target with one study's settings, would pay some of them wrongly."""
+
+
+def mixed_settings(target):
+    """Why a payment run on ``target`` cannot decide with one study's settings, or "": its participants came
+    through several crowd studies whose payment settings (``PAYMENT_SETTINGS``) differ (one query)."""
+    used = [s for s in _provider_studies(target) if s.used]
+    if len({tuple(getattr(s, name) for name in PAYMENT_SETTINGS) for s in used}) <= 1:
+        return ""
+    described = "; ".join(
+        f"{s.name} ({s.get_provider_display()}): {s.policy}, bonus {s.bonus_amount} {s.currency} "
+        f"({s.bonus_scope})" + (", its own rejection message" if s.rejection_message else "")
+        for s in used
+    )
+    return (
+        f"The participants of {target.name} came through {len(used)} crowd studies that pay differently "
+        f"({described}). A payment run decides every assignment of {target.name} with one study's settings and "
+        "currency, so it would pay some participants wrongly: nothing can be recorded until those studies share "
+        "their policy, bonus, currency and rejection message (Django admin: Crowd › Studies)."
+    )
 
 
 @dataclass(frozen=True)
@@ -393,10 +434,13 @@ def decide_and_record(adapter, target, chosen, *, study, user=None, seen=None):
     target's LedgerLock first, then computes the decisions (``preview``, with ``chosen``, a ``RunSettings``) and
     checks them against ``seen`` (the digest the page showed; None: no check) under it, then records them.
     Returns ``(decisions, Recorded)``; raises ``DecisionsChanged`` (nothing recorded) when ``seen`` no longer
-    matches. Computed before the lock, a recording that waited for another could overwrite that newer
+    matches, and ``MixedSettings`` (nothing recorded) when the target's participants came through studies that
+    pay differently (``mixed_settings``). Computed before the lock, a recording that waited for another could overwrite that newer
     recording's rows with decisions from older QC results."""
     with transaction.atomic():
         _lock_ledger(target)
+        if conflict := mixed_settings(target):
+            raise MixedSettings(conflict)
         decisions = run_decisions(adapter, target, chosen, study=study)
         if seen is not None and decisions_digest(decisions) != seen:
             raise DecisionsChanged(decisions)

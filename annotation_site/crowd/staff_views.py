@@ -252,6 +252,8 @@ def payments_preview(request, protocol, target):
         return redirect(request.path)
     for problem in problems.values():
         messages.error(request, f"{problem}; the preview below does not use it.")
+    if request.method == "GET" and (conflict := payments.mixed_settings(resolved)):
+        messages.warning(request, conflict)
     policy, scope, bonus = chosen.policy, chosen.bonus_scope, chosen.bonus_amount
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":
@@ -261,6 +263,8 @@ def payments_preview(request, protocol, target):
                 decisions, recorded = payments.decide_and_record(
                     adapter, resolved, chosen, study=study, user=request.user, seen=request.POST.get("seen")
                 )
+            except payments.MixedSettings as exc:
+                messages.error(request, str(exc))
             except payments.DecisionsChanged:
                 messages.error(
                     request,

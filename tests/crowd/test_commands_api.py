@@ -365,3 +365,50 @@ def test_links_on_pages_start_with_the_address_the_page_was_reached_at(client, s
         **host,
     ).json()
     assert made["links"][0]["url"].startswith("http://lab.example:8103/crowd/p/")
+
+
+def test_a_payment_run_uses_the_study_its_participants_came_through_and_refuses_mixed_settings(
+    client, staff_user, toy_campaign, toy
+):
+    """A second study made on the same campaign after the participants came (a draft on another platform, no
+    bonus, another currency) took over the payment run: the participants promised a bonus of 0.40 per passing HIT
+    were planned none, and the page showed amounts in that study's currency."""
+    from .conftest import PASSED, worked
+
+    target, panel = toy_campaign
+    Study.objects.create(
+        name="camp-7-mturk", provider="mturk", protocol="toy", object_id=target.object_id, target_name="camp-7",
+        currency="USD",
+    )  # fmt: skip
+    document = json.loads(run("crowd_payments", "--campaign", "camp-7", "--dry-run", "--format", "json"))
+    by_worker = {d["worker_id"].rsplit(":", 1)[1]: d for d in document["decisions"]}
+    assert by_worker["w-pass"]["action"] == "approve" and by_worker["w-pass"]["bonus"] == "0.40"
+    client.force_login(staff_user)
+    page = client.get(reverse("crowd-payments", args=["toy", "camp-7"]))
+    assert page.context["study"] == panel and page.context["currency"] == panel.currency
+
+    # participants through a second study that pays differently: nothing is recorded, every entry point says why
+    other = Study.objects.create(
+        name="camp-7-other", provider="link", protocol="toy", object_id=target.object_id, target_name="camp-7",
+        status="published", currency="USD",
+    )  # fmt: skip
+    worked(toy, target, other, None, "w-other", qc=PASSED)
+    with pytest.raises(CommandError, match="came through 2 crowd studies that pay differently"):
+        run("crowd_payments", "--campaign", "camp-7")
+    _, err = run_both("crowd_payments", "--campaign", "camp-7", "--dry-run")
+    assert "nothing can be recorded until those studies share" in err
+    answer = client.post(reverse("api-crowd-payments"), {"campaign": "camp-7"}, content_type="application/json")
+    assert answer.status_code == 400 and "pay differently" in json.dumps(answer.json()), answer.json()
+    url = reverse("crowd-payments", args=["toy", "camp-7"])
+    page = client.get(url)
+    assert "pay differently" in page.content.decode()
+    shown = page.context["seen"]
+    answer = client.post(url, {"confirm": "yes", "seen": shown}, follow=True)
+    assert "pay differently" in answer.content.decode()
+    assert not LedgerEntry.objects.exists()
+
+    Study.objects.filter(pk=other.pk).update(  # the same settings: recorded as one run
+        currency=panel.currency, bonus_scope=panel.bonus_scope, bonus_amount=panel.bonus_amount
+    )
+    run("crowd_payments", "--campaign", "camp-7")
+    assert LedgerEntry.objects.filter(kind="bonus").count() == 2

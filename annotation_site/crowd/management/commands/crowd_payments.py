@@ -56,10 +56,15 @@ class Command(BaseCommand):
             return payments.run_decisions(adapter, target, chosen, study=study)
 
         if options["dry_run"]:
+            if conflict := payments.mixed_settings(target):
+                self.stderr.write(f"Warning: {conflict}")
             decisions = decide()
         else:
             # decided under the ledger's lock: a recording that waited for another uses the QC of now
-            decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=study)
+            try:
+                decisions, recorded = payments.decide_and_record(adapter, target, chosen, study=study)
+            except payments.MixedSettings as exc:
+                raise CommandError(str(exc)) from None
             self.stderr.write(f"{recorded.sentence()}.")
             if recorded.warning():
                 self.stderr.write(f"Warning: {recorded.warning()}.")
