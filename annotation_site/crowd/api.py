@@ -21,6 +21,7 @@ from annotation_site import uploads
 from annotation_site.strict_numbers import amount, form_integer
 
 from . import adapters, admission, exports, links, mturk_formats, mturk_import, payments, sending, studies
+from .config import MissingCredential
 from .models import BonusScope, Dispatch, Participation, Policy, Study
 from .providers.base import AdmissionRefused
 from .providers.prolific_client import ProlificError, TransientError
@@ -219,7 +220,14 @@ class StudyActionView(APIView):
             return Response(
                 {"detail": str(exc).splitlines()[0], "problems": exc.problems}, status=status.HTTP_400_BAD_REQUEST
             )
-        except (studies.StudyError, ProlificError, AdmissionRefused, ValueError, exports.ExportError) as exc:
+        except (
+            studies.StudyError,
+            ProlificError,
+            AdmissionRefused,
+            ValueError,
+            exports.ExportError,
+            MissingCredential,
+        ) as exc:  # a platform's credential missing: said, as the platform's own refusals are
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         except TransientError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)

@@ -20,6 +20,7 @@ from annotation_site.jobs import services as jobs
 from annotation_site.strict_numbers import amount, form_integer
 
 from . import adapters, admission, mturk_formats, mturk_import, payments, sending, studies
+from .config import MissingCredential
 from .models import BonusScope, Dispatch, LedgerEntry, Participant, Participation, Policy, Provider, Study
 from .providers.base import AdmissionRefused
 from .providers.prolific_client import ProlificError, TransientError
@@ -167,7 +168,7 @@ def study_action(request, name):
             messages.info(request, "Decisions and bonuses are being sent; this page shows the progress.")
         else:
             raise Http404("unknown action")
-    except (studies.StudyError, ProlificError, TransientError, AdmissionRefused, ValueError) as exc:
+    except (studies.StudyError, ProlificError, TransientError, AdmissionRefused, ValueError, MissingCredential) as exc:
         messages.error(request, str(exc))
     return redirect("crowd-study", name=name)
 

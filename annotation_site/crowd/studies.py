@@ -170,6 +170,13 @@ def publish(study):
 
 
 def pause(study):
+    """Stop admitting participants of a published study (on Prolific, pause it there too). A draft has admitted
+    nobody: pausing it (which made it look paused and dropped the "not published yet" guidance) is refused."""
+    if study.status == Study.Status.DRAFT:
+        raise StudyError(
+            f"Study {study.name} is a draft (not published yet): it admits nobody, so there is nothing to pause; "
+            "publish it when it is ready"
+        )
     if study.provider == Provider.PROLIFIC and study.external_id:
         provider_for(study).pause()
     Study.objects.filter(pk=study.pk).update(status=Study.Status.PAUSED)

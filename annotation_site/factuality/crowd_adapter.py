@@ -87,6 +87,8 @@ class FactualityAdapter(UnitsAdapter, adapters.ProtocolAdapter):
 
     def assign(self, target, worker_key, *, unit_key=None, finish_url=""):
         project = self._target(target)
+        if project.status != Project.Status.OPEN:  # closed while its study admits: nothing to hand out (it was a
+            return None  # ProjectClosed escaping Start, a 500 for the participant), as a closed task does
         annotator = self._member(project, worker_key)
         if unit_key is not None:
             found = self._claim(project, annotator, int(unit_key))

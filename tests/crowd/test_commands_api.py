@@ -412,3 +412,37 @@ def test_a_payment_run_uses_the_study_its_participants_came_through_and_refuses_
     )
     run("crowd_payments", "--campaign", "camp-7")
     assert LedgerEntry.objects.filter(kind="bonus").count() == 2
+
+
+def test_a_missing_platform_credential_is_said_not_a_500(client, staff_user, toy, settings):
+    """Publishing a Prolific study without PROLIFIC_API_TOKEN was a 500 page (the API's an HTML 500) and a raw
+    traceback from crowd_study: MissingCredential, an ImproperlyConfigured, was caught nowhere."""
+    settings.PROLIFIC_API_TOKEN = ""
+    toy.add("camp-12", [("1", 2)])
+    run("crowd_study", "create", "--target", "camp-12", "--provider", "prolific", "--name", "c12")
+    with pytest.raises(CommandError, match="Prolific needs PROLIFIC_API_TOKEN"):
+        run("crowd_study", "publish", "--name", "c12")
+    client.force_login(staff_user)
+    page = client.post(reverse("crowd-study-action", args=["c12"]), {"action": "publish"}, follow=True)
+    assert page.status_code == 200 and "Prolific needs PROLIFIC_API_TOKEN" in page.content.decode()
+    answer = client.post(
+        reverse("api-crowd-study-action", args=["c12", "publish"]), {}, content_type="application/json"
+    )
+    assert answer.status_code == 400 and "Prolific needs PROLIFIC_API_TOKEN" in answer.json()["detail"]
+    assert Study.objects.get(name="c12").status == "draft"
+
+
+def test_a_draft_cannot_be_paused(client, staff_user, toy):
+    """Pausing a study never published made it 'paused': the draft label and its 'publish first' guidance went."""
+    toy.add("camp-13", [("1", 2)])
+    run("crowd_study", "create", "--target", "camp-13", "--provider", "link", "--name", "c13")
+    with pytest.raises(CommandError, match="is a draft \\(not published yet\\): it admits nobody"):
+        run("crowd_study", "pause", "--name", "c13")
+    client.force_login(staff_user)
+    assert 'value="pause"' not in client.get(reverse("crowd-study", args=["c13"])).content.decode()
+    page = client.post(reverse("crowd-study-action", args=["c13"]), {"action": "pause"}, follow=True)
+    assert "nothing to pause" in page.content.decode()
+    assert Study.objects.get(name="c13").status == "draft"
+    run("crowd_study", "publish", "--name", "c13")
+    run("crowd_study", "pause", "--name", "c13")
+    assert Study.objects.get(name="c13").status == "paused"

@@ -175,3 +175,19 @@ def test_a_broken_crowd_annotation_link_says_what_to_do(client, db):
         assert response.status_code == 404, url
         assert "This link does not work" in page and "copy the whole link again" in page, url
         assert re.findall(r'<a\b[^>]*href="([^"]*)"', page) == ["#main"], url
+
+
+def test_starting_in_a_study_of_a_closed_project_is_refused_with_a_page(client, make_project):  # noqa: F811
+    """A project closed while its study was still published: pressing Start was a 500 (ProjectClosed escaped the
+    adapter), and the place stayed taken."""
+    from annotation_site.crowd.models import Study
+    from annotation_site.factuality import projects
+
+    project = make_project(name="fact-closing", annotators_per_video=1)
+    study = link_study("factuality", project, "fact-closing-panel")
+    projects.set_status(project, Project.Status.CLOSED)
+    _, started = start_by_link(client, study, {"pid": "late"})
+    assert started.status_code < 500
+    follow = client.get(started["Location"]) if started.status_code == 302 else started
+    assert "There is no task left for you in this study" in follow.content.decode()
+    assert Study.objects.get(pk=study.pk).places_taken == 0

@@ -21,6 +21,7 @@ from django.utils import timezone
 from annotation_site import uploads
 from annotation_site.command_options import column, money, whole_number
 from annotation_site.crowd import admission, studies
+from annotation_site.crowd.config import MissingCredential
 from annotation_site.crowd.models import PracticeItem, Study
 from annotation_site.crowd.providers.base import AdmissionRefused
 from annotation_site.crowd.providers.prolific_client import ProlificError, TransientError
@@ -192,7 +193,14 @@ class Command(BaseCommand):
                     indent=2,
                 )
             )
-        except (studies.StudyError, ProlificError, TransientError, AdmissionRefused, ValueError) as exc:
+        except (
+            studies.StudyError,
+            ProlificError,
+            TransientError,
+            AdmissionRefused,
+            ValueError,
+            MissingCredential,
+        ) as exc:
             raise CommandError(str(exc)) from None
 
     def _warn_unpublished(self, study):
