@@ -155,6 +155,14 @@ class StudyActionView(APIView):
             if action == "places":
                 extra = form_integer(data.get("add"), low=1, high=studies.MAX_PLACES_ADDED, what="add")
                 return Response(_detail(studies.add_places(study, extra), request))
+            if action == "hits-per-participant":
+                hits = form_integer(
+                    data.get("hits_per_participant"),
+                    low=1,
+                    high=studies.MAX_HITS_PER_PARTICIPANT,
+                    what="hits_per_participant",
+                )
+                return Response(_detail(studies.set_hits_per_participant(study, hits), request))
             if action == "sync":
                 return Response({"outcomes": admission.sync_submissions(study)})
             if action == "release-idle":

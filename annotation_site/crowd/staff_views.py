@@ -54,6 +54,12 @@ def study_create(request):
             provider=data.get("provider", ""),
             reward=reward,
             completion_code=data.get("completion_code", "").strip(),
+            hits_per_participant=form_integer(
+                data.get("hits_per_participant") or "1",
+                low=1,
+                high=studies.MAX_HITS_PER_PARTICIPANT,
+                what="HITs per participant",
+            ),
         )
     except (studies.StudyError, ValidationError, ValueError) as exc:
         messages.error(request, "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
@@ -128,7 +134,7 @@ def study_detail(request, name):
     )
 
 
-ACTIONS = ("publish", "pause", "close", "sync", "release-idle", "apply-payments", "add-places")
+ACTIONS = ("publish", "pause", "close", "sync", "release-idle", "apply-payments", "add-places", "hits-per-participant")
 
 
 @staff_member_required
@@ -146,6 +152,15 @@ def study_action(request, name):
         elif action == "close":
             studies.close(study)
             messages.success(request, "The study is closed.")
+        elif action == "hits-per-participant":
+            hits = form_integer(
+                request.POST.get("hits_per_participant"),
+                low=1,
+                high=studies.MAX_HITS_PER_PARTICIPANT,
+                what="HITs per participant",
+            )
+            studies.set_hits_per_participant(study, hits)
+            messages.success(request, f"Each participant may now do {hits} HIT{'s' if hits != 1 else ''}.")
         elif action == "add-places":
             places = form_integer(request.POST.get("places"), low=1, high=studies.MAX_PLACES_ADDED, what="Places")
             studies.add_places(study, places)

@@ -8,6 +8,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation_site.strict_numbers import column_range
+
 from . import adapters, config, links, mturk_formats
 from .models import ExternalUnit, ParticipantLink, Participation, PracticeItem, Provider, Study
 from .providers import provider_for
@@ -117,8 +119,9 @@ def qc_warning(study):
             f"Quality control needs {needed} HITs of one participant of {target.name}, but study {study.name} lets "
             f"each participant do {_hits(allowed)}: nobody can pass or fail quality control (everyone stays "
             "'insufficient data' and the payments preview sends them all to review). Give each participant "
-            f"{needed} HITs (hits_per_participant; per-participant links: max hits), or plan the campaign with "
-            "more original/degraded pairs per HIT."
+            f"{needed} HITs (the study page's 'HITs per participant', crowd_study hits --hits-per-participant "
+            f"{needed}, the API's hits-per-participant action; per-participant links: max hits), or plan the "
+            "campaign with more original/degraded pairs per HIT."
         )
     short = short_links(study, needed)
     if not short:
@@ -191,6 +194,22 @@ def close(study):
 
 
 MAX_PLACES_ADDED = 100_000  # at once: a typing slip, not a study, beyond that
+
+
+MAX_HITS_PER_PARTICIPANT = column_range(Study, "hits_per_participant")[1]
+
+
+def set_hits_per_participant(study, hits):
+    """How many HITs each participant of the study may complete (``hits_per_participant``): the way to do what
+    ``qc_warning`` asks after creation (it was settable only when the study was made, or in the admin). Returns
+    the study; StudyError for a number outside the column."""
+    if not isinstance(hits, int) or not 1 <= hits <= MAX_HITS_PER_PARTICIPANT:
+        raise StudyError(
+            f"HITs per participant must be a whole number from 1 to {MAX_HITS_PER_PARTICIPANT}, not {hits!r}"
+        )
+    Study.objects.filter(pk=study.pk).update(hits_per_participant=hits)
+    study.refresh_from_db()
+    return study
 
 
 def add_places(study, extra):

@@ -244,3 +244,48 @@ def test_per_participant_links_allow_the_studys_hits_and_short_links_are_warned(
         study, ["short-1"], expires_at=timezone.now() + timezone.timedelta(days=1), max_hits=need
     )
     assert studies.qc_warning(study) == ""
+
+
+def test_the_hits_quality_control_needs_can_be_given_where_the_warning_asks(staff_client):
+    """The warning said 'Give each participant k HITs (hits_per_participant ...)' but the studies page's form had
+    no such field and nothing could change it after creation except the admin."""
+    campaign = _create_through_the_form(staff_client)
+    need, _, _ = _stated_need(staff_client, campaign)
+    made = staff_client.post(
+        reverse("crowd-study-create"),
+        {"protocol": "da", "target": campaign.name, "name": "qa-made", "provider": "link", "reward": "1",
+         "hits_per_participant": str(need)},
+        follow=True,
+    ).content.decode()  # fmt: skip
+    assert "Study qa-made created" in made and "Quality control needs" not in made
+    assert Study.objects.get(name="qa-made").hits_per_participant == need
+
+    staff_client.post(
+        reverse("crowd-study-create"),
+        {"protocol": "da", "target": campaign.name, "name": "qa-later", "provider": "mturk", "reward": "1"},
+    )
+    study = Study.objects.get(name="qa-later")
+    assert study.hits_per_participant == 1 and "crowd_study hits --hits-per-participant" in studies.qc_warning(study)
+    page = staff_client.post(
+        reverse("crowd-study-action", args=[study.name]),
+        {"action": "hits-per-participant", "hits_per_participant": str(need)},
+        follow=True,
+    ).content.decode()
+    assert f"Each participant may now do {need} HITs" in page and 'id="qc-unreachable"' not in page
+    answer = staff_client.post(
+        reverse("api-crowd-study-action", args=[study.name, "hits-per-participant"]),
+        {"hits_per_participant": 1},
+        content_type="application/json",
+    )
+    assert answer.status_code == 200 and answer.json()["hits_per_participant"] == 1 and answer.json()["qc_warning"]
+    err = StringIO()
+    call_command(
+        "crowd_study", "hits", "--name", study.name, "--hits-per-participant", str(need), stdout=StringIO(), stderr=err
+    )
+    assert Study.objects.get(pk=study.pk).hits_per_participant == need and "Quality control" not in err.getvalue()
+    refused = staff_client.post(
+        reverse("api-crowd-study-action", args=[study.name, "hits-per-participant"]),
+        {"hits_per_participant": 0},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and Study.objects.get(pk=study.pk).hits_per_participant == need

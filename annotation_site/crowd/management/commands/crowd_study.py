@@ -3,6 +3,7 @@
 python manage.py crowd_study create --target NAME --provider prolific|link|mturk --name STUDY [--reward 1.50 ...]
 python manage.py crowd_study publish|pause|close|sync|show --name STUDY
 python manage.py crowd_study places --name STUDY --add 10
+python manage.py crowd_study hits --name STUDY --hits-per-participant 3
 python manage.py crowd_study links --name STUDY --participants P1 P2 [--days 7] [--max-hits N]
     (the links, like the entry address, admit participants only once the study is published: create and links
     say so on stderr while it is not)
@@ -61,6 +62,7 @@ class Command(BaseCommand):
                 "sync",
                 "show",
                 "places",
+                "hits",
                 "links",
                 "release-idle",
                 "practice",
@@ -149,6 +151,12 @@ class Command(BaseCommand):
                 studies.close(study)
             elif action == "places":
                 studies.add_places(study, o["add"] or 0)
+            elif action == "hits":
+                if o["hits_per_participant"] is None:
+                    raise CommandError("hits needs --hits-per-participant N")
+                studies.set_hits_per_participant(study, o["hits_per_participant"])
+                if warning := studies.qc_warning(study):
+                    self.stderr.write(self.style.WARNING(f"warning: {warning}"))
             elif action == "sync":
                 self.stdout.write(json.dumps(admission.sync_submissions(study)))
                 return
