@@ -435,8 +435,8 @@ def decide_and_record(adapter, target, chosen, *, study, user=None, seen=None):
     checks them against ``seen`` (the digest the page showed; None: no check) under it, then records them.
     Returns ``(decisions, Recorded)``; raises ``DecisionsChanged`` (nothing recorded) when ``seen`` no longer
     matches, and ``MixedSettings`` (nothing recorded) when the target's participants came through studies that
-    pay differently (``mixed_settings``). Computed before the lock, a recording that waited for another could overwrite that newer
-    recording's rows with decisions from older QC results."""
+    pay differently (``mixed_settings``). Computed before the lock, a recording that waited for another could
+    overwrite that newer recording's rows with decisions from older QC results."""
     with transaction.atomic():
         _lock_ledger(target)
         if conflict := mixed_settings(target):

@@ -34,10 +34,11 @@ def above(units, added, capacity, *, label, noun, scope, what, people="annotator
     ("labels"), ``people`` who a unit goes to ("annotators"; a DA HIT: "workers"). Each unit needs
     ``position`` (hand-out order), ``assigned`` (its annotators now) and ``label``, as fields or annotations.
     The line is that of the first annotator beyond the capacity (the file's annotators of a unit count in the
-    order of their lines, after those it had before). The import keeps them (they were really
-    collected) and says so: a unit above its capacity breaks nothing, it is full (the hand-out and the count of
-    full units read ``assigned`` against the capacity with < and >=; the progress counts its annotators as its
-    slots, ``units.slot_counts``). One query, whatever the import's size; run it after the import's writes, in its transaction."""
+    order of their lines, after those it had before). The import keeps them (they were really collected) and
+    says so: a unit above its capacity breaks nothing, it is full (the hand-out and the count of full units read
+    ``assigned`` against the capacity with < and >=; the progress counts its annotators as its slots,
+    ``units.slot_counts``). One query, whatever the import's size; run it after the import's writes, in its
+    transaction."""
     kind, name = scope
     words = f"{people} per {noun}"
     for pk, unit_name, assigned in (
