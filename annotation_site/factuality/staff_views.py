@@ -209,7 +209,9 @@ def import_raw(request, name):
             messages.warning(request, warning)
         return (
             f"Imported {counts['lines']} labelled captions ({counts['submissions']} submissions from "
-            f"{counts['annotators']} annotators)."
+            f"{counts['annotators']} annotators"
+            + (f"; {counts['unchanged']} unchanged, not stored again" if counts["unchanged"] else "")
+            + ")."
         )
 
     return PAGES.import_upload(request, project, form, run)

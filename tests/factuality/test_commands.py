@@ -86,9 +86,10 @@ def test_raw_labels_round_trip_into_a_new_project(completed, tmp_path):
         for name in ("anet-mini", "copy")
     ]
     assert summary[0] == summary[1]
-    # importing the same file again replaces each annotator's answer, keeping the history
-    run("factuality_labels", "--project", "copy", "--dataset", "small", "--import", str(path))
-    assert Submission.objects.filter(assignment__project=project).count() == 18
+    # importing the same file again stores nothing again: every answer is the annotator's current one
+    out, _ = run("factuality_labels", "--project", "copy", "--dataset", "small", "--import", str(path))
+    assert "0 submissions from 3 annotators (9 unchanged, not stored again)" in out
+    assert Submission.objects.filter(assignment__project=project).count() == 9
     assert Submission.objects.filter(assignment__project=project, is_current=True).count() == 9
     assert Assignment.objects.filter(project=project).count() == 9
 
@@ -107,7 +108,7 @@ def test_labels_exported_with_real_ids_map_back_to_the_same_annotators(completed
     out, _ = run(
         "factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path), "--own-export"
     )
-    assert "9 submissions from 3 annotators" in out
+    assert "0 submissions from 3 annotators (9 unchanged, not stored again)" in out  # the same answers
     assert not Annotator.objects.filter(kind="imported").exists()
     current = Submission.objects.filter(assignment__project=completed, is_current=True)
     assert current.count() == 9 and set(current.values_list("annotator__user__username", flat=True)) == {
@@ -200,7 +201,8 @@ def test_the_projects_anonymised_download_imported_back_is_refused(completed, tm
     own = tmp_path / "ann1.jsonl"
     own.write_text("".join(json.dumps(row) + "\n" for row in changed))
     run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(own), "--own-export")
-    assert Submission.objects.filter(assignment__project=completed).count() == 12  # ann1's 3 earlier ones kept
+    # the changed video: a new current answer, the earlier one kept; ann1's two others are unchanged, not stored
+    assert Submission.objects.filter(assignment__project=completed).count() == 10
     with pytest.raises(CommandError) as refused:
         run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path))
     assert _copy_problem("anet-mini.jsonl", 1, "A1", "ann1") in str(refused.value)
@@ -509,3 +511,25 @@ def test_an_import_above_the_annotators_per_video_says_so_and_keeps_the_labels(m
     assert (
         "message--warning" in page and "e.jsonl, line 1, annotator: video &#x27;v1&#x27; now has 5 annotators" in page
     )
+
+
+def test_restoring_a_projects_own_export_keeps_each_answers_time_and_playback(completed, tmp_path):
+    """Every line of the project's own export was stored again as a new current answer without time or playback:
+    the project page then showed every annotator's median time as 0 s and 'played video' as 0."""
+    from annotation_site.factuality import projects
+
+    current = Submission.objects.filter(assignment__project=completed, is_current=True)
+    for seconds, submission in enumerate(current.order_by("pk"), start=30):
+        Submission.objects.filter(pk=submission.pk).update(time_spent=seconds, video_played=True)
+
+    def shown():
+        return sorted(
+            (r["annotator"].pk, r["median_seconds"], r["played"]) for r in projects.progress(completed)["annotators"]
+        )
+
+    before, kept = shown(), set(current.values_list("pk", flat=True))
+    path = tmp_path / "own.jsonl"
+    run("factuality_labels", "--project", "anet-mini", "--export", str(path), "--real-ids")
+    run("factuality_labels", "--project", "anet-mini", "--dataset", "small", "--import", str(path), "--own-export")
+    assert shown() == before and all(seconds for _, seconds, _ in before)
+    assert set(current.values_list("pk", flat=True)) == kept

@@ -62,6 +62,7 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 f"Imported {counts['lines']} labelled captions into project {result.name!r}: {counts['submissions']} "
                 f"submissions from {counts['annotators']} annotators"
+                + (f" ({counts['unchanged']} unchanged, not stored again)" if counts["unchanged"] else "")
             )
         )
         for warning in counts["warnings"]:
