@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 
 from annotation_site.strict_numbers import ascii_int, form_integer
 
-from . import adapters, admission, config, links, rows
+from . import adapters, admission, config, links, rows, studies
 from .models import Participation, PracticeItem
 from .providers import provider_for
 from .providers.base import AdmissionRefused
@@ -262,11 +262,10 @@ def finish(request, token):
     if ending is None:
         return _home(participation)
     more = admission.hits_left(participation) if ending.mode == "code" else 0  # say so, or they stop at one
-    return render(
-        request,
-        "crowd/end.html",
-        {"study": participation.study, "ending": ending, "participation": participation, "more_hits": more},
-    )
+    context = {"study": participation.study, "ending": ending, "participation": participation, "more_hits": more}
+    # why: only where quality control judges over several HITs (a factuality study has none to give)
+    context["checked_over_hits"] = bool(more) and studies.qc_over_several_hits(participation.study)
+    return render(request, "crowd/end.html", context)
 
 
 def provider_name(study):

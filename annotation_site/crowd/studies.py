@@ -136,6 +136,16 @@ def qc_warning(study):
     )
 
 
+def qc_over_several_hits(study):
+    """Whether the quality control of the study's target judges a participant over several HITs (a DA campaign
+    whose QC needs k > 1 HITs of one worker): the end page then gives that as the reason to do the next HITs."""
+    try:
+        adapter, target = adapters.study_target(study)
+    except adapters.AdapterError:
+        return False
+    return adapter.units_for_qc(target) > 1
+
+
 def _hits(n):
     return f"{n} HIT{'s' if n != 1 else ''}"
 

@@ -191,3 +191,21 @@ def test_starting_in_a_study_of_a_closed_project_is_refused_with_a_page(client, 
     follow = client.get(started["Location"]) if started.status_code == 302 else started
     assert "There is no task left for you in this study" in follow.content.decode()
     assert Study.objects.get(pk=study.pk).places_taken == 0
+
+
+def test_the_end_page_gives_the_qc_reason_for_more_hits_only_where_qc_judges_over_several(client, make_project):  # noqa: F811
+    """A factuality study allowing 2 HITs told its participants 'your ratings are checked over several HITs':
+    factuality projects have no such quality control."""
+    project = make_project(name="fifa-more", kind=Project.Kind.RATING, annotators_per_video=1)
+    study = link_study("factuality", project, "fifa-more-panel", hits_per_participant=2)
+    token, started = start_by_link(client, study, {"pid": "rita"})
+    page = client.get(started["Location"]).content.decode()
+    config = json.loads(
+        re.search(r'<script id="annotation-config" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
+    answer = {"paragraphs": [{"score": 4}] * len(config["paragraphs"])}
+    body = {"submission_uuid": str(uuid.uuid4()), "answer": answer}
+    assert client.post(config["submitUrl"], body, content_type="application/json").status_code == 201
+    ended = client.get(reverse("crowd-finish", args=[token])).content.decode()
+    assert "This study has 1 more HIT for you: please do it too." in ended
+    assert "checked over several HITs" not in ended
