@@ -17,7 +17,7 @@ The whole file is validated first; any problem (reported with file, line and fie
 Then everything is written in one transaction with bulk inserts: a missing campaign is created with a dataset
 of the same name (an existing dataset of that name is used), and missing systems, videos, captions (empty: the
 text was shown elsewhere), HITs, items, workers and assignments are created; into a dataset holding a corpus
-nothing is created empty (``_check_corpus``: its systems, videos and captions, or a reference set as the human
+nothing is created empty (``judgments_corpus.check_corpus``: its systems, videos and captions, or a reference set as the human
 captions). An existing campaign is extended:
 HITs and items are matched by the ids its judgments download writes (``stored_keys``: a HIT's or item's external
 id, else the HIT's number and the item's 1-based position, so a planned campaign's own download matches its HITs
@@ -42,11 +42,11 @@ from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation_site import identities, uploads
-from annotation_site.corpus.models import Caption, Dataset, Reference, Sentence, System, Video, check_unit_name
+from annotation_site.corpus.models import Caption, Dataset, System, Video, check_unit_name
 from annotation_site.problems import FormatError, ProblemList
 from annotation_site.strict_numbers import column_range, integer_score
 
-from . import campaigns, services, workers
+from . import campaigns, judgments_corpus, services, workers
 from .models import HIT, Assignment, Campaign, Item, ItemType, Judgment, Worker
 
 HEADER = ("worker_id", "hit_id", "item_id", "system", "video_id", "item_type", "control_of", "score")
@@ -457,7 +457,7 @@ class Checked:
     campaign: Campaign | None
     stored: Stored
     own_workers: dict  # reserved id ('account:NAME', 'prolific:ID', ...) -> worker pk
-    from_references: str = ""  # the reference set to make the human system of (``_check_corpus``), or ""
+    from_references: str = ""  # the reference set to make the human system of (``judgments_corpus``), or ""
 
 
 def validate(stream, filename, campaign_name, *, own_download=False):
@@ -483,93 +483,12 @@ def validate(stream, filename, campaign_name, *, own_download=False):
                 where="field 'system'",
             )
         _check_existing(campaign, stored, items, rows, filename, problems)
-    _check_human_set(campaign, campaign_name, human, rows, filename, problems)
-    from_references = _check_corpus(campaign, campaign_name, human, rows, filename, problems)
+    dataset = judgments_corpus.dataset_of(campaign, campaign_name)
+    judgments_corpus.check_human_set(dataset, human, rows, filename, problems)
+    from_references = judgments_corpus.check_corpus(dataset, human, rows, filename, problems)
     _check_hit_sizes(stored, items, filename, problems)
     problems.raise_if_any()
     return Checked(rows, items, human, campaign, stored, own, from_references)
-
-
-def _check_corpus(campaign, campaign_name, human, rows, filename, problems):
-    """Judgments imported into a dataset that holds a corpus (captions with text: an imported dataset, not one an
-    earlier judgments import made) attach to its captions. A system, video or caption the file names and the
-    dataset lacks was created empty: an empty system listed beside the real ones, captions without text on the
-    video pages, a dataset export its own import refuses. Each is a problem (its first line). The human captions
-    may name a reference set of the dataset, as ``da_plan --reference-set`` does: their human system is then made
-    of the references (``campaigns.human_system_from_references``, with their text); returns that set's name,
-    else "". Five queries for a corpus dataset, at most two otherwise."""
-    dataset = campaign.dataset if campaign is not None else Dataset.objects.filter(name=campaign_name).first()
-    if dataset is None or not Sentence.objects.filter(caption__video__dataset=dataset).exists():
-        return ""
-    human = human or None
-    systems = set(System.objects.filter(dataset=dataset).values_list("name", flat=True))
-    from_references = ""
-    if human is not None and human not in systems:
-        from_references = human
-        referenced = set(
-            Reference.objects.filter(video__dataset=dataset, reference_set=human).values_list(
-                "video__external_id", flat=True
-            )
-        )
-    captioned = set(Caption.objects.filter(video__dataset=dataset).values_list("video__external_id", "system__name"))
-    videos = set(Video.objects.filter(dataset=dataset).values_list("external_id", flat=True))
-    said = set()
-    for row in rows:
-        if row.video not in videos:
-            what = ("video", row.video)
-            message = f"video {row.video!r} is not a video of dataset {dataset.name}"
-            where = "field 'video_id'"
-        elif row.system == from_references:
-            if row.video in referenced:
-                continue
-            what = ("reference", row.video)
-            message = (
-                f"reference set {human!r} of dataset {dataset.name} has no reference for video {row.video!r}"
-                if referenced
-                else f"{human!r} is neither a system nor a reference set of dataset {dataset.name}"
-            )
-            where = "field 'system'"
-        elif row.system not in systems:
-            what = ("system", row.system)
-            message = f"system {row.system!r} is not a system of dataset {dataset.name}"
-            where = "field 'system'"
-        elif (row.video, row.system) not in captioned:
-            what = ("caption", row.video, row.system)
-            message = f"dataset {dataset.name} has no caption of system {row.system!r} for video {row.video!r}"
-            where = "field 'system'"
-        else:
-            continue
-        if what not in said:
-            said.add(what)
-            problems.add(
-                filename,
-                f"{message}: judgments imported into a dataset with captions attach to them (a name the dataset "
-                "lacks would add one without text); name its systems and videos as the dataset has them",
-                line=row.line,
-                where=where,
-            )
-    return from_references
-
-
-def _check_human_set(campaign, campaign_name, human, rows, filename, problems):
-    """The human caption set the file names must be a human system of the dataset when the dataset has it
-    already (judgments attach to an imported corpus): the import reused the system as it was, so the campaign's
-    human captions stayed an ordinary system, ranked among the systems and scored by the metric module against
-    the references they may come from. ``da_plan`` refuses the same."""
-    if not human:
-        return
-    dataset = campaign.dataset if campaign is not None else Dataset.objects.filter(name=campaign_name).first()
-    system = System.objects.filter(dataset=dataset, name=human).first() if dataset is not None else None
-    if system is not None and not system.is_human:
-        line = next((row.line for row in rows if row.system == human), None)
-        problems.add(
-            filename,
-            f"system {human!r} of dataset {dataset.name} is not a human caption set, but this file makes it the "
-            "campaign's human captions: mark it human in the dataset first, or name the human captions as the "
-            "dataset has them",
-            line=line,
-            where="field 'system'",
-        )
 
 
 def _check_hit_sizes(stored, items, filename, problems):
